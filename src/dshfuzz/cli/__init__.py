@@ -1,0 +1,65 @@
+"""The ``dshfuzz`` command line.
+
+Each subcommand lives in its own module ``dshfuzz.cli._<name>`` exposing
+``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; modules
+are imported only when their command runs, so ``dshfuzz --help`` stays fast.
+Exit codes follow one convention: 0 success, 1 findings, 2 usage or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from dshfuzz import __version__
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: dict[str, str] = {
+    "oracle": "every official layer's verdict on each log",
+    "generate": "write valid session logs drawn from the generators",
+    "check": "check session logs against the contract catalog",
+    "contracts": "list the contract rules (the registry)",
+    "recover": "plan a read-only recovery: the latest safe complete-turn boundary",
+    "mutators": "list the incident mutators",
+    "mutate": "inject one incident into a log",
+    "matrix": "the kill matrix: which rule catches which incident",
+    "fuzz": "run a differential fuzz campaign against a checker",
+    "corpus": "list, replay or add corpus witnesses",
+}
+
+
+def _module(name: str):
+    return importlib.import_module(f"dshfuzz.cli._{name}")
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(f"dshfuzz.cli._{name}") is not None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="dshfuzz", description="Fuzz and mutation-test DSH session-log checkers.")
+    parser.add_argument("--version", action="version", version=f"dshfuzz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, help_text in COMMANDS.items():
+        if not _available(name):
+            continue
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == wanted:
+            _module(name).add_arguments(p)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(_module(args.command).run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
