@@ -1,0 +1,31 @@
+"""dshfuzz's own checker of the DSH session-log contract catalog.
+
+The registry (:mod:`dshfuzz.checker.rules`) is the single source of truth for
+every rule; rule passes live in private modules grouped by what they read
+(persistence envelope, surface fold, zstd framing, engine state, plugin
+semantics, wire stream, migration pre-checks) and are run by :func:`check_log`.
+"""
+
+from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
+from ._finding import Finding, Report
+from ._run import check_log, check_path, implemented_rules, rule_pass
+from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
+
+__all__ = [
+    "RULES",
+    "CheckContext",
+    "CheckOptions",
+    "Finding",
+    "OfficialLayer",
+    "Report",
+    "Rule",
+    "RuleId",
+    "RuleLayer",
+    "Severity",
+    "check_log",
+    "check_path",
+    "implemented_rules",
+    "is_nonneg_safe_int",
+    "is_safe_int",
+    "rule_pass",
+]

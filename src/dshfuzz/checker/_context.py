@@ -1,0 +1,150 @@
+"""The state every rule pass reads: the log, its effective format version, the
+options, shared derived indexes, and the finding factory.
+
+Numbers follow ``JSON.parse``: ``1.0`` is the integer 1 and big integers become
+doubles, so a "safe integer" is an ``int`` (never a ``bool``) or an integral
+``float`` with magnitude at most 2**53-1. :func:`is_safe_int` is the one place
+that says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from dshfuzz.model import MISSING, Event, SessionLog
+
+from ._finding import Finding
+from .rules import RULES, OfficialLayer, RuleId
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "CheckContext",
+    "CheckOptions",
+    "effective_version",
+    "is_nonneg_safe_int",
+    "is_safe_int",
+    "safe_int",
+]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+KNOWN_VERSIONS = frozenset({0, 1, 2, 3})
+
+T = TypeVar("T")
+
+
+def is_safe_int(v: Any) -> bool:
+    """``Number.isSafeInteger`` on a value produced by JSON.parse semantics."""
+    t = type(v)
+    if t is int:
+        return -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER
+    if t is float:
+        return math.isfinite(v) and v.is_integer() and abs(v) <= MAX_SAFE_INTEGER
+    return False
+
+
+def is_nonneg_safe_int(v: Any) -> bool:
+    return is_safe_int(v) and v >= 0
+
+
+def safe_int(v: Any) -> int | None:
+    """The value as an ``int`` when it is a safe integer, else ``None``."""
+    return int(v) if is_safe_int(v) else None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """How to check. ``format_version`` overrides the header's version; ``rules``
+    restricts the run to those ids; ``strict`` re-raises a crashing pass (tests)
+    instead of recording it in :attr:`Report.internal_errors` (production)."""
+
+    format_version: int | None = None
+    rules: frozenset[RuleId] | None = None
+    max_findings_per_rule: int = 1000
+    strict: bool = False
+
+
+def effective_version(log: SessionLog, options: CheckOptions) -> int | None:
+    """The format version whose rules run: the override, else the header's version
+    when it is a known one, else ``None`` (only version-agnostic rules run)."""
+    if options.format_version is not None:
+        return options.format_version
+    v = log.format_version
+    if is_safe_int(v) and int(v) in KNOWN_VERSIONS:
+        return int(v)
+    return None
+
+
+class CheckContext:
+    """Shared, read-only inputs of every pass, plus memoised derived state.
+
+    ``by_seq`` maps each safe-integer seq to the first event carrying it (physical
+    order); passes that need more derived state share it through :meth:`memo` so
+    that it is computed once per check.
+    """
+
+    def __init__(self, log: SessionLog, options: CheckOptions = CheckOptions()) -> None:
+        self.log = log
+        self.options = options
+        self.version = effective_version(log, options)
+        self.events: list[Event] = log.events
+        self._memo: dict[str, Any] = {}
+        self._by_seq: dict[int, Event] | None = None
+
+    @property
+    def by_seq(self) -> Mapping[int, Event]:
+        if self._by_seq is None:
+            index: dict[int, Event] = {}
+            for ev in self.events:
+                s = ev.seq
+                if type(s) is int or is_safe_int(s):
+                    index.setdefault(int(s), ev)
+            self._by_seq = index
+        return self._by_seq
+
+    def memo(self, key: str, factory: Callable[[], T]) -> T:
+        """Compute ``factory()`` once per check under ``key`` and share the result."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = factory()
+            return value
+
+    def finding(
+        self,
+        rule: RuleId,
+        message: str,
+        *,
+        event: Event | None = None,
+        seq: int | None = None,
+        line: int | None = None,
+        frame: int | None = None,
+        offset: int | None = None,
+        context: Mapping[str, Any] | None = None,
+        refused_by: tuple[OfficialLayer, ...] | None = None,
+    ) -> Finding:
+        """A finding of ``rule``; coordinates not given are taken from ``event``
+        (its seq when that is a safe integer, its line and frame)."""
+        r = RULES[rule]
+        if event is not None:
+            if seq is None:
+                s = event.seq
+                seq = int(s) if s is not MISSING and is_safe_int(s) else None
+            if line is None:
+                line = event.line
+            if frame is None:
+                frame = event.frame
+        return Finding(
+            rule=r.id,
+            severity=r.severity,
+            layer=r.layer,
+            message=message,
+            seq=seq,
+            line=line,
+            frame=frame,
+            offset=offset,
+            context=dict(context) if context else {},
+            refused_by=r.refused_by if refused_by is None else refused_by,
+        )

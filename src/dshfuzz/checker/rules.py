@@ -1,0 +1,612 @@
+"""The contract-rule registry: the single source of truth for every checker rule.
+
+Every rule of the catalog (``/work/shared/seeds/000-contracts-catalog.txt``, 46 ids,
+kept in catalog order) plus the rules added from seeds 001 and 002 (``W3`` ``W4``
+``P5`` ``W5``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated from
+:data:`RULES`; nothing else may restate a rule's metadata.
+
+``refused_by`` names the official moment(s) that say no to a log breaking the rule
+(the oracle layers of the pinned rc.8 set, plus the provider for wire-level defects
+that no harness layer catches). An empty tuple means no official layer refuses such
+a log: the rule is advisory. ``divergence`` records, in one sentence, where the
+official code is stricter or looser than the catalog text; for format v0 the
+official behaviour is what the rule implements.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = [
+    "ALL_FORMATS",
+    "RULES",
+    "OfficialLayer",
+    "Origin",
+    "Rule",
+    "RuleId",
+    "RuleLayer",
+    "Severity",
+]
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class RuleLayer(enum.StrEnum):
+    """The catalog's layer column: which part of the system a rule protects."""
+
+    PERSISTENCE = "persistence"
+    ENGINE = "engine"
+    PLUGIN = "plugin"
+    CONCURRENCY = "concurrency"
+    FRAMING = "framing"
+    MIGRATION = "migration"
+
+
+class OfficialLayer(enum.StrEnum):
+    """A moment that refuses a log: an official oracle layer, or the provider itself.
+
+    ``load`` covers both official load routes (``loadDirect`` and ``loadApp``, which
+    agree on every known input); ``wire`` is the official request serializer;
+    ``provider`` is a strict OpenAI-compatible endpoint receiving that request.
+    """
+
+    FOLD = "fold"
+    SEED = "seed"
+    INVARIANTS = "invariants"
+    LOAD = "load"
+    METER = "meter"
+    INBOX = "inbox"
+    RELEASED = "released"
+    WIRE = "wire"
+    PROVIDER = "provider"
+
+
+class RuleId(enum.StrEnum):
+    H1 = "H1"
+    H2 = "H2"
+    R1 = "R1"
+    R2 = "R2"
+    R3 = "R3"
+    E1 = "E1"
+    E2 = "E2"
+    S9 = "S9"
+    I1 = "I1"
+    E3 = "E3"
+    E4 = "E4"
+    E5 = "E5"
+    E6 = "E6"
+    S1 = "S1"
+    S2 = "S2"
+    S3 = "S3"
+    S4 = "S4"
+    S5 = "S5"
+    S6 = "S6"
+    S7 = "S7"
+    S8 = "S8"
+    T1 = "T1"
+    T2 = "T2"
+    T3 = "T3"
+    T4 = "T4"
+    T5 = "T5"
+    E7 = "E7"
+    E8 = "E8"
+    E9 = "E9"
+    E10 = "E10"
+    Z3 = "Z3"
+    P3 = "P3"
+    P4 = "P4"
+    M1 = "M1"
+    P1 = "P1"
+    P2 = "P2"
+    C1 = "C1"
+    Z1 = "Z1"
+    Z2 = "Z2"
+    Z4 = "Z4"
+    Z5 = "Z5"
+    W1 = "W1"
+    W2 = "W2"
+    G1 = "G1"
+    G2 = "G2"
+    G3 = "G3"
+    W3 = "W3"
+    W4 = "W4"
+    P5 = "P5"
+    W5 = "W5"
+
+
+Origin = Literal["catalog", "seed-001", "seed-002"]
+
+ALL_FORMATS: frozenset[int] = frozenset({0, 1, 2, 3})
+"""The format versions the catalog knows (0-2 legacy, 3 current)."""
+
+_V0 = frozenset({0})
+_V01 = frozenset({0, 1})
+_V3 = frozenset({3})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One contract rule. ``formats`` are the header versions it applies to."""
+
+    id: RuleId
+    severity: Severity
+    layer: RuleLayer
+    title: str
+    contract: str
+    source: str
+    formats: frozenset[int]
+    refused_by: tuple[OfficialLayer, ...]
+    divergence: str | None = None
+    origin: Origin = "catalog"
+
+    def applies_to(self, version: int | None) -> bool:
+        """Whether the rule runs on a file of ``version`` (``None``: unknown version,
+        where only the version-agnostic rules run)."""
+        return self.formats == ALL_FORMATS if version is None else version in self.formats
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": str(self.id),
+            "severity": str(self.severity),
+            "layer": str(self.layer),
+            "title": self.title,
+            "contract": self.contract,
+            "source": self.source,
+            "formats": sorted(self.formats),
+            "refusedBy": [str(x) for x in self.refused_by],
+            "divergence": self.divergence,
+            "origin": self.origin,
+        }
+
+
+_E, _W = Severity.ERROR, Severity.WARNING
+_L = OfficialLayer
+_SEED_PATH = (_L.SEED, _L.INVARIANTS, _L.LOAD)
+_SURFACE_PATH = (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD)
+
+_RULES: tuple[Rule, ...] = (
+    Rule(
+        RuleId.H1, _E, RuleLayer.PERSISTENCE,
+        "First line is valid JSON with type=session",
+        "The first line of a session log must JSON.parse to an object whose type is \"session\". "
+        "A broken first line makes the whole session unreadable.",
+        "@deepseek-ai/dsh-session lib/index.js:1109-1126 (validateSessionHeader); "
+        "dsh-session-persistence-jsonl isHeaderLine",
+        ALL_FORMATS, (_L.SEED, _L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.H2, _E, RuleLayer.PERSISTENCE,
+        "Header version and required fields",
+        "header.version must be a known format (0/1/2/3); id is a string; createdAt a non-negative "
+        "safe integer; cwd, when present, an absolute path; origin only \"subagent\".",
+        "@deepseek-ai/dsh-session lib/index.js:1110-1125; persistence-jsonl isHeaderLine/fromHeaderLine; "
+        "dsh-session-format-v0-to-v1 released physical header",
+        ALL_FORMATS, (_L.SEED, _L.LOAD, _L.RELEASED),
+        "For v0 the official readers are stricter than the catalog: delegationDepth is required (load), "
+        "the retired keys sandboxMode/approvalPolicy are refused (load), parentSession/seedLength/agentPreset "
+        "are typed (seed), and any key outside the released set is refused (released only).",
+    ),
+    Rule(
+        RuleId.R1, _E, RuleLayer.PERSISTENCE,
+        "Every line is valid JSON",
+        "A non-empty line that does not JSON.parse is a corrupt line. Empty lines at frame boundaries "
+        "are legal and skipped.",
+        "seq gap scan; dsh-session-persistence-jsonl read path",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+        "The jsonl loader treats a corrupt line with no later turn/end as a torn tail and accepts the "
+        "prefix, so only a corrupt line before a committed turn/end is refused by load.",
+    ),
+    Rule(
+        RuleId.R2, _E, RuleLayer.PERSISTENCE,
+        "Chunk rows have the exact envelope shape",
+        "text-chunks / reasoning-chunks / tool-call-chunks rows must be exactly {type, seq0, time0, data} "
+        "with data exactly {turn, step, index, dt, texts|args} (tool-call rows add id and optional name). "
+        "A malformed row loses the whole run and fails the load.",
+        "@deepseek-ai/dsh-session lib/index.js:922-971 (validateRow)",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.R3, _E, RuleLayer.PERSISTENCE,
+        "Expanded chunk-row members keep safe seq/time",
+        "After expansion every member seq and time stays a safe integer (seq0+len-1 and the running "
+        "sum of dt gaps do not overflow).",
+        "@deepseek-ai/dsh-session lib/index.js:964-969",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.E1, _E, RuleLayer.PERSISTENCE,
+        "Every event carries a non-negative safe-integer seq",
+        "The event envelope is {type, seq, time, data, ...surfaceMetadata}; seq must be a non-negative "
+        "safe integer.",
+        "@deepseek-ai/dsh-session lib/index.js:295-298 (isEventSeq), :1453-1459 (append envelope)",
+        ALL_FORMATS, (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.E2, _E, RuleLayer.PERSISTENCE,
+        "seq is strictly contiguous (single-writer assumption)",
+        "seq must increase strictly by one from 0 (or the window's baseSeq). A gap or a step back breaks "
+        "the single-writer assumption and the load throws.",
+        "@deepseek-ai/dsh-session lib/index.js:398 (planSurfaceEvent \"not contiguous\")",
+        ALL_FORMATS, (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+        "The jsonl loader treats a gap with no later turn/end as a torn tail and accepts the prefix, "
+        "while the zstd loader refuses it as a torn record inside a complete frame.",
+    ),
+    Rule(
+        RuleId.S9, _E, RuleLayer.PERSISTENCE,
+        "Physical-order seq is monotonic (interleaved writers)",
+        "In physical line order the expanded events' seq must strictly increase. A step back is direct "
+        "evidence of several writers (or a stale cursor replay) interleaving; the load refuses it.",
+        "2026-08-28 incident: physical order went large -> small -> larger; a single appendCore cannot write that",
+        ALL_FORMATS, (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.I1, _E, RuleLayer.ENGINE,
+        "Inbox seed-relative replay (orphan fork-boundary splice)",
+        "Replaying agent/inbox/spliced from header.seedLength over the next-turn and next-step queues, "
+        "start+removedCount must not exceed the queue length and no pending id may repeat.",
+        "@deepseek-ai/dsh-agent lib/types/inbox.js:155-178 (apply/validate)",
+        ALL_FORMATS, (_L.INBOX,),
+    ),
+    Rule(
+        RuleId.E3, _E, RuleLayer.PERSISTENCE,
+        "type is in the known vocabulary (or marked ignorable)",
+        "A type outside the vocabulary is refused by the persistence read path unless the event carries "
+        "the envelope-level ignorable marker.",
+        "@deepseek-ai/dsh-session lib/index.js:1046-1049 (KNOWN_SESSION_EVENT_TYPES)",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+        "The v0 loader upgrades the legacy compact/* and steering/message families before this check, "
+        "so only the released migration refuses those.",
+    ),
+    Rule(
+        RuleId.E4, _E, RuleLayer.PERSISTENCE,
+        "data and surface metadata are lossless JSON",
+        "data and the surface metadata must survive a lossless JSON snapshot; non-JSON-safe values "
+        "(non-finite numbers, unsafe integers) are refused.",
+        "@deepseek-ai/dsh-session lib/index.js:1446-1450 (snapshotJsonValue)",
+        ALL_FORMATS, _SEED_PATH,
+    ),
+    Rule(
+        RuleId.E5, _E, RuleLayer.PERSISTENCE,
+        "No retired vocabulary",
+        "request/header-delta and request/header with reason=fallback are deleted legacy forms; the host "
+        "write succeeds but the next read throws.",
+        "@deepseek-ai/dsh-session lib/index.js:1273-1277 (assertSupportedRequestHeader)",
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.E6, _E, RuleLayer.PERSISTENCE,
+        "Message events have the message shape",
+        "user/message, assistant/message and tool/result carry a named message: non-empty id, the right "
+        "role, a valid source, a content array; assistant needs a model source, tool/result a tool source "
+        "and exactly one tool-result block whose toolCallId matches.",
+        "@deepseek-ai/dsh-session lib/index.js:1242-1266 (assertMessageEventShape)",
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.METER, _L.RELEASED),
+        "The token meter crashes on a user/message without a message object rather than reporting it.",
+    ),
+    Rule(
+        RuleId.S1, _E, RuleLayer.PERSISTENCE,
+        "Surface-eligible types carry surfaceOp",
+        "user/message, assistant/message and tool/result are surface-eligible; a missing surfaceOp breaks "
+        "the contract.",
+        "@deepseek-ai/dsh-session lib/index.js:312-317 (surfaceOpOf)",
+        ALL_FORMATS, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.S2, _E, RuleLayer.PERSISTENCE,
+        "Non-surface types carry no surface metadata",
+        "A known non-surface type carrying surfaceOp or sourceEventSeqs breaks the contract.",
+        "@deepseek-ai/dsh-session lib/index.js:307-311 (surfaceOpOf)",
+        ALL_FORMATS, _SURFACE_PATH,
+        "The released migration accepts surface metadata on a non-surface type and drops it.",
+    ),
+    Rule(
+        RuleId.S3, _E, RuleLayer.PERSISTENCE,
+        "append sourceEventSeqs contract",
+        "An append is validated with an empty shadowed set: sourceEventSeqs, when present, must pass "
+        "assertProvenance (an array, no duplicates, only earlier events).",
+        "@deepseek-ai/dsh-session lib/index.js:401-407, :320-337 (assertProvenance)",
+        _V01, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.S4, _E, RuleLayer.PERSISTENCE,
+        "replace operand and range are valid",
+        "A replace is exactly {op:\"replace\", start, end}; start and end name current surface nodes and "
+        "startIdx <= endIdx.",
+        "@deepseek-ai/dsh-session lib/index.js:300-303 (isReplaceOp), :339-350 (replacementRange)",
+        _V01, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.S5, _E, RuleLayer.PERSISTENCE,
+        "replace sourceEventSeqs cover every replaced node",
+        "sourceEventSeqs must include every shadowed surface node; one missing node makes the load fail "
+        "(SessionPersistenceCorruptionError).",
+        "@deepseek-ai/dsh-session lib/index.js:335-336 (assertProvenance)",
+        _V01, (*_SURFACE_PATH, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.S6, _E, RuleLayer.PERSISTENCE,
+        "sourceEventSeqs constraints",
+        "When present, sourceEventSeqs is an array without duplicates citing only earlier events "
+        "(< the event's seq), and is non-empty except on assistant/message.",
+        "@deepseek-ai/dsh-session lib/index.js:320-333 (assertProvenance)",
+        _V01, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.S7, _E, RuleLayer.PERSISTENCE,
+        "tool/result replace only rewrites one node's content",
+        "A tool/result replace rewrites exactly one current node, which must be a tool/result, and may "
+        "change nothing but message.content.",
+        "@deepseek-ai/dsh-session lib/index.js:369-395 (assertToolResultRewrite)",
+        _V01, _SURFACE_PATH,
+        "rc.8 is stricter than the catalog: only message.content[0].content may change; the released "
+        "migration accepts any rewrite.",
+    ),
+    Rule(
+        RuleId.S8, _E, RuleLayer.PERSISTENCE,
+        "The whole log replays through foldSurface",
+        "Final check: folding the whole log with the fold of its header.version does not throw. "
+        "Any S1-S7 violation surfaces here too.",
+        "@deepseek-ai/dsh-session lib/index.js:444-455 (foldSurface); legacy fold for v0-v2",
+        ALL_FORMATS, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.T1, _E, RuleLayer.ENGINE,
+        "Token-meter pairing of assistant/message and step/end with the open step/start",
+        "The token meter requires assistant/message and step/end to match the open step/start (same "
+        "turn and step); otherwise /compact and pressure measurement fail for good.",
+        "@deepseek-ai/dsh-token-meter lib/index.js:566-625 (_foldEvent)",
+        ALL_FORMATS, (_L.METER, _L.INVARIANTS, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.T2, _E, RuleLayer.ENGINE,
+        "Token-meter source references stay in the same turn/step",
+        "The assistant/chunk events cited by an assistant/message's sourceEventSeqs must be earlier, "
+        "unique and in the message's turn/step.",
+        "@deepseek-ai/dsh-token-meter lib/index.js:634-650 (_estimateProviderAssistant)",
+        _V01, (_L.METER,),
+        "The meter checks cited chunks only for a message with usage after a request/header.",
+    ),
+    Rule(
+        RuleId.T3, _E, RuleLayer.ENGINE,
+        "Step keys are unique within a turn",
+        "Within one turn two step/start events must not reuse a step number (the client's render key is "
+        "turn:step; a collision loops the renderer).",
+        "2026-09-02 render white-screen incident",
+        ALL_FORMATS, (_L.INVARIANTS, _L.RELEASED),
+        "Officially the invariant is stricter: step numbers must be exactly 1, 2, 3... within each turn.",
+    ),
+    Rule(
+        RuleId.T4, _E, RuleLayer.ENGINE,
+        "step and message bodies carry a real turn",
+        "step/start, step/end and assistant/message with turn null or missing cannot be attributed to a "
+        "turn and loop the client renderer.",
+        "2026-09-01 D8 incident (retrace 0.4.17 edit block with turn:null)",
+        ALL_FORMATS, (_L.INVARIANTS, _L.METER, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.T5, _E, RuleLayer.ENGINE,
+        "turn/end carries data.reason.kind",
+        "turn/end must carry data.reason.kind; a malformed turn/end fails the session load.",
+        "dsh-agent-loop lib/index.js:620; dsh-session-persistence migrateLegacyTurnEndEvent",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+        "The v0 loader upgrades legacy reason-less aborted, disposed and error{step,message} forms "
+        "and requires data keys exactly {turn, reason} with turn >= 1.",
+    ),
+    Rule(
+        RuleId.E7, _W, RuleLayer.PERSISTENCE,
+        "Ignorable unknown types need a consumer",
+        "An unknown type marked ignorable:true is accepted by the read path but consumed by nobody; "
+        "outside the known plugin consumers (retrace/marker, retrace/goal-marker, message-editor/*) "
+        "it is reported.",
+        "2026-09-09 T2 (E3's ignorable exemption is unvalidated)",
+        ALL_FORMATS, (_L.RELEASED,),
+    ),
+    Rule(
+        RuleId.E8, _W, RuleLayer.PERSISTENCE,
+        "Event envelope key whitelist",
+        "An event object has only the seven envelope keys type/seq/time/data/surfaceOp/sourceEventSeqs/"
+        "ignorable; extra keys are refused by the seed/restore path.",
+        "@deepseek-ai/dsh-session lib/index.js:849-861 (assertSessionEventEnvelope)",
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+        "In rc.8 the load path validates restored events with the same envelope check, so extra keys "
+        "also fail the load.",
+    ),
+    Rule(
+        RuleId.E9, _E, RuleLayer.PERSISTENCE,
+        "system/message carries a plugin source",
+        "The v3 system/message has role system and a plugin source with a non-empty plugin.",
+        "@deepseek-ai/dsh-session@0.1.5-rc.1 lib/index.js:942-944",
+        _V3, (_L.SEED, _L.LOAD),
+        "Format v3 only: the pinned rc.8 set has no system/message, so a v0 one is E3's unknown type.",
+    ),
+    Rule(
+        RuleId.E10, _E, RuleLayer.PERSISTENCE,
+        "request/header data.header constraints",
+        "request/header must carry header.config with provider and model; for v3 it must omit "
+        "header.system, an empty tools and an empty adapterDefaults.",
+        "@deepseek-ai/dsh-session lib/index.js:1220-1244 (rc.8); @0.1.5-rc.1 lib/index.js:231-248",
+        ALL_FORMATS, _SEED_PATH,
+        "rc.8 (v0) allows header.system and empty lists but requires provider/model, a non-empty string "
+        "reasoningEffort and a config value behind every adapterDefaults marker.",
+    ),
+    Rule(
+        RuleId.Z3, _W, RuleLayer.FRAMING,
+        "An empty session file (header, no events) is reported",
+        "A header with zero events is an abnormal empty session (created empty, or writes never landed).",
+        "2026-09-09 T3",
+        ALL_FORMATS, (),
+    ),
+    Rule(
+        RuleId.P3, _W, RuleLayer.PLUGIN,
+        "tool/call <-> tool/result pairing",
+        "Every tool/call's data.callId is answered by a tool/result whose data.message.source.callId "
+        "matches; an orphan call is audited.",
+        "archaeology method §2/§4.2 (pair by callId, never by position)",
+        ALL_FORMATS, (_L.RELEASED,),
+        "The released migration refuses an unanswered tool/call at its step/end; rc.8 accepts it.",
+    ),
+    Rule(
+        RuleId.P4, _W, RuleLayer.PLUGIN,
+        "tool/result output is parseable",
+        "tool/result data.message.content parses recursively as text blocks; empty content is legal.",
+        "archaeology method §2/§4.2",
+        ALL_FORMATS, (),
+    ),
+    Rule(
+        RuleId.M1, _E, RuleLayer.ENGINE,
+        "An assistant/message with null turn/step is a replace, never an append",
+        "An assistant/message whose data.turn/data.step is null (a plugin marker) must be carried by a "
+        "replace; as an append it falls into the core assistant-step path and crashes the client engine.",
+        "incident second attempt (rt.js:6816)",
+        ALL_FORMATS, (_L.INVARIANTS, _L.METER, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.P1, _W, RuleLayer.PLUGIN,
+        "Marker id prefixes are recognised",
+        "An assistant/message replace's message.id starts with a known prefix (retrace- or "
+        "message-editor-).",
+        "retrace plugin RENAME RULE (lib/client.js:29-44)",
+        ALL_FORMATS, (),
+    ),
+    Rule(
+        RuleId.P2, _E, RuleLayer.PLUGIN,
+        "A marker's own seq is not in its shadowed set",
+        "A marker's sourceEventSeqs (its shadowed seqs) must not contain the marker's own seq.",
+        "retrace plugin lib/client.js:393",
+        ALL_FORMATS, _SURFACE_PATH,
+    ),
+    Rule(
+        RuleId.C1, _W, RuleLayer.CONCURRENCY,
+        "seq gaps or steps back suggest several writers",
+        "A gap or step back exposed by E2 is what two host processes sharing one session directory "
+        "produce.",
+        "dsh-session-persistence-jsonl appendLines has no lock (:1200-1227)",
+        ALL_FORMATS, (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.Z1, _W, RuleLayer.FRAMING,
+        "Torn zstd tail frame",
+        "The last frame is incomplete: a write in flight, or a truncated file.",
+        "zstd frame layout (dsh-session-persistence-jsonl)",
+        ALL_FORMATS, (),
+        "The official loader recovers the complete records of a torn tail and accepts the log.",
+    ),
+    Rule(
+        RuleId.Z2, _E, RuleLayer.FRAMING,
+        "A zstd frame fails to decode",
+        "Any frame that fails to decode (bit rot, truncation, a torn concurrent write) makes the whole "
+        "session unreadable.",
+        "multi-frame single-frame loss",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.Z4, _E, RuleLayer.FRAMING,
+        "The first frame holds exactly the header line",
+        "The official shape puts the header alone in frame one; a first frame with more lines throws.",
+        "dsh-session-persistence-jsonl assertZstdHeaderFrame",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.Z5, _E, RuleLayer.FRAMING,
+        "A multi-line log is not one frame",
+        "Recompressing a whole log into one frame also breaks Z4; rewrites must keep the frame shape.",
+        "official shape: header frame + one frame per batch",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+    ),
+    Rule(
+        RuleId.W1, _E, RuleLayer.ENGINE,
+        "Wire: a tool message follows an assistant message with that tool call",
+        "Expanding the folded surface into wire messages, every role=tool message consumes a still "
+        "unanswered assistant tool call; otherwise it dangles and strict providers refuse the request.",
+        "2026-08-27 incident (strict endpoints: role \"tool\" must answer a preceding \"tool_calls\")",
+        ALL_FORMATS, (_L.PROVIDER,),
+        "The official DeepSeek serializer sends a dangling tool message unchanged; only the provider refuses.",
+    ),
+    Rule(
+        RuleId.W2, _E, RuleLayer.ENGINE,
+        "Wire: no user text between tool_calls and their tool results",
+        "While an assistant tool call is unanswered, a user text message produces "
+        "[assistant(tool_calls), user(text), tool], which strict endpoints refuse.",
+        "OpenAI-compatible ordering checks; the DSH serializer puts text before tool results",
+        ALL_FORMATS, (_L.PROVIDER,),
+        "The official DeepSeek serializer does not check ordering; only the provider refuses.",
+    ),
+    Rule(
+        RuleId.G1, _W, RuleLayer.MIGRATION,
+        "Migration pre-check: v0 subagent/descriptor version is 3",
+        "In a format-0 file a subagent/descriptor with data.version !== 3 is refused by the official "
+        "v0->v1 migration.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:1584-1586",
+        _V0, (_L.RELEASED,),
+    ),
+    Rule(
+        RuleId.G2, _W, RuleLayer.MIGRATION,
+        "Migration pre-check: no unknown historical types in v0 (even ignorable)",
+        "In a format-0 file an event type outside the released v0 dispositions is refused by the "
+        "migration, even with ignorable:true.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:1580-1583",
+        _V0, (_L.RELEASED,),
+    ),
+    Rule(
+        RuleId.G3, _W, RuleLayer.MIGRATION,
+        "Migration pre-check: v0 title messageSeqs cite earlier human user/messages",
+        "In a format-0 file session/title and session/title-llm-request messageSeqs are arrays; "
+        "session/title's are empty exactly for a user title; each cites an earlier user/message whose "
+        "source.kind is user.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:2543-2556 (assertTitleSources)",
+        _V0, (_L.RELEASED,),
+    ),
+    Rule(
+        RuleId.W3, _E, RuleLayer.ENGINE,
+        "Wire: every provider-visible tool call is answered",
+        "A tool call of a provider-visible assistant message must be answered by a tool message before "
+        "the next user text, the next assistant message, or the end of history; otherwise every later "
+        "request fails (\"An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'\").",
+        "seed 001 (scheduler threw after tool/call; turn/end written)",
+        ALL_FORMATS, (_L.RELEASED, _L.PROVIDER),
+        "rc.8 layers and the DeepSeek serializer accept the gap; released refuses it at the step/end.",
+        "seed-001",
+    ),
+    Rule(
+        RuleId.W4, _W, RuleLayer.ENGINE,
+        "An unanswered tool call already hidden by a compaction",
+        "An unanswered tool/call whose gap a compaction has already removed from the provider-visible "
+        "surface no longer reaches the provider, but the history still holds it.",
+        "seed 001 (provider-visible defect vs a gap hidden by compaction)",
+        ALL_FORMATS, (_L.RELEASED,),
+        "The released migration checks tool lifecycles per step regardless of later compaction, so it "
+        "still refuses.",
+        "seed-001",
+    ),
+    Rule(
+        RuleId.P5, _E, RuleLayer.PLUGIN,
+        "The three call-id positions agree, by id",
+        "The call ids of assistant tool-call blocks, tool/call.data.callId and "
+        "tool/result.data.message.source.callId must agree as sets of ids, not as counts.",
+        "seed 002",
+        ALL_FORMATS, (_L.RELEASED,),
+        None,
+        "seed-002",
+    ),
+    Rule(
+        RuleId.W5, _E, RuleLayer.ENGINE,
+        "A tool message answers a pending call id",
+        "A tool message (tool/result) must answer a call id that is pending: advertised and not yet "
+        "answered.",
+        "seed 002",
+        ALL_FORMATS, (_L.INVARIANTS, _L.RELEASED, _L.PROVIDER),
+        None,
+        "seed-002",
+    ),
+)
+
+RULES: Mapping[RuleId, Rule] = MappingProxyType({r.id: r for r in _RULES})
+"""Every rule, in catalog order then the seed rules."""
