@@ -1,0 +1,340 @@
+"""``OfficialOracle``: the official DSH layers as a Python API.
+
+A long-lived Node server (``js/server.mjs``) runs the official packages; this
+client speaks its JSON-lines protocol. Guarantees:
+
+- replies are matched to requests strictly in order and checked by id;
+- a request that exceeds ``timeout`` kills the server and raises
+  :class:`OracleTimeout`; a server that dies raises :class:`OracleCrashed`; in
+  both cases the next call starts a fresh server transparently;
+- every method is thread-safe (one lock serialises access to the server);
+- the server only ever reads files (read-only official entry points) and never
+  touches the network; inputs are serialised, so Python values are never mutated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dshfuzz.model import dumps, loads
+
+from ._layers import LAYERS
+from ._server import ServerProcess, node_executable, unavailable_reason
+from ._verdict import (
+    LayerVerdict,
+    OfficialError,
+    OfficialRefusal,
+    OracleCrashed,
+    OracleError,
+    OracleProtocolError,
+    OracleTimeout,
+    OracleUnavailable,
+    Reply,
+)
+
+__all__ = ["CheckReport", "OfficialOracle", "RawLog"]
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RawLog:
+    """A file as the official reader sees it, undecoded: the header value, the
+    storage rows (packed rows not expanded) and whether a torn final line was
+    dropped."""
+
+    compression: str
+    header: Any
+    rows: list[Any]
+    torn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Every requested layer's verdict on one log. ``decode_error`` is set when a
+    file could not be decoded into events, so only its file layers ran."""
+
+    layers: dict[str, LayerVerdict]
+    decode_error: OfficialError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.decode_error is None and all(v.ok for v in self.layers.values())
+
+
+def _raw(value: Any) -> Any:
+    """A JSON value from a raw value or a ``dshfuzz.model`` Event/SessionHeader."""
+    return getattr(value, "raw", value)
+
+
+def _log_fields(events: Sequence[Any] | None, header: Any, path: PathLike | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if events is not None:
+        fields["events"] = [_raw(e) for e in events]
+    if header is not None:
+        fields["header"] = _raw(header)
+    if path is not None:
+        fields["path"] = os.path.abspath(os.fspath(path))
+    return fields
+
+
+class OfficialOracle:
+    """Context manager over one official-oracle server (started lazily).
+
+    ``timeout`` (seconds) bounds each request; ``debug_ops`` enables the server's
+    ``__crash`` and ``__hang`` ops (tests of the recovery paths only).
+    """
+
+    def __init__(self, *, timeout: float = 120.0, debug_ops: bool = False, node: PathLike | None = None) -> None:
+        self.timeout = timeout
+        self._debug_ops = debug_ops
+        self._node = Path(node) if node is not None else None
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1)
+        self._server: ServerProcess | None = None
+        self._closed = False
+
+    def __enter__(self) -> OfficialOracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the server (close its stdin, wait, kill on timeout). Idempotent."""
+        with self._lock:
+            self._closed = True
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the current server wrote to stderr (bounded buffer)."""
+        with self._lock:
+            return self._server.stderr_tail() if self._server else ""
+
+    def _ensure(self) -> ServerProcess:
+        if self._closed:
+            raise OracleError("the official oracle was closed")
+        if self._server is not None and not self._server.alive:
+            self._server.close(grace=0)
+            self._server = None
+        if self._server is None:
+            if self._node is None:
+                reason = unavailable_reason()
+                if reason is not None:
+                    raise OracleUnavailable(reason)
+            node = self._node or node_executable()
+            assert node is not None
+            self._server = ServerProcess(node, debug_ops=self._debug_ops)
+        return self._server
+
+    def _discard(self, server: ServerProcess, *, kill: bool) -> int | None:
+        if kill:
+            server.kill()
+        code = server.returncode()
+        server.close(grace=0)
+        if self._server is server:
+            self._server = None
+        return code
+
+    # -- transport ------------------------------------------------------------
+
+    def _encode(self, request: Mapping[str, Any], rid: int) -> bytes:
+        return (dumps({"id": rid, **request}) + "\n").encode("utf-8")
+
+    def _await(self, server: ServerProcess, rid: int, op: str, path: PathLike | None) -> Reply:
+        try:
+            line = server.receive(self.timeout)
+        except queue.Empty:
+            self._discard(server, kill=True)
+            raise OracleTimeout(op, self.timeout) from None
+        if line is None:
+            tail = server.stderr_tail()
+            raise OracleCrashed(op, self._discard(server, kill=False), tail)
+        value = loads(line)
+        if not isinstance(value, dict) or value.get("id") != rid:
+            self._discard(server, kill=True)
+            raise OracleProtocolError(f"reply out of order for op {op!r}: expected id {rid}, got {line[:200]!r}")
+        error = None if value.get("ok") else OfficialError.from_json(value.get("error") or {}, path=path)
+        return Reply(rid, bool(value.get("ok")), value.get("result"), error, float(value.get("ms", 0.0)))
+
+    def call(self, op: str, **fields: Any) -> Reply:
+        """Send one request and wait for its reply."""
+        with self._lock:
+            server = self._ensure()
+            rid = next(self._ids)
+            if not server.send(self._encode({"op": op, **fields}, rid)):
+                raise OracleCrashed(op, self._discard(server, kill=False), server.stderr_tail())
+            reply = self._await(server, rid, op, fields.get("path"))
+        if reply.error is not None and reply.error.name == "ProtocolError":
+            raise OracleProtocolError(f"op {op!r}: {reply.error.message}")
+        return reply
+
+    def pipeline(self, requests: Iterable[Mapping[str, Any]], window: int = 64) -> list[Reply | OracleError]:
+        """Send many requests (``{"op": ..., ...fields}``) with at most ``window``
+        unanswered; results come back in request order.
+
+        A request the server never answers (timeout or crash) yields its
+        :class:`OracleError` in place of a reply; the unanswered requests behind
+        it are re-sent to a fresh server. A request the server could not parse
+        comes back as a reply whose error is named ``ProtocolError``.
+        """
+        pending_requests = list(requests)
+        results: list[Reply | OracleError | None] = [None] * len(pending_requests)
+        with self._lock:
+            todo = list(range(len(pending_requests)))
+            while todo:
+                todo = self._pipeline_once(pending_requests, todo, results, max(1, window))
+        return results  # type: ignore[return-value]
+
+    def _pipeline_once(
+        self,
+        requests: list[Mapping[str, Any]],
+        todo: list[int],
+        results: list[Reply | OracleError | None],
+        window: int,
+    ) -> list[int]:
+        """Run ``todo`` on one server; returns the indexes still unanswered when it failed."""
+        server = self._ensure()
+        in_flight: list[tuple[int, int]] = []
+        cursor = 0
+        while cursor < len(todo) or in_flight:
+            while cursor < len(todo) and len(in_flight) < window:
+                index = todo[cursor]
+                rid = next(self._ids)
+                if not server.send(self._encode(requests[index], rid)):
+                    break
+                in_flight.append((index, rid))
+                cursor += 1
+            if not in_flight:
+                results[todo[cursor]] = OracleCrashed(
+                    str(requests[todo[cursor]].get("op")), self._discard(server, kill=False), server.stderr_tail()
+                )
+                return todo[cursor + 1 :]
+            index, rid = in_flight.pop(0)
+            try:
+                results[index] = self._await(server, rid, str(requests[index].get("op")), requests[index].get("path"))
+            except (OracleTimeout, OracleCrashed) as failure:
+                results[index] = failure
+                return [i for i, _ in in_flight] + todo[cursor:]
+        return []
+
+    # -- verdicts -------------------------------------------------------------
+
+    def layer(
+        self,
+        name: str,
+        *,
+        events: Sequence[Any] | None = None,
+        header: Any = None,
+        path: PathLike | None = None,
+        rows: Sequence[Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> LayerVerdict:
+        """One layer's verdict on inline ``events`` (or ``rows``) or a file ``path``."""
+        if name not in LAYERS:
+            raise ValueError(f"unknown layer {name!r}; expected one of {', '.join(LAYERS)}")
+        fields = _log_fields(events, header, path)
+        if rows is not None:
+            fields["rows"] = [_raw(r) for r in rows]
+        if options:
+            fields["options"] = dict(options)
+        reply = self.call(name, **fields)
+        return LayerVerdict(name, reply.ok, reply.error, reply.result)
+
+    def check_report(
+        self,
+        *,
+        events: Sequence[Any] | None = None,
+        header: Any = None,
+        path: PathLike | None = None,
+        layers: Iterable[str] | None = None,
+    ) -> CheckReport:
+        """Every applicable layer (or ``layers``) on inline events or a file.
+
+        Inline: the event layers, plus ``released`` when ``header`` is given. File:
+        ``load``/``loadApp``/``released`` on the bytes and the event layers on the
+        decoded rows; when the rows cannot be decoded, ``decode_error`` says why
+        and only the file layers are reported.
+        """
+        if (events is None) == (path is None):
+            raise ValueError("check needs exactly one of events= or path=")
+        fields = _log_fields(events, header, path)
+        if layers is not None:
+            wanted = list(dict.fromkeys(layers))
+            unknown = [n for n in wanted if n not in LAYERS]
+            if unknown:
+                raise ValueError(f"unknown layer(s) {', '.join(unknown)}; expected a subset of {', '.join(LAYERS)}")
+            fields["options"] = {"layers": wanted}
+        reply = self.call("all", **fields)
+        if not reply.ok:
+            assert reply.error is not None
+            raise OfficialRefusal("all", reply.error)
+        verdicts = {
+            name: LayerVerdict.from_json(name, value, path=path) for name, value in reply.result["layers"].items()
+        }
+        decode = reply.result.get("decodeError")
+        return CheckReport(verdicts, OfficialError.from_json(decode, path=path) if decode else None)
+
+    def check(
+        self,
+        *,
+        events: Sequence[Any] | None = None,
+        header: Any = None,
+        path: PathLike | None = None,
+        layers: Iterable[str] | None = None,
+    ) -> dict[str, LayerVerdict]:
+        """``check_report(...).layers``: layer name -> verdict, in canonical order."""
+        return self.check_report(events=events, header=header, path=path, layers=layers).layers
+
+    # -- official functions -----------------------------------------------------
+
+    def _value(self, op: str, **fields: Any) -> Any:
+        reply = self.call(op, **fields)
+        if not reply.ok:
+            assert reply.error is not None
+            raise OfficialRefusal(op, reply.error)
+        return reply.result
+
+    def fold(self, events: Sequence[Any]) -> dict[str, Any]:
+        """``foldSurface(events)`` -> ``{nodes, replacements}``; raises :class:`OfficialRefusal`."""
+        return self._value("fold", events=[_raw(e) for e in events])
+
+    def pack(self, events: Sequence[Any]) -> list[Any]:
+        """``packChunkRuns(events)`` -> storage rows."""
+        return self._value("pack", events=[_raw(e) for e in events])
+
+    def unpack(self, rows: Sequence[Any]) -> list[Any]:
+        """``rows.flatMap(decodeStorageRecord)`` -> events; raises :class:`OfficialRefusal`
+        carrying the official message for a malformed row."""
+        return self._value("unpack", rows=[_raw(r) for r in rows])
+
+    def closers(self, events: Sequence[Any]) -> list[Any]:
+        """``interruptedTurnClosers(events)``: what a crash repair would append."""
+        return self._value("closers", events=[_raw(e) for e in events])
+
+    def wire(self, events: Sequence[Any]) -> dict[str, Any] | None:
+        """The DeepSeek request body for the surface at the end of the log (offline),
+        or None when the log has no request/header."""
+        return self._value("wire", events=[_raw(e) for e in events])["body"]
+
+    def read_raw(self, path: PathLike) -> RawLog:
+        """The official raw read of a file: header, rows, torn flag."""
+        value = self._value("readRaw", path=os.path.abspath(os.fspath(path)))
+        return RawLog(value["compression"], value["header"], value["rows"], bool(value["torn"]))
+
+    def version(self) -> dict[str, Any]:
+        """Node version, session format version, package versions, layer names."""
+        return self._value("version")
+
+    def ping(self) -> bool:
+        return self._value("ping") == "pong"
