@@ -1,0 +1,78 @@
+"""Framing rules Z1-Z5, read off the physical layer the model's reader recorded.
+
+The official zstd container (SPJ:503-566, 955-1019) is a header-only first frame
+followed by one checksummed frame per append batch, each ending on a record
+boundary; an incomplete final frame is a torn tail the loader recovers from. Z3
+(an empty session) applies to both containers; so does Z1, since a JSONL file
+whose last line lacks its newline is torn in the same sense.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._run import rule_pass
+from .rules import RuleId as R
+
+
+@rule_pass(R.Z1, R.Z2, R.Z3, R.Z4, R.Z5)
+def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
+    log = ctx.log
+    torn = log.torn
+    if torn is not None:
+        where = f"frame {torn.frame} " if torn.frame is not None else ""
+        yield ctx.finding(
+            R.Z1,
+            f"torn tail: {where}is incomplete; the official reader keeps the log up to byte {torn.truncate_to} "
+            f"({torn.recovered_lines} complete record(s) recovered from the torn part)",
+            line=torn.line,
+            frame=torn.frame,
+            offset=torn.truncate_to,
+            context={"truncateTo": torn.truncate_to, "recoveredLines": torn.recovered_lines},
+        )
+    if log.header is not None and log.header.is_object and not log.rows and not log.events:
+        yield ctx.finding(R.Z3, "session has a header but no events (created empty, or its writes never landed)", line=1)
+    if log.compression != "zstd":
+        return
+    for fr in log.frames:
+        if fr.status == "corrupt" or fr.status == "skippable":
+            why = "invalid frame magic" if fr.status == "skippable" else "failed validation"
+            yield ctx.finding(
+                R.Z2,
+                f"corrupt Zstandard session log: frame at byte {fr.offset} {why}" + (f" ({fr.error})" if fr.error else ""),
+                frame=fr.index,
+                offset=fr.offset,
+                context={"size": fr.size, "status": fr.status},
+            )
+        elif fr.status == "not-record-aligned":
+            yield ctx.finding(
+                R.Z2,
+                f"corrupt Zstandard session log: frame {fr.index} at byte {fr.offset} does not end on a record boundary "
+                "(a complete frame contains a torn JSONL record)",
+                frame=fr.index,
+                offset=fr.offset,
+                context={"size": fr.size, "status": fr.status},
+            )
+    if not log.frames:
+        return
+    first = log.frames[0]
+    if first.status == "complete" and len(first.lines) != 1:
+        yield ctx.finding(
+            R.Z4,
+            f"corrupt Zstandard session log: first frame is not exactly one header line (it holds {len(first.lines)} lines)",
+            frame=0,
+            offset=first.offset,
+            line=1,
+            context={"lines": len(first.lines)},
+        )
+        if len(log.frames) == 1 and len(first.lines) > 1:
+            yield ctx.finding(
+                R.Z5,
+                f"the whole {len(first.lines)}-line log is one zstd frame; the official shape is a header frame "
+                "plus one frame per append batch",
+                frame=0,
+                offset=first.offset,
+                context={"lines": len(first.lines)},
+            )

@@ -1,0 +1,545 @@
+"""Persistence-layer rules: the header, the stored rows, and each event's envelope.
+
+H1 H2 read the header; R1 R2 R3 the physical rows; E1 E3 E4 E5 E6 E7 E8 E9 E10
+one event at a time; E2 S9 C1 the seq order. For format v0 every check and
+message follows the official rc.8 code (dsh-session S:1137-1282, persistence
+SP:499-750, persistence-jsonl SPJ:55-80); a finding narrows ``refused_by`` to
+the layers that refuse that particular instance (e.g. a legacy message shape the
+loader upgrades is refused by seed, not by load).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+
+from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
+from ._finding import Finding
+from ._run import rule_pass
+from .rules import OfficialLayer as L
+from .rules import RuleId as R
+
+KNOWN_TYPES_V0 = frozenset(
+    """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
+    assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
+    compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result llm/retry
+    llm/retry-started permission/preset plan/mode request/context request/header sandbox/mode
+    schedule/change session/end-seed session/title session/title-llm-request step/end step/start
+    subagent/descriptor team/member team/message/delivered team/message/queued team/task todo/write
+    tool-workflow/agent-end tool-workflow/agent-start tool-workflow/run-end tool-workflow/run-start
+    tool/call tool/code-dispatch tool/code-dispatch-start tool/result turn/end turn/start user/message
+    web/deepseek-search-llm-request""".split()
+)
+"""``KNOWN_SESSION_EVENT_TYPES`` of dsh-session rc.8 (S:1054), 48 types."""
+
+_RELEASED_EXTRA = frozenset({"model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy"})
+KNOWN_TYPES: dict[int, frozenset[str]] = {
+    # the v0 loader upgrades steering/message to user/message before its vocabulary check (SP:540)
+    0: KNOWN_TYPES_V0 | {"steering/message"},
+    1: KNOWN_TYPES_V0 | _RELEASED_EXTRA,
+    2: KNOWN_TYPES_V0 | _RELEASED_EXTRA | {"assistant/attempt"},
+    3: KNOWN_TYPES_V0 | _RELEASED_EXTRA | {"assistant/attempt", "system/message"},
+}
+RETIRED_TYPES = frozenset({"request/header-delta", "mode/set"})
+IGNORABLE_CONSUMERS = ("retrace/marker", "retrace/goal-marker")
+IGNORABLE_CONSUMER_PREFIXES = ("message-editor/",)
+ENVELOPE = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
+HEADER_REQUIRED_V0 = ("type", "version", "id", "createdAt", "delegationDepth")
+HEADER_OPTIONAL_V0 = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
+"""The released v0 physical header's exact key set (V01:1596-1609)."""
+
+_ALL_LOAD = (L.SEED, L.LOAD, L.RELEASED)
+
+
+def _s(v: Any) -> str:
+    """``String(v)`` for the values messages quote."""
+    if v is MISSING:
+        return "undefined"
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _is_record(v: Any) -> bool:
+    return type(v) is dict
+
+
+def _nonempty_str(v: Any) -> bool:
+    return type(v) is str and v != ""
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith("/")
+
+
+@rule_pass(R.H1, R.H2)
+def header_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """H1: the first line is a JSON object with type "session". H2: its fields."""
+    log = ctx.log
+    h = log.header
+    if h is None or h.raw is MISSING:
+        first = log.lines[0] if log.lines else None
+        why = "the file is empty" if first is None else f"header line is not valid JSON ({first.error or 'unparsable'})"
+        yield ctx.finding(R.H1, f"corrupt session log: {why}", line=1, frame=None if first is None else first.frame)
+        return
+    raw = h.raw
+    if not _is_record(raw) or raw.get("type") != "session":
+        got = "not a JSON object" if not _is_record(raw) else f"type is {_s(raw.get('type', MISSING))}"
+        yield ctx.finding(R.H1, f"corrupt session log: first line is not a session header ({got})", line=h.line, frame=h.frame)
+        return
+    yield from _header_fields(ctx, raw, h.line, h.frame)
+
+
+def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int | None) -> Iterator[Finding]:
+    def bad(message: str, refused: tuple[L, ...] = _ALL_LOAD, **context: Any) -> Finding:
+        return ctx.finding(R.H2, message, line=line, frame=frame, refused_by=refused, context=context)
+
+    version = raw.get("version", MISSING)
+    if type(version) not in (int, float) or type(version) is bool:
+        yield bad(f"session header version must be a number, got {_s(version)}")
+    elif not (is_safe_int(version) and int(version) in (0, 1, 2, 3)):
+        yield bad(f"session header version {_s(version)} is not a known format version (0, 1, 2, 3)")
+    v0 = ctx.version in (0, 1)
+    if type(raw.get("id")) is not str:
+        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}")
+    created = raw.get("createdAt", MISSING)
+    if not is_nonneg_safe_int(created) or (type(created) is float and created == 0 and str(created).startswith("-")):
+        yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}")
+    cwd = raw.get("cwd", MISSING)
+    if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
+        yield bad(f'session header cwd must be an absolute path, got {_s(cwd)}', (L.SEED, L.LOAD, L.RELEASED))
+    origin = raw.get("origin", MISSING)
+    if origin is not MISSING and origin != "subagent":
+        yield bad(f'session header origin must be "subagent", got {_s(origin)}')
+    if not v0:
+        return
+    depth = raw.get("delegationDepth", MISSING)
+    if depth is MISSING:
+        yield bad("session header lacks delegationDepth (the loader requires it)", (L.LOAD, L.RELEASED))
+    elif not is_nonneg_safe_int(depth):
+        yield bad(f"session header delegationDepth must be a non-negative safe integer, got {_s(depth)}")
+    for key, check, what in (
+        ("parentSession", lambda v: type(v) is str, "a string"),
+        ("seedLength", is_nonneg_safe_int, "a non-negative safe integer"),
+        ("agentPreset", lambda v: type(v) is str, "a string"),
+    ):
+        value = raw.get(key, MISSING)
+        if value is not MISSING and not check(value):
+            yield bad(f"session header {key} must be {what}, got {_s(value)}")
+    retired = [k for k in ("sandboxMode", "approvalPolicy") if k in raw]
+    if retired:
+        yield bad("session header uses retired policy baseline fields", (L.LOAD, L.RELEASED), keys=retired)
+    allowed = set(HEADER_REQUIRED_V0) | set(HEADER_OPTIONAL_V0) | {"sandboxMode", "approvalPolicy"}
+    extra = [k for k in raw if k not in allowed]
+    if extra and ctx.version == 0:
+        yield bad(
+            f'released v0 physical header has unexpected member "{extra[0]}"',
+            (L.RELEASED,),
+            keys=extra,
+        )
+
+
+_PACKED_SEQ = "member seqs must stay safe integers"
+_PACKED_TIME = "member times must stay safe integers"
+
+
+@rule_pass(R.R1, R.R2, R.R3)
+def row_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """R1: every complete event line parses. R2/R3: packed chunk rows validate.
+
+    A final line without its newline is a torn tail (the official reader drops
+    it), not a corrupt line; the framing rules report it.
+    """
+    rows = ctx.log.rows
+    turn_end_after = _turn_end_suffix(ctx)
+    for i, row in enumerate(rows):
+        kind = row.kind
+        if kind == "event" or kind == "packed":
+            continue
+        if kind in ("not-json", "empty"):
+            line = ctx.log.lines[row.line - 1] if 0 < row.line <= len(ctx.log.lines) else None
+            if line is not None and not line.terminated:
+                continue
+            why = "empty line" if kind == "empty" else (row.error or "not valid JSON")
+            # jsonl: the loader keeps the prefix as a torn tail unless a turn/end follows (SPJ:270-277);
+            # zstd: a complete frame must commit every record (SPJ:984)
+            committed = turn_end_after[i + 1] or ctx.log.compression == "zstd"
+            refused = (L.LOAD, L.RELEASED) if committed else (L.RELEASED,)
+            yield ctx.finding(
+                R.R1,
+                f"corrupt session log: unparsable committed event at line {row.line} ({why})",
+                line=row.line,
+                frame=row.frame,
+                refused_by=refused,
+                context={"laterTurnEnd": turn_end_after[i + 1]},
+            )
+        elif kind == "malformed-packed":
+            why = _packed_row_error(row.value) or row.error or "malformed storage row"
+            rule = R.R3 if why.endswith((_PACKED_SEQ, _PACKED_TIME)) else R.R2
+            yield ctx.finding(rule, why, line=row.line, frame=row.frame)
+
+
+def _turn_end_suffix(ctx: CheckContext) -> list[bool]:
+    """``out[i]``: some row at index >= i holds (or expands to) a turn/end."""
+    rows = ctx.log.rows
+    events = ctx.events
+    out = [False] * (len(rows) + 1)
+    seen = False
+    for i in range(len(rows) - 1, -1, -1):
+        row = rows[i]
+        if not seen:
+            v = row.value
+            if _is_record(v) and v.get("type") == "turn/end":
+                seen = True
+            elif any(events[j].type == "turn/end" for j in row.events if j < len(events)):
+                seen = True
+        out[i] = seen
+    return out
+
+
+def _packed_row_error(value: Any) -> str | None:
+    """``validateRow`` (S:922-971): the official message for a malformed chunk row."""
+    if not _is_record(value):
+        return None
+    tag = value.get("type")
+    if tag not in ("text-chunks", "reasoning-chunks", "tool-call-chunks"):
+        return None
+
+    def m(why: str) -> str:
+        return f"malformed {tag} storage row: {why}"
+
+    if set(value) != {"type", "seq0", "time0", "data"}:
+        return m("envelope must be exactly {type, seq0, time0, data}")
+    seq0, time0, data = value["seq0"], value["time0"], value["data"]
+    if not is_nonneg_safe_int(seq0):
+        return m("seq0 must be a non-negative safe integer")
+    if not is_safe_int(time0):
+        return m("time0 must be a safe integer")
+    if not _is_record(data):
+        return m("data must be an object")
+    if tag == "tool-call-chunks":
+        keys = set(data)
+        with_name = keys == {"turn", "step", "index", "id", "name", "dt", "args"}
+        if not with_name and keys != {"turn", "step", "index", "id", "dt", "args"}:
+            return m("data must be exactly {turn, step, index, id, name?, dt, args}")
+        if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
+            return m("id (and name when present) must be strings")
+        key = "args"
+    else:
+        if set(data) != {"turn", "step", "index", "dt", "texts"}:
+            return m("data must be exactly {turn, step, index, dt, texts}")
+        key = "texts"
+    if any(type(data[k]) not in (int, float) or type(data[k]) is bool for k in ("turn", "step", "index")):
+        return m("turn/step/index must be numbers")
+    payload = data[key]
+    if type(payload) is not list or not payload or any(type(x) is not str for x in payload):
+        return m(f"{key} must be a non-empty string array")
+    dt = data["dt"]
+    if type(dt) is not list or not all(is_safe_int(g) for g in dt):
+        return m("dt must be an array of safe integers")
+    if len(dt) != len(payload) - 1:
+        return m(f"dt length {len(dt)} does not match {len(payload)} members")
+    if not is_safe_int(seq0 + len(payload) - 1):
+        return m(_PACKED_SEQ)
+    t = time0
+    for gap in dt:
+        t += gap
+        if not is_safe_int(t):
+            return m(_PACKED_TIME)
+    return None
+
+
+@rule_pass(R.E2, R.S9, R.C1)
+def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
+    increases. C1: one note when either shows the traces of several writers."""
+    events = ctx.events
+    seqs: list[tuple[int, int]] = []
+    prev: int | None = None
+    backsteps: list[int] = []
+    for i, ev in enumerate(events):
+        s = ev.seq
+        if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
+            continue
+        s = int(s)
+        if prev is not None and s <= prev:
+            backsteps.append(s)
+            yield ctx.finding(
+                R.S9,
+                f"seq {s} at line {ev.line} follows seq {prev} in file order: physical order must strictly increase",
+                event=ev,
+                context={"previousSeq": prev},
+            )
+        prev = s if prev is None else max(prev, s)
+        seqs.append((s, i))
+    seqs.sort()
+    expected = 0
+    gaps: list[int] = []
+    zstd = ctx.log.compression == "zstd"
+    for s, i in seqs:
+        ev = events[i]
+        if s == expected:
+            expected += 1
+            continue
+        if s < expected:
+            gaps.append(s)
+            yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", event=ev, context={"duplicateSeq": s})
+            continue
+        missing = list(range(expected, min(s, expected + 50)))
+        gaps.append(expected)
+        refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+        if not zstd and not _turn_end_at_or_after(events, i):
+            # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
+            refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
+        yield ctx.finding(
+            R.E2,
+            f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
+            event=ev,
+            refused_by=refused,
+            context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected},
+        )
+        expected = s + 1
+    if gaps or backsteps:
+        yield ctx.finding(
+            R.C1,
+            f"{len(gaps)} seq gap(s) or repeat(s) and {len(backsteps)} step(s) back in file order: "
+            "the traces two writers sharing one session leave",
+            context={"gaps": gaps[:20], "backsteps": backsteps[:20]},
+        )
+
+
+def _turn_end_at_or_after(events: list[Event], i: int) -> bool:
+    return any(events[j].type == "turn/end" for j in range(i, len(events)))
+
+
+_LOSSY_TEXT = re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?(?![\d.eE])|[eE]\+?\d{3,}|Infinity|NaN")
+
+
+class _Lossy(Exception):
+    pass
+
+
+def _raise_lossy_int(text: str) -> int:
+    if text == "-0":
+        raise _Lossy("-0")
+    return int(text)
+
+
+def _raise_lossy_float(text: str) -> float:
+    v = float(text)
+    if v != v or v in (float("inf"), float("-inf")) or (v == 0 and text.lstrip().startswith("-")):
+        raise _Lossy(text)
+    return v
+
+
+def _lossy_token(text: str) -> str | None:
+    """The first number in ``text`` that JSON.parse turns into a non-lossless value
+    (non-finite, or negative zero), else ``None``."""
+    try:
+        json.loads(text, parse_int=_raise_lossy_int, parse_float=_raise_lossy_float)
+    except _Lossy as exc:
+        return str(exc)
+    except ValueError:
+        return None
+    return None
+
+
+@rule_pass(R.E1, R.E3, R.E4, R.E5, R.E6, R.E7, R.E8, R.E9, R.E10)
+def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750)."""
+    version = ctx.version
+    known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
+    lines = ctx.log.lines
+    lossy_lines: set[int] = set()
+    for line in lines:
+        if line.number > 1 and _LOSSY_TEXT.search(line.text) and _lossy_token(line.text) is not None:
+            lossy_lines.add(line.number)
+    for ev in ctx.events:
+        raw = ev.raw
+        if type(raw) is not dict:
+            yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)
+            continue
+        t = raw.get("type", MISSING)
+        seq = raw.get("seq", MISSING)
+        if not (type(seq) is int and seq >= 0 and seq <= 9007199254740991) and not is_nonneg_safe_int(seq):
+            yield ctx.finding(R.E1, f"event seq must be a non-negative safe integer, got {_s(seq)}", event=ev)
+        else:
+            yield from _envelope_fields(ctx, ev, raw, t)
+        if len(raw) > 4 or any(k not in ENVELOPE for k in raw):
+            extra = [k for k in raw if k not in ENVELOPE]
+            if extra:
+                yield ctx.finding(
+                    R.E8,
+                    f"event envelope has key(s) outside the seven official ones: {', '.join(extra)}",
+                    event=ev,
+                    context={"keys": extra},
+                )
+        if ev.line in lossy_lines:
+            token = _lossy_token(lines[ev.line - 1].text) if ev.line is not None else None
+            yield ctx.finding(
+                R.E4,
+                f"event is not losslessly JSON-serializable: number {token} parses to a non-finite or negative-zero value",
+                event=ev,
+                context={"token": token},
+            )
+        if type(t) is not str:
+            continue
+        if t in RETIRED_TYPES or (t == "request/header" and _is_record(raw.get("data")) and raw["data"].get("reason") == "fallback"):
+            what = f'legacy {t} event' if t in RETIRED_TYPES else 'legacy request/header reason "fallback"'
+            refused = (L.LOAD, L.RELEASED) if t == "mode/set" else (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+            yield ctx.finding(R.E5, f"event uses unsupported {what}", event=ev, refused_by=refused)
+            continue
+        if t not in known:
+            if raw.get("ignorable") is True:
+                if t not in IGNORABLE_CONSUMERS and not t.startswith(IGNORABLE_CONSUMER_PREFIXES):
+                    yield ctx.finding(R.E7, f'ignorable event type "{t}" has no known consumer', event=ev)
+            else:
+                yield ctx.finding(
+                    R.E3,
+                    f'event type "{t}" is unknown to this harness and not marked ignorable',
+                    event=ev,
+                )
+            continue
+        if t in MESSAGE_TYPES:
+            yield from _message_shape(ctx, ev, raw, t)
+        elif t == "request/header":
+            yield from _request_header(ctx, ev, raw)
+        elif t == "system/message" and version == 3:
+            yield from _system_message(ctx, ev, raw)
+
+
+def _envelope_fields(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: Any) -> Iterator[Finding]:
+    """``assertSessionEventEnvelope`` (S:1193): type, time, data and ignorable."""
+    problems = []
+    if type(t) is not str:
+        problems.append(f"type must be a string, got {_s(t)}")
+    if not is_safe_int(raw.get("time", MISSING)):
+        problems.append(f"time must be a safe integer, got {_s(raw.get('time', MISSING))}")
+    if "data" not in raw:
+        problems.append("data is missing")
+    ign = raw.get("ignorable", MISSING)
+    if ign is not MISSING and ign is not True:
+        problems.append(f"ignorable must be absent or true, got {_s(ign)}")
+    if problems:
+        yield ctx.finding(R.E1, "invalid event envelope: " + "; ".join(problems), event=ev, context={"problems": problems})
+
+
+def _legacy_upgrade(t: str, data: Any) -> Any:
+    """The loader's upgrade of a pre-identity message (SP:665-726), or ``None`` when
+    ``data`` is not a legacy shape."""
+    if not _is_record(data):
+        return None
+    if t == "user/message":
+        if "id" in data or "role" in data or "message" in data or "content" not in data or "source" not in data:
+            return None
+        return {**data, "id": "legacy", "role": "user"}
+    if t == "assistant/message":
+        if "message" in data or "content" not in data or "provenance" not in data:
+            return None
+        prov = data["provenance"] if _is_record(data["provenance"]) else {}
+        rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+        return {**rest, "message": {"id": "legacy", "role": "assistant", "content": data["content"], "source": {**prov, "kind": "model"}}}
+    if t == "tool/result":
+        if "message" in data or "callId" not in data or "content" not in data or "isError" not in data:
+            return None
+        rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+        block = {"type": "tool-result", "toolCallId": data["callId"], "content": data["content"], "isError": data["isError"]}
+        return {**rest, "message": {"id": "legacy", "role": "user", "content": [block], "source": {"kind": "tool", "callId": data["callId"]}}}
+    return None
+
+
+def message_shape_error(t: str, data: Any) -> str | None:
+    """``assertMessageEventShape`` (S:1246-1270): why ``data`` is not a valid message
+    event of type ``t``, or ``None``."""
+    message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)
+    if not _is_record(message) or not _nonempty_str(message.get("id")):
+        return "lacks an identified message"
+    role = "assistant" if t == "assistant/message" else "user"
+    if message.get("role") != role:
+        return f'message must have role "{role}"'
+    source = message.get("source")
+    if not _is_record(source) or not _nonempty_str(source.get("kind")):
+        return "message has invalid source"
+    content = message.get("content")
+    if type(content) is not list:
+        return "message has invalid content"
+    if t == "assistant/message":
+        if source.get("kind") != "model" or not (_nonempty_str(source.get("provider")) and _nonempty_str(source.get("model"))):
+            return "message must have model source"
+        return None
+    if t != "tool/result":
+        return None
+    if source.get("kind") != "tool" or not _nonempty_str(source.get("callId")):
+        return "message must have tool source"
+    block = content[0] if content else None
+    if len(content) != 1 or not _is_record(block) or block.get("type") != "tool-result" or type(block.get("content")) is not list:
+        return "message must contain one tool-result block"
+    if block.get("toolCallId", MISSING) != source.get("callId") or type(block.get("toolCallId")) is not str:
+        return "message has mismatched tool call ids"
+    return None
+
+
+def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) -> Iterator[Finding]:
+    data = raw.get("data", MISSING)
+    why = message_shape_error(t, data)
+    if why is None:
+        return
+    upgraded = _legacy_upgrade(t, data) if ctx.version == 0 else None
+    if upgraded is not None:
+        after = message_shape_error(t, upgraded)
+        refused = (L.SEED, L.INVARIANTS, L.METER) if after is None else (L.SEED, L.INVARIANTS, L.LOAD, L.METER)
+        note = "a legacy pre-identity shape the loader upgrades" if after is None else f"a legacy shape that still fails once upgraded ({after})"
+        yield ctx.finding(R.E6, f"{t} {why}: {note}", event=ev, refused_by=refused, context={"legacy": True})
+        return
+    yield ctx.finding(R.E6, f"{t} {why}", event=ev)
+
+
+def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:
+    """rc.8 ``assertCurrentLlmShape`` for request/header (S:1215-1244), and for v3
+    the catalog's omission rules (0.1.5 S:231-248)."""
+    data = raw.get("data", MISSING)
+    header = data.get("header", MISSING) if _is_record(data) else MISSING
+    header = header if _is_record(header) else None
+    config = header.get("config", MISSING) if header is not None else MISSING
+    problems: list[str] = []
+    if not (_is_record(config) and _nonempty_str(config.get("provider")) and _nonempty_str(config.get("model"))):
+        problems.append("lacks provider/model")
+    else:
+        effort = config.get("reasoningEffort", MISSING)
+        if effort is not MISSING and not _nonempty_str(effort):
+            problems.append("has an invalid reasoningEffort")
+        defaults = header.get("adapterDefaults", MISSING) if header is not None else MISSING
+        if defaults is not MISSING and (
+            not _is_record(defaults)
+            or any(k not in ("reasoningEffort", "maxTokens") for k in defaults)
+            or any(v is not True for v in defaults.values())
+            or (defaults.get("reasoningEffort") is True and "reasoningEffort" not in config)
+            or (defaults.get("maxTokens") is True and "maxTokens" not in config)
+        ):
+            problems.append("has invalid adapterDefaults")
+    if ctx.version == 3 and header is not None:
+        if "system" in header:
+            problems.append("must omit header.system (system prompts are system/message events in v3)")
+        if header.get("tools", MISSING) == []:
+            problems.append("must omit an empty tools list")
+        if header.get("adapterDefaults", MISSING) == {}:
+            problems.append("must omit an empty adapterDefaults")
+    if problems:
+        yield ctx.finding(R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems})
+
+
+def _system_message(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:
+    data = raw.get("data", MISSING)
+    message = data.get("message", data) if _is_record(data) else MISSING
+    if not _is_record(message) or message.get("role") != "system":
+        yield ctx.finding(R.E9, 'system/message must have role "system"', event=ev)
+        return
+    source = message.get("source")
+    if not _is_record(source) or source.get("kind") != "plugin" or not _nonempty_str(source.get("plugin")):
+        yield ctx.finding(R.E9, "system/message must have plugin source", event=ev)

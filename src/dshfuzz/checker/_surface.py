@@ -1,0 +1,289 @@
+"""Surface rules S1-S8: one linear-time replay of the official surface fold.
+
+The official ``foldSurface`` (S:395-455) keeps the surface as an array and finds
+replace bounds with ``indexOf``, which is quadratic on replace-heavy logs. This
+fold keeps the same node order in a doubly linked list keyed by seq, with an
+order rank per node (a replacing node takes the rank of the first node it
+replaces, so ranks stay strictly increasing along the list): bound lookup and
+the ``start <= end`` test are O(1), and collecting the shadowed nodes costs what
+removing them costs.
+
+Each event is checked in the official order. The first failure is S8's verdict
+with the official message (the fold throws there); every failure is also
+reported under its own rule, after which the event leaves the surface untouched
+and the replay goes on, so one pass reports every independent defect:
+
+- S1 a surface type without ``surfaceOp``; S2 surface metadata off the surface;
+- S4 a malformed replace op or range; S5 a replace not citing every shadowed node;
+- S3 an append's, S6 a replace's ``sourceEventSeqs`` shape (array, non-empty
+  except on assistant/message, unique, earlier seqs);
+- S7 a tool/result replace rewriting more than one result's content.
+
+Format v3 (catalog): replace ops name ``startSeq``/``endSeq``, assistant/message
+carries no ``sourceEventSeqs``, and system/message is a surface type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+
+from ._context import CheckContext, is_nonneg_safe_int
+from ._finding import Finding
+from ._run import rule_pass
+from .rules import RuleId as R
+
+SURFACE_V0 = frozenset({"user/message", "assistant/message", "tool/result"})
+SURFACE_V3 = SURFACE_V0 | {"system/message"}
+
+
+def _name(t: Any) -> str:
+    if t is MISSING:
+        return "undefined"
+    return t if type(t) is str else str(t)
+
+
+def _seq_ok(v: Any) -> bool:
+    return (type(v) is int and 0 <= v <= 9007199254740991) or is_nonneg_safe_int(v)
+
+
+class _Violation(Exception):
+    def __init__(self, rule: R, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.context = context
+
+
+class LinearSurface:
+    """The current surface: node seqs in model-visible order, O(1) lookup and splice."""
+
+    __slots__ = ("_next", "_prev", "_rank", "head", "tail", "_counter")
+
+    def __init__(self) -> None:
+        self._next: dict[int, int | None] = {}
+        self._prev: dict[int, int | None] = {}
+        self._rank: dict[int, int] = {}
+        self.head: int | None = None
+        self.tail: int | None = None
+        self._counter = 0
+
+    def __contains__(self, seq: int) -> bool:
+        return seq in self._rank
+
+    def __len__(self) -> int:
+        return len(self._rank)
+
+    def __iter__(self) -> Iterator[int]:
+        node = self.head
+        nxt = self._next
+        while node is not None:
+            yield node
+            node = nxt[node]
+
+    def append(self, seq: int) -> None:
+        self._counter += 1
+        self._rank[seq] = self._counter
+        self._prev[seq] = self.tail
+        self._next[seq] = None
+        if self.tail is None:
+            self.head = seq
+        else:
+            self._next[self.tail] = seq
+        self.tail = seq
+
+    def ordered(self, start: int, end: int) -> bool:
+        return self._rank[start] <= self._rank[end]
+
+    def span(self, start: int, end: int) -> list[int]:
+        """The nodes from ``start`` through ``end`` (which must be ordered)."""
+        out = [start]
+        node = start
+        nxt = self._next
+        while node != end:
+            node = nxt[node]  # type: ignore[assignment]
+            out.append(node)
+        return out
+
+    def replace(self, shadowed: list[int], seq: int) -> None:
+        first, last = shadowed[0], shadowed[-1]
+        before, after = self._prev[first], self._next[last]
+        self._rank[seq] = self._rank[first]
+        for node in shadowed:
+            del self._rank[node], self._next[node], self._prev[node]
+        self._prev[seq], self._next[seq] = before, after
+        if before is None:
+            self.head = seq
+        else:
+            self._next[before] = seq
+        if after is None:
+            self.tail = seq
+        else:
+            self._prev[after] = seq
+
+
+def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set[int]:
+    """``assertProvenance`` up to (not including) the shadowed-coverage test."""
+    src = raw.get("sourceEventSeqs", MISSING)
+    if src is MISSING:
+        return set()
+    if v3 and t == "assistant/message":
+        raise _Violation(rule, 'session event "assistant/message" cannot carry sourceEventSeqs in format v3')
+    if type(src) is not list:
+        raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present")
+    if not src and t != "assistant/message":
+        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message")
+    sources: set[int] = set()
+    non_earlier = None
+    for s in src:
+        if not _seq_ok(s):
+            raise _Violation(rule, f'session event "{_name(t)}" sourceEventSeqs must densely contain non-negative safe integers')
+        sources.add(int(s))
+        if non_earlier is None and s >= seq:
+            non_earlier = int(s)
+    if len(sources) != len(src):
+        dups = sorted({int(s) for s in src if src.count(s) > 1})
+        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", duplicates=dups)
+    if non_earlier is not None:
+        raise _Violation(rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}", source=non_earlier)
+    return sources
+
+
+def _masked(data: Any) -> Any:
+    """``{...data, message: {...message, content: [{...content[0], content: null}]}}``;
+    ``None`` where JavaScript would throw reading a property of undefined/null."""
+    if type(data) is not dict:
+        return None
+    message = data.get("message", MISSING)
+    if type(message) is not dict:
+        return None
+    content = message.get("content", MISSING)
+    if type(content) is not list:
+        return None
+    first = content[0] if content else MISSING
+    first_rest = dict(first) if type(first) is dict else {}
+    return {**data, "message": {**message, "content": [{**first_rest, "content": None}]}}
+
+
+def _js_equal(a: Any, b: Any) -> bool:
+    """``isDeepEqualJson`` (S:352-362): JSON structural equality, numbers by value."""
+    if type(a) is bool or type(b) is bool:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is list or type(b) is list:
+        return type(a) is list and type(b) is list and len(a) == len(b) and all(_js_equal(x, y) for x, y in zip(a, b))
+    if type(a) is dict and type(b) is dict:
+        return len(a) == len(b) and all(k in b and _js_equal(v, b[k]) for k, v in a.items())
+    return type(a) is type(b) and a == b
+
+
+class SurfaceReplay:
+    """The fold state of one check; :meth:`step` applies one event or raises."""
+
+    def __init__(self, events: list[Event], version: int | None) -> None:
+        self.events = events
+        self.v3 = version == 3
+        self.types = SURFACE_V3 if self.v3 else SURFACE_V0
+        self.start_key, self.end_key = ("startSeq", "endSeq") if self.v3 else ("start", "end")
+        self.surface = LinearSurface()
+        self.by_seq: dict[int, Event] = {}
+
+    def op_of(self, raw: dict[str, Any], t: Any) -> str | tuple[int, int] | None:
+        """``surfaceOpOf`` (S:305-318)."""
+        op = raw.get("surfaceOp", MISSING)
+        if not (type(t) is str and t in self.types):
+            if op is not MISSING:
+                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry surfaceOp')
+            if raw.get("sourceEventSeqs", MISSING) is not MISSING:
+                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry sourceEventSeqs')
+            return None
+        if op is MISSING:
+            raise _Violation(R.S1, f'session event "{t}" is surface-eligible and requires a surfaceOp marker')
+        if op == "append" and type(op) is str:
+            return "append"
+        if type(op) is not dict:
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid surfaceOp')
+        s, e = op.get(self.start_key, MISSING), op.get(self.end_key, MISSING)
+        if not (len(op) == 3 and op.get("op") == "replace" and type(op.get("op")) is str and _seq_ok(s) and _seq_ok(e)):
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid replace surfaceOp')
+        return int(s), int(e)
+
+    def step(self, raw: dict[str, Any], seq: int) -> None:
+        t = raw.get("type", MISSING)
+        op = self.op_of(raw, t)
+        if op is None:
+            return
+        surface = self.surface
+        if op == "append":
+            _provenance(raw, t, seq, R.S3, self.v3)
+            if seq not in surface:
+                surface.append(seq)
+            return
+        start, end = op
+        if start not in surface:
+            raise _Violation(R.S4, f"surface replace: start seq {start} not found in surface")
+        if end not in surface:
+            raise _Violation(R.S4, f"surface replace: end seq {end} not found in surface")
+        if not surface.ordered(start, end):
+            raise _Violation(R.S4, f"surface replace: start seq {start} is after end seq {end}")
+        shadowed = surface.span(start, end)
+        sources = _provenance(raw, t, seq, R.S6, self.v3)
+        missing = [n for n in shadowed if n not in sources]
+        if missing:
+            raise _Violation(
+                R.S5,
+                "surface replace: sourceEventSeqs must include every shadowed surface node; missing " + ", ".join(map(str, missing)),
+                missing=missing,
+                shadowed=shadowed,
+            )
+        if t == "tool/result":
+            self._tool_result_rewrite(raw, shadowed)
+        if seq in surface:
+            return
+        surface.replace(shadowed, seq)
+
+    def _tool_result_rewrite(self, raw: dict[str, Any], shadowed: list[int]) -> None:
+        """``assertToolResultRewrite`` (S:369-396)."""
+        if len(shadowed) != 1:
+            raise _Violation(R.S7, "tool/result surface replacement must rewrite exactly one current node", shadowed=shadowed)
+        original = self.by_seq.get(shadowed[0])
+        if original is None or original.type != "tool/result":
+            raise _Violation(R.S7, "tool/result surface replacement must target a current tool/result", target=shadowed[0])
+        before, after = _masked(original.data), _masked(raw.get("data", MISSING))
+        if before is None or after is None or not _js_equal(before, after):
+            raise _Violation(R.S7, "tool/result surface replacement may change only content", target=shadowed[0])
+
+
+@rule_pass(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8)
+def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
+    replay = SurfaceReplay(ctx.events, ctx.version)
+    first_failure: Finding | None = None
+    for index, ev in enumerate(ctx.events):
+        raw = ev.raw
+        if type(raw) is not dict:
+            if first_failure is None:
+                first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object", event=ev)
+            continue
+        seq = raw.get("seq", MISSING)
+        if not _seq_ok(seq):
+            if first_failure is None:
+                first_failure = ctx.finding(R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev)
+            continue
+        seq = int(seq)
+        if seq != index and first_failure is None:
+            first_failure = ctx.finding(
+                R.S8, f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}", event=ev, context={"index": index}
+            )
+        replay.by_seq.setdefault(seq, ev)
+        try:
+            replay.step(raw, seq)
+        except _Violation as v:
+            yield ctx.finding(v.rule, str(v), event=ev, context=v.context)
+            if first_failure is None:
+                first_failure = ctx.finding(
+                    R.S8, f"foldSurface throws at seq {seq}: {v}", event=ev, context={"rule": str(v.rule), **v.context}
+                )
+    if first_failure is not None:
+        yield first_failure
