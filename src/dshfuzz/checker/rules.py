@@ -261,8 +261,8 @@ _RULES: tuple[Rule, ...] = (
         "the envelope-level ignorable marker.",
         "@deepseek-ai/dsh-session lib/index.js:1046-1049 (KNOWN_SESSION_EVENT_TYPES)",
         ALL_FORMATS, (_L.LOAD, _L.RELEASED),
-        "The v0 loader upgrades the legacy compact/* and steering/message families before this check, "
-        "so only the released migration refuses those.",
+        "The v0 loader upgrades the legacy steering/message to user/message before this check, so only the "
+        "released migration refuses it.",
     ),
     Rule(
         RuleId.E4, _E, RuleLayer.PERSISTENCE,
@@ -270,7 +270,8 @@ _RULES: tuple[Rule, ...] = (
         "data and the surface metadata must survive a lossless JSON snapshot; non-JSON-safe values "
         "(non-finite numbers, unsafe integers) are refused.",
         "@deepseek-ai/dsh-session lib/index.js:1446-1450 (snapshotJsonValue)",
-        ALL_FORMATS, _SEED_PATH,
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS),
+        "The loader restores events without the lossless snapshot, so only the seed path refuses them.",
     ),
     Rule(
         RuleId.E5, _E, RuleLayer.PERSISTENCE,

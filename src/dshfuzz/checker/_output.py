@@ -1,0 +1,143 @@
+"""Presenting reports: redaction with stable hashes, and the human rendering.
+
+Redaction (seed 001: reports carry hash references only, never prompts, tool
+arguments, tool results, session ids or call ids) replaces every occurrence of a
+sensitive string of the log (ids, call ids, tool names' arguments, message and
+tool-output text) in finding messages and context with ``h:`` plus the first 8
+hex digits of its SHA-256, so the same value always maps to the same reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dshfuzz.model import SessionLog
+
+from ._finding import Finding, Report
+from .rules import RULES, RuleLayer, Severity
+
+__all__ = ["redact_report", "render_human", "stable_hash"]
+
+_ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "rpcId", "parentSession"})
+_TEXT_KEYS = frozenset({"text", "arguments", "argumentsDelta", "reasoning", "title", "summary"})
+_MIN_LEN = 3
+
+
+def stable_hash(value: str) -> str:
+    return "h:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def _sensitive_strings(value: Any, out: set[str], key: str | None = None) -> None:
+    stack: list[tuple[str | None, Any]] = [(key, value)]
+    while stack:
+        k, v = stack.pop()
+        t = type(v)
+        if t is dict:
+            stack.extend(v.items())
+        elif t is list:
+            stack.extend((k, x) for x in v)
+        elif t is str and k is not None and (k in _ID_KEYS or k in _TEXT_KEYS or k in ("texts", "args")):
+            if len(v) >= _MIN_LEN:
+                out.add(v)
+
+
+def sensitive_strings(log: SessionLog) -> set[str]:
+    """Every id, call id, argument and text value the log holds."""
+    out: set[str] = set()
+    if log.header is not None and type(log.header.raw) is dict:
+        _sensitive_strings(log.header.raw, out)
+    for ev in log.events:
+        raw = ev.raw
+        if type(raw) is dict:
+            _sensitive_strings(raw.get("data"), out, "data")
+    return out
+
+
+class _Redactor:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        ordered = sorted(set(secrets), key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def text(self, s: str) -> str:
+        if self._pattern is None:
+            return s
+        return self._pattern.sub(lambda m: stable_hash(m.group(0)), s)
+
+    def value(self, v: Any) -> Any:
+        if type(v) is str:
+            return self.text(v)
+        if type(v) is list:
+            return [self.value(x) for x in v]
+        if type(v) is dict:
+            return {k: self.value(x) for k, x in v.items()}
+        return v
+
+
+def redact_report(report: Report, log: SessionLog) -> Report:
+    """A copy of ``report`` whose findings quote no sensitive value of ``log``."""
+    r = _Redactor(sensitive_strings(log))
+    findings = [replace(f, message=r.text(f.message), context=r.value(dict(f.context))) for f in report.findings]
+    return replace(report, findings=findings)
+
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
+
+
+def _where(f: Finding) -> str:
+    parts = []
+    if f.seq is not None:
+        parts.append(f"seq {f.seq}")
+    if f.line is not None:
+        parts.append(f"line {f.line}")
+    if f.frame is not None:
+        parts.append(f"frame {f.frame}")
+    if f.offset is not None:
+        parts.append(f"byte {f.offset}")
+    return ", ".join(parts) or "-"
+
+
+def _by_layer(findings: list[Finding]) -> Iterator[tuple[RuleLayer, list[Finding]]]:
+    for layer in RuleLayer:
+        group = [f for f in findings if f.layer is layer]
+        if group:
+            yield layer, group
+
+
+def render_human(report: Report, console: Console) -> None:
+    """The report as rich tables, one per rule layer, with a one-line verdict."""
+    verdict = Text("OK", style="bold green") if report.ok else Text("FAIL", style="bold red")
+    head = Text.assemble(
+        verdict,
+        f"  {report.file or '<log>'}  format v{report.format_version}  ",
+        f"{report.events} events, {report.frames} frames, ",
+        (f"{report.errors} errors", "red" if report.errors else ""),
+        ", ",
+        (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
+    )
+    console.print(head)
+    for layer, group in _by_layer(report.findings):
+        table = Table(title=f"{layer} ({len(group)})", title_justify="left", expand=False, show_lines=False)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("where", no_wrap=True)
+        table.add_column("message")
+        table.add_column("refused by", no_wrap=True)
+        for f in group:
+            table.add_row(
+                Text(str(f.rule), style=_STYLE[f.severity]),
+                _where(f),
+                Text(f.message),
+                ", ".join(map(str, f.refused_by)) or "-",
+            )
+        console.print(table)
+    for rule, n in report.suppressed.items():
+        console.print(f"[dim]{n} more {rule} finding(s) suppressed ({RULES[rule].title})[/dim]")
+    for err in report.internal_errors:
+        console.print(Text("internal checker error: " + err.splitlines()[0], style="bold magenta"))

@@ -1,0 +1,68 @@
+"""``dshfuzz check LOG... [--json] [--format-version N] [--redact]``.
+
+Checks each log against every rule of the registry that applies to its format
+version. ``--json`` prints one report object per file, one per line. Exit status:
+0 no error-level finding, 1 error-level findings, 2 a file could not be read, a
+usage error, or an internal checker error (reported, never hidden).
+``--prewrite EDIT.json --log LOG`` validates an edit before it lands
+(:mod:`dshfuzz.checker._prewrite`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "check session logs against the contract catalog"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", nargs="*", metavar="LOG", help="session log (.jsonl or .jsonl.zstd)")
+    parser.add_argument("--json", action="store_true", help="machine-readable report, one JSON object per file")
+    parser.add_argument(
+        "--format-version", type=int, choices=(0, 1, 2, 3), default=None, metavar="N",
+        help="check as format version N instead of the header's version",
+    )
+    parser.add_argument("--redact", action="store_true", help="replace ids, arguments and text in the output with stable hashes")
+    parser.add_argument("--prewrite", metavar="EDIT.json", help="validate an appended event or an edited event list before it lands")
+    parser.add_argument("--log", dest="prewrite_log", metavar="LOG", help="the log a --prewrite edit applies to")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.prewrite is not None:
+        from dshfuzz.checker._prewrite import run_prewrite
+
+        return run_prewrite(args)
+    if not args.logs:
+        print("dshfuzz check: no LOG given (usage: dshfuzz check LOG... [--json] [--format-version N] [--redact])", file=sys.stderr)
+        return 2
+
+    from rich.console import Console
+
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.checker._output import redact_report, render_human
+    from dshfuzz.model import dumps, read_log
+
+    options = CheckOptions(format_version=args.format_version)
+    console = Console(highlight=False, soft_wrap=False)
+    status = 0
+    for path in args.logs:
+        try:
+            log = read_log(path)
+        except OSError as exc:
+            print(f"dshfuzz check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            status = 2
+            continue
+        report = check_log(log, options)
+        if args.redact:
+            report = redact_report(report, log)
+        if args.json:
+            sys.stdout.write(dumps(report.to_json()) + "\n")
+        else:
+            render_human(report, console)
+        if report.internal_errors:
+            print(f"dshfuzz check: internal checker error on {path}: {report.internal_errors[0].splitlines()[0]}", file=sys.stderr)
+            status = 2
+        elif not report.ok and status == 0:
+            status = 1
+    return status

@@ -1,0 +1,75 @@
+"""``dshfuzz contracts [--json | --markdown]``: the rule registry, rendered.
+
+``docs/CONTRACTS.md`` is exactly ``dshfuzz contracts --markdown`` (a unit test
+fails when the committed file drifts); regenerate it with
+``dshfuzz contracts --markdown > docs/CONTRACTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "list the contract rules (the registry)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the registry as a JSON array")
+    fmt.add_argument("--markdown", action="store_true", help="the registry as docs/CONTRACTS.md")
+
+
+def render_markdown() -> str:
+    from dshfuzz.checker.rules import RULES
+
+    def cell(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    out = [
+        "# Contract rules",
+        "",
+        "Generated from `dshfuzz.checker.rules.RULES` by `dshfuzz contracts --markdown`; do not edit by hand.",
+        "",
+        f"{len(RULES)} rules: the {sum(r.origin == 'catalog' for r in RULES.values())} rules of the contract catalog "
+        "in catalog order, then the rules added from seeds 001 and 002. *Refused by* names the official moment(s) "
+        "that say no to a log breaking the rule (`provider` is the model provider itself, which no harness layer "
+        "stands in for); an empty cell means no official layer refuses such a log.",
+        "",
+        "| id | severity | layer | formats | refused by | rule |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in RULES.values():
+        out.append(
+            f"| {r.id} | {r.severity} | {r.layer} | {','.join(map(str, sorted(r.formats)))} | "
+            f"{', '.join(map(str, r.refused_by)) or '-'} | {cell(r.title)} |"
+        )
+    out.append("")
+    for r in RULES.values():
+        out += [
+            f"## {r.id} — {r.title}",
+            "",
+            f"- severity: {r.severity}; layer: {r.layer}; formats: {', '.join(map(str, sorted(r.formats)))}; origin: {r.origin}",
+            f"- refused by: {', '.join(map(str, r.refused_by)) or 'no official layer'}",
+            f"- source: {r.source}",
+            "",
+            r.contract,
+            "",
+        ]
+        if r.divergence:
+            out += [f"Divergence from the catalog text: {r.divergence}", ""]
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dshfuzz.checker.rules import RULES
+    from dshfuzz.model import dumps
+
+    if args.json:
+        sys.stdout.write(dumps([r.to_json() for r in RULES.values()]) + "\n")
+    elif args.markdown:
+        sys.stdout.write(render_markdown())
+    else:
+        for r in RULES.values():
+            refused = ",".join(map(str, r.refused_by)) or "-"
+            print(f"{r.id:<4} {r.severity:<7} {r.layer:<11} {refused:<40} {r.title}")
+    return 0
