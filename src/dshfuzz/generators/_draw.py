@@ -1,0 +1,105 @@
+"""One drawing interface, two back ends: Hypothesis (shrinkable) and ``random.Random`` (fast, seeded).
+
+The plan grammar in ``_structure`` is written once against :class:`Draw`. Under
+Hypothesis every choice becomes a Hypothesis strategy draw and every repeated
+structure an ``st.lists`` of a composite, so shrinking deletes whole turns,
+steps and tool calls instead of re-drawing a length and looping (which shrinks
+badly). Under :class:`RandomDraw` the same grammar runs on a seeded
+``random.Random``: deterministic for a seed, independent of Hypothesis' engine,
+and fast enough for ``dshfuzz generate``.
+
+Shrink direction is part of the contract: :meth:`Draw.chance` shrinks to
+``False``, :meth:`Draw.pick` to the first option, :meth:`Draw.integer` to ``lo``
+-- so every vocabulary lists its simplest, most common choice first.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+from hypothesis import strategies as st
+
+__all__ = ["Draw", "HypothesisDraw", "RandomDraw"]
+
+T = TypeVar("T")
+
+_RESOLUTION = 1000
+
+
+class Draw(Protocol):
+    """The choices the plan grammar can make."""
+
+    def integer(self, lo: int, hi: int) -> int: ...
+
+    def chance(self, p: float) -> bool: ...
+
+    def pick(self, options: Sequence[T]) -> T: ...
+
+    def weighted(self, options: Sequence[tuple[T, float]]) -> T: ...
+
+    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]: ...
+
+
+class RandomDraw:
+    """:class:`Draw` over a seeded ``random.Random`` (no Hypothesis engine involved)."""
+
+    __slots__ = ("_rng",)
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._rng.randint(lo, hi) if hi > lo else lo
+
+    def chance(self, p: float) -> bool:
+        return p > 0 and self._rng.random() < p
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[self._rng.randrange(len(options))]
+
+    def weighted(self, options: Sequence[tuple[T, float]]) -> T:
+        return self._rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
+
+    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]:
+        return [element(self) for _ in range(self.integer(lo, hi))]
+
+
+class HypothesisDraw:
+    """:class:`Draw` inside a Hypothesis ``@st.composite`` (``draw`` is its draw function)."""
+
+    __slots__ = ("_draw",)
+
+    def __init__(self, draw: Callable[[st.SearchStrategy[T]], T]) -> None:
+        self._draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._draw(st.integers(lo, hi)) if hi > lo else lo
+
+    def chance(self, p: float) -> bool:
+        if p <= 0:
+            return False
+        # Shrinks to 0, i.e. to "feature off".
+        return self._draw(st.integers(0, _RESOLUTION - 1)) >= _RESOLUTION * (1 - p)
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[0] if len(options) == 1 else self._draw(st.sampled_from(options))
+
+    def weighted(self, options: Sequence[tuple[T, float]]) -> T:
+        live = [(o, w) for o, w in options if w > 0]
+        total = sum(w for _, w in live)
+        # Shrinks to the first positive-weight option.
+        point = self._draw(st.integers(0, _RESOLUTION - 1)) * total / _RESOLUTION
+        for option, weight in live:
+            if point < weight:
+                return option
+            point -= weight
+        return live[-1][0]
+
+    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]:
+        @st.composite
+        def one(draw: Callable[[st.SearchStrategy[T]], T]) -> T:
+            return element(HypothesisDraw(draw))
+
+        return self._draw(st.lists(one(), min_size=lo, max_size=max(lo, hi)))

@@ -1,0 +1,134 @@
+"""Public entry points: the ``session_logs`` Hypothesis strategy and the seeded ``generate``.
+
+Both run the same plan grammar (``_structure.draw_session``) and the same
+renderer; they differ only in who makes the choices (see ``_draw``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from ._draw import HypothesisDraw, RandomDraw
+from ._render import render
+from ._structure import FeatureWeights, SessionPlan, draw_session
+
+__all__ = ["GeneratedLog", "generate", "session_logs"]
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedLog:
+    """A valid generated log.
+
+    ``events`` are unpacked (seq == index); ``batches`` are the end indices of the
+    append batches the official writer would flush (one zstd frame each);
+    ``plan`` is the plan it was rendered from (mutators may edit and re-render it).
+    """
+
+    header: dict
+    events: list[dict]
+    batches: list[int]
+    format_version: int
+    plan: SessionPlan
+
+    def batch_events(self) -> list[list[dict]]:
+        """The events split into the writer's append batches."""
+        out, start = [], 0
+        for end in self.batches:
+            out.append(self.events[start:end])
+            start = end
+        return out
+
+    def to_jsonl(self, pack: bool = True) -> bytes:
+        """The plain ``.jsonl`` bytes the official writer produces (chunk runs packed by default)."""
+        from ..model import encode_jsonl
+
+        return encode_jsonl(self.header, self.batch_events(), pack=pack)
+
+    def to_zstd(self) -> bytes:
+        """The ``.jsonl.zstd`` bytes: header frame, then one checksummed frame per batch."""
+        from ..model import encode_zstd
+
+        return encode_zstd(self.header, self.batch_events())
+
+
+def _log(plan: SessionPlan, max_events: int | None) -> GeneratedLog:
+    rendered = render(plan, max_events=max_events)
+    return GeneratedLog(rendered.header, rendered.events, rendered.batches, plan.format_version, plan)
+
+
+def _max_steps(max_events: int) -> int:
+    # A step with tool calls is ~15-25 events; keep one turn well inside the budget.
+    return max(1, min(6, max_events // 25))
+
+
+def session_logs(
+    *,
+    format_version: int = 0,
+    min_events: int = 0,
+    max_events: int = 200,
+    turns: tuple[int, int] = (1, 4),
+    weights: FeatureWeights = FeatureWeights(),
+) -> st.SearchStrategy[GeneratedLog]:
+    """Valid DSH session logs written in the agent loop's order (reference §1.5).
+
+    Each log is a root session, a fork (inherited prefix, ``seedLength``,
+    ``session/end-seed``) or a subagent child (``origin: subagent``, descriptor),
+    of ``turns`` turns; each turn starts from an inbox splice and claim with a
+    user message of one of the released source kinds, runs steps of streamed
+    chunks (packed as the official writer packs them on encode), an assistant
+    message citing its chunks and its (optionally parallel) tool calls and
+    results, and ends completed, max-tokens, aborted, in error, blocked, or
+    interrupted and closed by the official crash closers. Between and inside
+    turns: compactions and prunes, titles, retries, hooks, approvals, todos,
+    goals, schedules, commands, team and workflow events, and (format 1 only)
+    unknown plugin events marked ignorable.
+
+    Shrinking deletes turns, steps and tool calls (they are ``st.lists``) and
+    switches features off, so failures shrink to small readable logs. Logs are
+    cut at turn boundaries to ``max_events``; ``min_events`` is a filter, so keep
+    it well below the typical size.
+    """
+
+    @st.composite
+    def plans(draw) -> SessionPlan:
+        d = HypothesisDraw(draw)
+        return draw_session(d, weights=weights, format_version=format_version, turns=turns, max_steps=_max_steps(max_events))
+
+    logs = plans().map(lambda plan: _log(plan, max_events))
+    if min_events > 0:
+        logs = logs.filter(lambda log: len(log.events) >= min_events)
+    return logs
+
+
+def generate(
+    count: int,
+    seed: int,
+    *,
+    format_version: int = 0,
+    min_events: int = 0,
+    max_events: int = 200,
+    turns: tuple[int, int] = (1, 4),
+    weights: FeatureWeights = FeatureWeights(),
+) -> Iterator[GeneratedLog]:
+    """Yield ``count`` logs, deterministically for ``seed``, independent of Hypothesis' engine.
+
+    The plan grammar runs on ``random.Random(seed)``; logs outside
+    ``min_events..max_events`` are redrawn (the stream stays deterministic).
+    """
+    rng = random.Random(seed)
+    d = RandomDraw(rng)
+    produced = 0
+    attempts = 0
+    while produced < count:
+        attempts += 1
+        if attempts > 1000 * (count + 1):
+            raise ValueError(f"cannot draw logs of {min_events}..{max_events} events; widen the range")
+        plan = draw_session(d, weights=weights, format_version=format_version, turns=turns, max_steps=_max_steps(max_events))
+        log = _log(plan, max_events)
+        if min_events <= len(log.events) <= max_events:
+            produced += 1
+            yield log

@@ -1,0 +1,325 @@
+"""Typed session *plans* and the grammar that draws them.
+
+A plan says what happens in a session -- which turns, which steps, which tool
+calls, how each turn ends, what happens between turns -- and nothing about seqs,
+times, ids or surface bookkeeping. ``_render.render`` turns any plan into a
+valid event log, so every plan (including every shrink of one) is a valid log.
+Mutators may build or edit plans directly (they are frozen dataclasses; use
+``dataclasses.replace``) and render them.
+
+The grammar draws through :class:`~dshfuzz.generators._draw.Draw`, so the same
+code backs the Hypothesis strategy and the seeded ``generate``. Repeated
+structures (turns, steps, tool calls, side events) are ``Draw.many`` lists, so
+Hypothesis shrinks by deleting whole turns and steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._draw import Draw
+from ._vocabulary import ABORT_CAUSES, FAILURE_CODES, TOOLS, USER_SOURCE_KINDS
+
+__all__ = [
+    "BETWEEN_TURN_SIDES",
+    "CompactionPlan",
+    "FailedAttemptPlan",
+    "FeatureWeights",
+    "SESSION_START_SIDES",
+    "SessionPlan",
+    "SidePlan",
+    "StepPlan",
+    "ToolCallPlan",
+    "TurnEndPlan",
+    "TurnPlan",
+    "draw_session",
+]
+
+# Side events the harness writes between turns (each a small self-contained group).
+BETWEEN_TURN_SIDES: tuple[str, ...] = (
+    "title-user",
+    "goal",
+    "command",
+    "plan-mode",
+    "schedule",
+    "feedback",
+    "team",
+    "workflow",
+    "cancel",
+    "sandbox",
+    "permission",
+    "agent-preset",
+    "approval-policy",
+    "ignorable",
+)
+# Settings the harness records when a session starts.
+SESSION_START_SIDES: tuple[str, ...] = ("approval-policy", "sandbox", "permission", "agent-preset", "plan-mode")
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureWeights:
+    """Probabilities (0..1) of each optional feature, and relative weights of turn endings.
+
+    The defaults make 300 logs cover the whole v0 vocabulary while keeping the
+    real sessions' shape: mostly completed turns of 1-3 steps, tool calls in
+    about half the steps.
+    """
+
+    tool_calls: float = 0.6
+    parallel: float = 0.4
+    tool_error: float = 0.15
+    hook: float = 0.08
+    approval: float = 0.08
+    code_dispatch: float = 0.04
+    web_search: float = 0.04
+    todo: float = 0.08
+    reasoning: float = 0.6
+    retry: float = 0.06
+    overflow: float = 0.04
+    compaction: float = 0.1
+    prune: float = 0.1
+    title: float = 0.7
+    steering: float = 0.05
+    queued: float = 0.08
+    runtime_context: float = 0.5
+    header_change: float = 0.05
+    non_user_source: float = 0.3
+    prompt_hook: float = 0.04
+    side: float = 0.25
+    fork: float = 0.08
+    subagent: float = 0.1
+    ignorable: float = 0.15
+    end_completed: float = 0.7
+    end_error: float = 0.06
+    end_aborted: float = 0.08
+    end_interrupted: float = 0.08
+    end_max_tokens: float = 0.04
+    end_blocked: float = 0.04
+
+    def endings(self) -> list[tuple[str, float]]:
+        return [
+            ("completed", self.end_completed),
+            ("error", self.end_error),
+            ("aborted", self.end_aborted),
+            ("interrupted", self.end_interrupted),
+            ("max-tokens", self.end_max_tokens),
+            ("blocked", self.end_blocked),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """A deterministic phrase: ``length`` words of the vocabulary starting at ``offset``."""
+
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPlan:
+    """One tool call advertised by the model, started and answered (unless a crash cuts it)."""
+
+    tool: int
+    args: Words
+    error: bool = False
+    result: Words = Words(0, 3)
+    hook: str | None = None
+    approval: str | None = None
+    dispatches: int = 0
+    web_search: bool = False
+    pieces: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class FailedAttemptPlan:
+    """A model attempt that failed before the step's final one.
+
+    ``retry``: provider error, then ``llm/retry`` + ``llm/retry-started``;
+    ``overflow``: context-window overflow, then an in-step compaction (the
+    headless compaction-recovery snapshot).
+    """
+
+    kind: str = "retry"
+    failure: int = 0
+    partial: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """One step: a user-visible model response plus its tool round."""
+
+    text: Words = Words(0, 4)
+    reasoning: Words | None = None
+    calls: tuple[ToolCallPlan, ...] = ()
+    pieces: int = 1
+    parallel: bool = False
+    failures: tuple[FailedAttemptPlan, ...] = ()
+    header_change: bool = False
+    todo: bool = False
+    steer: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEndPlan:
+    """How a turn ends. ``crash`` applies to ``interrupted`` (closed by the official crash closers):
+    ``stream`` cuts mid-stream, ``message`` after the assistant message, ``tools`` after
+    ``started`` tool/calls of which ``finished`` got results."""
+
+    kind: str = "completed"
+    cause: str = "user"
+    failure: int = 0
+    crash: str = "stream"
+    started: int = 0
+    finished: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SidePlan:
+    """A self-contained group of non-turn events (see ``BETWEEN_TURN_SIDES``)."""
+
+    kind: str
+    variant: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """Compact the surface except its last ``keep`` nodes; ``manual`` runs via a ``/compact`` command."""
+
+    keep: int = 0
+    manual: bool = False
+    failed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlan:
+    """One turn: the prompt that starts it, its steps, its ending, and what precedes it."""
+
+    steps: tuple[StepPlan, ...] = (StepPlan(),)
+    end: TurnEndPlan = TurnEndPlan()
+    source: str = "user"
+    prompt: Words = Words(0, 6)
+    before: tuple[SidePlan, ...] = ()
+    compaction: CompactionPlan | None = None
+    prune: bool = False
+    title: str | None = None
+    queued: bool = False
+    runtime_context: bool = False
+    prompt_hook: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    """A whole session. ``origin``: ``root``; ``fork`` (``prefix`` is the inherited parent
+    history, then ``session/end-seed``); ``subagent`` (a delegated child that starts with
+    its ``subagent/descriptor``)."""
+
+    turns: tuple[TurnPlan, ...] = (TurnPlan(),)
+    origin: str = "root"
+    prefix: tuple[TurnPlan, ...] = ()
+    preamble: tuple[SidePlan, ...] = ()
+    descriptor: str = "one-shot"
+    cwd: bool = True
+    agent_preset: bool = False
+    format_version: int = 0
+    id_salt: int = 0
+
+
+def _words(d: Draw, lo: int, hi: int) -> Words:
+    return Words(d.integer(0, 63), d.integer(lo, hi))
+
+
+def _tool_call(d: Draw, w: FeatureWeights) -> ToolCallPlan:
+    return ToolCallPlan(
+        tool=d.integer(0, len(TOOLS) - 1),
+        args=_words(d, 1, 6),
+        error=d.chance(w.tool_error),
+        result=_words(d, 1, 12),
+        hook=d.pick(("allow", "block")) if d.chance(w.hook) else None,
+        approval=d.pick(("allowed-once", "rejected", "cancelled", "unavailable")) if d.chance(w.approval) else None,
+        dispatches=d.integer(1, 2) if d.chance(w.code_dispatch) else 0,
+        web_search=d.chance(w.web_search),
+        pieces=d.integer(1, 4),
+    )
+
+
+def _failure(d: Draw, w: FeatureWeights) -> FailedAttemptPlan:
+    kind = "overflow" if d.chance(w.overflow / max(w.retry + w.overflow, 1e-9)) else "retry"
+    return FailedAttemptPlan(kind=kind, failure=d.integer(0, len(FAILURE_CODES) - 1), partial=d.integer(0, 2))
+
+
+def _step(d: Draw, w: FeatureWeights, *, working: bool) -> StepPlan:
+    calls = tuple(d.many(lambda e: _tool_call(e, w), 1, 3)) if working and d.chance(w.tool_calls) else ()
+    failures = tuple(d.many(lambda e: _failure(e, w), 1, 2)) if d.chance(w.retry + w.overflow) else ()
+    return StepPlan(
+        text=_words(d, 1, 12) if not calls or d.chance(0.3) else Words(0, 0),
+        reasoning=_words(d, 2, 16) if d.chance(w.reasoning) else None,
+        calls=calls,
+        pieces=d.integer(1, 6),
+        parallel=len(calls) > 1 and d.chance(w.parallel),
+        failures=failures,
+        header_change=d.chance(w.header_change),
+        todo=d.chance(w.todo),
+        steer=working and d.chance(w.steering),
+    )
+
+
+def _end(d: Draw, w: FeatureWeights) -> TurnEndPlan:
+    kind = d.weighted(w.endings())
+    return TurnEndPlan(
+        kind=kind,
+        cause=d.pick(ABORT_CAUSES) if kind == "aborted" else "user",
+        failure=d.integer(0, len(FAILURE_CODES) - 1) if kind == "error" else 0,
+        crash=d.pick(("stream", "message", "tools")) if kind == "interrupted" else "stream",
+        started=d.integer(0, 3) if kind == "interrupted" else 0,
+        finished=d.integer(0, 3) if kind == "interrupted" else 0,
+    )
+
+
+def _side(d: Draw, kinds: tuple[str, ...]) -> SidePlan:
+    return SidePlan(kind=d.pick(kinds), variant=d.integer(0, 5))
+
+
+def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
+    working = d.many(lambda e: _step(e, w, working=True), 0, max(0, max_steps - 1))
+    final = _step(d, w, working=False)
+    return TurnPlan(
+        steps=(*working, final),
+        end=_end(d, w),
+        source=d.pick(USER_SOURCE_KINDS[1:]) if d.chance(w.non_user_source) else "user",
+        prompt=_words(d, 2, 20),
+        before=tuple(d.many(lambda e: _side(e, BETWEEN_TURN_SIDES), 1, 3)) if d.chance(w.side) else (),
+        compaction=(
+            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15))
+            if d.chance(w.compaction)
+            else None
+        ),
+        prune=d.chance(w.prune),
+        title=d.pick(("fallback", "provider", "llm")) if d.chance(w.title) else None,
+        queued=d.chance(w.queued),
+        runtime_context=d.chance(w.runtime_context),
+        prompt_hook=d.chance(w.prompt_hook),
+    )
+
+
+def draw_session(
+    d: Draw,
+    *,
+    weights: FeatureWeights,
+    format_version: int,
+    turns: tuple[int, int],
+    max_steps: int,
+) -> SessionPlan:
+    """Draw one session plan; ``turns`` bounds the number of (own, non-inherited) turns."""
+    origin = d.weighted([("root", 1.0), ("fork", weights.fork), ("subagent", weights.subagent)])
+    prefix = tuple(d.many(lambda e: _turn(e, weights, max_steps), 1, 2)) if origin == "fork" else ()
+    return SessionPlan(
+        turns=tuple(d.many(lambda e: _turn(e, weights, max_steps), turns[0], turns[1])),
+        origin=origin,
+        prefix=prefix,
+        preamble=tuple(d.many(lambda e: _side(e, SESSION_START_SIDES), 1, 2)) if d.chance(weights.side) else (),
+        descriptor=d.pick(("one-shot", "continuable")),
+        cwd=not d.chance(0.05),
+        agent_preset=d.chance(0.1),
+        format_version=format_version,
+        id_salt=d.integer(0, 2**31 - 1),
+    )
