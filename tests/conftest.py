@@ -1,8 +1,8 @@
-"""Shared test configuration: Hypothesis profiles and the official-oracle fixture.
+"""Shared test fixtures: the official oracle and the shared reference data.
 
-Profiles (select with ``DSHFUZZ_PROFILE`` or ``--hypothesis-profile``): ``dev`` is
-quick, ``ci`` runs >= 200 examples per property, ``nightly`` runs long. They are
-defined explicitly so that Hypothesis' own ``CI``-triggered defaults never apply.
+Hypothesis profiles (``dev``, ``ci`` with >= 200 examples per property, ``nightly``)
+come from the dshfuzz pytest plugin (``dshfuzz._pytest_plugin``), selected with
+``--dshfuzz-profile`` or ``DSHFUZZ_PROFILE``; ``ci`` whenever ``CI`` is set.
 """
 
 from __future__ import annotations
@@ -11,18 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "reference" / "fixtures"
 REAL_SESSIONS = SHARED / "real-sessions"
-
-_common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("dev", max_examples=50, **_common)
-settings.register_profile("ci", max_examples=200, print_blob=True, **_common)
-settings.register_profile("nightly", max_examples=5000, **_common)
-settings.load_profile(os.environ.get("DSHFUZZ_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,160 @@
+"""The dshfuzz pytest plugin (entry point ``pytest11: dshfuzz``).
+
+- Hypothesis profiles ``dev``, ``ci`` and ``nightly`` (``--dshfuzz-profile`` or the
+  ``DSHFUZZ_PROFILE`` environment variable; ``ci`` when ``CI`` is set, else ``dev``).
+  Each profile names its example database explicitly — one directory that every
+  xdist worker shares — so Hypothesis' own ``CI`` defaults never switch it off.
+- The ``dshfuzz_witness`` fixture: a fuzz property records each log it judges; when
+  the test fails, the last record is the minimal example Hypothesis replayed, and
+  the plugin prints it under the failure and ships it to the xdist controller in
+  ``report.user_properties``.
+- ``--dshfuzz-save``: the controller adds every failing witness to the corpus.
+
+This module imports nothing heavy at import time: Hypothesis and dshfuzz are
+imported inside the hooks that need them.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROFILES = ("dev", "ci", "nightly")
+_PROPERTY = "dshfuzz_witness"
+_EXAMPLES = {"dev": 50, "ci": 200, "nightly": 5000}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dshfuzz")
+    group.addoption("--dshfuzz-profile", choices=PROFILES, default=None, help="Hypothesis profile for fuzz properties")
+    group.addoption("--dshfuzz-save", action="store_true", help="add failing fuzz witnesses to the corpus")
+    group.addoption("--dshfuzz-corpus", default="corpus", help="corpus directory for --dshfuzz-save")
+
+
+def profile_name(config: pytest.Config) -> str:
+    chosen = config.getoption("dshfuzz_profile") or os.environ.get("DSHFUZZ_PROFILE")
+    if chosen:
+        return chosen
+    return "ci" if os.environ.get("CI") else "dev"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from hypothesis import HealthCheck, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    database = DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
+    common: dict[str, Any] = {
+        "deadline": None,
+        "database": database,
+        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+    }
+    for name in PROFILES:
+        settings.register_profile(name, max_examples=_EXAMPLES[name], print_blob=name != "dev", **common)
+    name = config.getoption("hypothesis_profile", None) or profile_name(config)
+    settings.load_profile(name)
+    config.stash[_profile_key] = name
+
+
+_profile_key = pytest.StashKey[str]()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"dshfuzz: hypothesis profile {config.stash.get(_profile_key, '?')!r}"
+
+
+@dataclass(slots=True)
+class Witness:
+    """One judged log: bytes, container and what the property knew about it."""
+
+    data: bytes
+    compression: str
+    signature: str = ""
+    kind: str = "witness"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class WitnessRecorder:
+    """What a fuzz property records; the last record of a failing test is its minimal log."""
+
+    def __init__(self) -> None:
+        self.last: Witness | None = None
+
+    def record(self, data: bytes, compression: str = "none", *, signature: str = "", kind: str = "witness", **meta: Any) -> None:
+        self.last = Witness(data, compression, signature, kind, meta)
+
+
+@pytest.fixture
+def dshfuzz_witness() -> WitnessRecorder:
+    return WitnessRecorder()
+
+
+def _render(witness: Witness) -> str:
+    if witness.compression == "zstd":
+        from dshfuzz.model import parse_log
+
+        log = parse_log(witness.data, compression="zstd")
+        return b"".join(f.content for f in log.frames).decode("utf-8", "replace")
+    return witness.data.decode("utf-8", "replace")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    recorder = getattr(item, "funcargs", {}).get("dshfuzz_witness")
+    if report.when != "call" or not report.failed or not isinstance(recorder, WitnessRecorder) or recorder.last is None:
+        return
+    witness = recorder.last
+    report.sections.append(("dshfuzz minimal log", _render(witness)))
+    report.user_properties.append(
+        (
+            _PROPERTY,
+            {
+                "data": base64.b64encode(witness.data).decode("ascii"),
+                "compression": witness.compression,
+                "signature": witness.signature or f"test|{item.nodeid}",
+                "kind": witness.kind,
+                "meta": witness.meta,
+            },
+        )
+    )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Runs on the controller (with or without xdist): save failing witnesses when asked."""
+    if not report.failed or report.when != "call":
+        return
+    config = getattr(report, "config", None) or _CONFIG.get("config")
+    if config is None or not config.getoption("dshfuzz_save"):
+        return
+    from dshfuzz.harness import Corpus
+
+    for name, value in report.user_properties:
+        if name != _PROPERTY:
+            continue
+        meta = value.get("meta", {})
+        Corpus(Path(config.getoption("dshfuzz_corpus"))).add(
+            base64.b64decode(value["data"]),
+            signature=value["signature"],
+            kind=value["kind"],
+            compression=value["compression"],
+            format_version=meta.get("format_version", 0),
+            expected=meta.get("expected", {}),
+            actual=meta.get("actual", {}),
+            checker=meta.get("checker", "builtin"),
+            mutator=meta.get("mutator"),
+            seed=meta.get("seed"),
+        )
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config

@@ -1,0 +1,88 @@
+"""``dshfuzz fuzz``: a differential campaign against a checker, with a live display and reports."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget", default="60s", help="60s, 5m, 1h, or 500examples (default 60s)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument(
+        "--checker",
+        default="builtin",
+        help="builtin | cmd:'... {log} ...' | py:module:function | a dshfuzz.checkers plugin name",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="report directory (default reports/<run>)")
+    parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
+    parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
+    parser.add_argument("--no-minimise", action="store_true", help="keep Hypothesis-shrunk logs as they are")
+    parser.add_argument("--save", action="store_true", help="add every finding to the corpus")
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"))
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds one checker run may take")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from dshfuzz.harness import CampaignConfig, Corpus, default_workers, load_checker, parse_budget, run_campaign
+    from dshfuzz.harness._judges import CheckerSpecError
+    from dshfuzz.report import LiveReporter, final_table, write_reports
+
+    err = Console(stderr=True)
+    try:
+        seconds, examples = parse_budget(args.budget)
+        load_checker(args.checker, timeout=args.timeout)
+    except (ValueError, CheckerSpecError) as exc:
+        print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
+        return 2
+    config = CampaignConfig(
+        checker=args.checker,
+        seed=args.seed,
+        workers=args.workers or default_workers(),
+        budget_seconds=seconds,
+        budget_examples=examples,
+        official=not args.no_official,
+        mutators=tuple(m for m in args.mutators.split(",") if m) if args.mutators else None,
+        checker_timeout=args.timeout,
+        minimise=not args.no_minimise,
+    )
+    if args.out is not None:
+        config = replace(config, out=args.out.parent, run_id=args.out.name)
+    reporter = LiveReporter(err)
+    for _ in reporter.consume(run_campaign(config)):
+        pass
+    summary = reporter.summary
+    paths = write_reports(summary, config.run_dir)
+    if args.save:
+        corpus = Corpus(args.corpus)
+        for f in summary.findings:
+            corpus.add(
+                f.data,
+                signature=f.signature,
+                kind=f.kind,
+                compression=f.compression,
+                format_version=f.format_version,
+                expected={"rules": list(f.expected_rules), "official": f.official},
+                actual={"rules": list(f.checker_rules)},
+                checker=config.checker,
+                mutator=f.mutator,
+                seed=config.seed,
+                official=f.official,
+            )
+    out = Console()
+    out.print(final_table(summary))
+    s = summary.to_json()
+    out.print(
+        f"{s['examples']} logs judged in {s['elapsedSeconds']:.0f}s ({s['examplesPerSecond']:.1f}/s), "
+        f"stopped by {s['stop']}; report: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name})"
+    )
+    for w in summary.worker_errors:
+        err.print(f"[red]worker {w.worker} failed[/red]\n{w.error}")
+    if summary.worker_errors:
+        return 2
+    return 1 if summary.checker_defects else 0

@@ -1,0 +1,45 @@
+"""Differential campaigns, minimisation and the corpus (public surface)."""
+
+from ._campaign import CampaignConfig, default_workers, parse_budget, run_campaign
+from ._classify import Disagreement, Truth, classify
+from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry
+from ._events import (
+    CampaignEvent,
+    CampaignFinished,
+    CampaignStarted,
+    DisagreementFound,
+    ExampleJudged,
+    WorkerFailed,
+)
+from ._judge import Example, Judge, JudgedExample
+from ._judges import CheckerUnderTest, CheckerVerdict, ReportedFinding, load_checker, verdict_from_json
+from ._minimise import ddmin, minimise
+
+__all__ = [
+    "CORPUS_FORMAT",
+    "CampaignConfig",
+    "CampaignEvent",
+    "CampaignFinished",
+    "CampaignStarted",
+    "CheckerUnderTest",
+    "CheckerVerdict",
+    "Corpus",
+    "CorpusEntry",
+    "Disagreement",
+    "DisagreementFound",
+    "Example",
+    "ExampleJudged",
+    "Judge",
+    "JudgedExample",
+    "ReportedFinding",
+    "Truth",
+    "WorkerFailed",
+    "classify",
+    "ddmin",
+    "default_workers",
+    "load_checker",
+    "minimise",
+    "parse_budget",
+    "run_campaign",
+    "verdict_from_json",
+]

@@ -1,0 +1,277 @@
+"""The differential campaign: generate, mutate, judge, shrink, minimise — in parallel.
+
+Each worker runs rounds of :func:`hypothesis.find` over the example strategy with
+a condition that judges the example and is satisfied by a *new* checker defect.
+Hypothesis then shrinks that example (plans shrink to small readable logs), the
+delta-debugging minimiser makes it 1-minimal, and the worker emits a
+:class:`DisagreementFound`. Every judged example is also emitted, so the
+coordinator counts throughput and deduplicates signatures with counts.
+
+The campaign never prints: :func:`run_campaign` yields the event stream and
+reporters consume it. It stops cleanly at the budget or on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import random
+import signal
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ._events import (
+    CampaignEvent,
+    CampaignFinished,
+    CampaignStarted,
+    DisagreementFound,
+    ExampleJudged,
+    WorkerFailed,
+)
+
+__all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
+
+ROUND_EXAMPLES = 200
+
+
+class _Stop(BaseException):
+    """Raised inside Hypothesis to end a round at once (BaseException escapes ``find``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignConfig:
+    """Everything a campaign run depends on; picklable, so workers get a copy."""
+
+    checker: str = "builtin"
+    seed: int = 0
+    workers: int = 1
+    budget_seconds: float | None = 60.0
+    budget_examples: int | None = None
+    official: bool = True
+    mutators: tuple[str, ...] | None = None
+    valid_fraction: float = 0.15
+    out: Path = Path("reports")
+    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6])
+    checker_timeout: float = 20.0
+    minimise: bool = True
+
+    @property
+    def run_dir(self) -> Path:
+        return self.out / self.run_id
+
+
+def parse_budget(text: str) -> tuple[float | None, int | None]:
+    """``60s``, ``5m``, ``1h`` -> seconds; ``500`` or ``500examples`` -> examples."""
+    t = text.strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600}
+    if t.endswith("examples"):
+        return None, int(t[: -len("examples")])
+    if t and t[-1] in units and t[:-1].replace(".", "", 1).isdigit():
+        return float(t[:-1]) * units[t[-1]], None
+    if t.isdigit():
+        return None, int(t)
+    raise ValueError(f"budget must look like 60s, 5m, 1h or 500examples, not {text!r}")
+
+
+def _round_seed(seed: int, worker: int, round_no: int) -> int:
+    return random.Random(f"{seed}:{worker}:{round_no}").getrandbits(64)
+
+
+def _worker(config: CampaignConfig, worker: int, emit: Callable[[CampaignEvent], None], should_stop: Callable[[], bool]) -> None:
+    """One worker's rounds; runs in a child process (or in process for ``workers=1``)."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from ._judge import Judge
+    from ._judges import BuiltinChecker, load_checker
+    from ._minimise import minimise
+    from ._strategy import examples
+
+    checker = load_checker(config.checker, timeout=config.checker_timeout)
+    reference = None if config.checker == "builtin" else BuiltinChecker()
+    official_cm = _official() if config.official else None
+    official = official_cm.__enter__() if official_cm is not None else None
+    seen: set[str] = set()
+    strategy = examples(config.mutators, valid_fraction=config.valid_fraction)
+    try:
+        with Judge(checker, official=official, reference=reference) as judge:
+            round_no = 0
+            while not should_stop():
+                round_no += 1
+                target: dict[str, str] = {}
+
+                def condition(example) -> bool:  # noqa: ANN001 - an Example from the strategy
+                    if should_stop():
+                        raise _Stop
+                    judged = judge.judge(example)
+                    sigs = tuple(d.signature for d in judged.disagreements)
+                    if "signature" not in target:
+                        emit(
+                            ExampleJudged(
+                                worker,
+                                example.mutator,
+                                judged.events,
+                                frozenset(f.rule for f in judged.verdict.findings),
+                                example.expects,
+                                judged.truth.refusing,
+                                sigs,
+                                time.time(),
+                            )
+                        )
+                        fresh = [d for d in judged.defects if d.signature not in seen]
+                        if fresh:
+                            target["signature"] = fresh[0].signature
+                            return True
+                        return False
+                    return target["signature"] in sigs
+
+                round_settings = settings(
+                    max_examples=ROUND_EXAMPLES,
+                    database=None,
+                    deadline=None,
+                    phases=[Phase.generate, Phase.shrink],
+                    suppress_health_check=list(HealthCheck),
+                )
+                try:
+                    found = find(strategy, condition, settings=round_settings,
+                                 random=random.Random(_round_seed(config.seed, worker, round_no)))
+                except NoSuchExample:
+                    continue
+                except _Stop:
+                    break
+                signature = target["signature"]
+                seen.add(signature)
+                judged = judge.judge(found)
+                defect = next(d for d in judged.disagreements if d.signature == signature)
+                data = found.data
+                if config.minimise:
+                    data = minimise(found, lambda ex: signature in {d.signature for d in judge.judge(ex).disagreements})
+                final = judge.judge(replace(found, data=data))
+                emit(
+                    DisagreementFound(
+                        signature=signature,
+                        kind=defect.kind,
+                        layer=defect.layer,
+                        rules=defect.rules,
+                        mutator=defect.mutator,
+                        detail=defect.detail,
+                        data=data,
+                        compression=found.compression,
+                        format_version=found.format_version,
+                        events_found=judged.events,
+                        events_minimal=final.events,
+                        checker_rules=tuple(sorted({f.rule for f in final.verdict.findings})),
+                        expected_rules=tuple(sorted(found.expects)),
+                        official={k: _verdict_json(v) for k, v in final.official.items()},
+                        seed=config.seed,
+                        at=time.time(),
+                    )
+                )
+    except _Stop:
+        pass
+    finally:
+        if official_cm is not None:
+            official_cm.__exit__(None, None, None)
+
+
+def _official():
+    from dshfuzz.oracle.official import OfficialOracle, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"official layers unavailable: {reason} (or run with --no-official)")
+    return OfficialOracle()
+
+
+def _verdict_json(verdict) -> dict:  # noqa: ANN001 - a LayerVerdict
+    if verdict.ok:
+        return {"ok": True}
+    error = verdict.error
+    return {"ok": False, "error": {"name": error.name, "message": error.message, "seq": error.seq}}
+
+
+def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle: it stops us cleanly
+    try:
+        _worker(config, worker, events.put, stop.is_set)
+    except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
+        events.put(WorkerFailed(worker, traceback.format_exc(limit=10)))
+    finally:
+        events.put(("done", worker))
+
+
+def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
+    """Run a campaign and yield its events; closing the iterator stops the workers."""
+    start = time.time()
+    yield CampaignStarted(
+        run_id=config.run_id,
+        checker=config.checker,
+        seed=config.seed,
+        workers=config.workers,
+        budget_seconds=config.budget_seconds,
+        budget_examples=config.budget_examples,
+        official=config.official,
+        out=str(config.run_dir),
+        started_at=start,
+    )
+    deadline = start + config.budget_seconds if config.budget_seconds is not None else None
+    ctx = mp.get_context("spawn")
+    events: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
+    stop = ctx.Event()
+    procs = [ctx.Process(target=_child_main, args=(config, w, events, stop), daemon=True) for w in range(config.workers)]
+    for proc in procs:
+        proc.start()
+    judged = 0
+    live = len(procs)
+    reason = "budget"
+    interrupted = False
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        interrupted = True
+        stop.set()
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    try:
+        while live:
+            try:
+                event = events.get(timeout=0.2)
+            except queue.Empty:
+                event = None
+            if interrupted and reason != "interrupted":
+                reason = "interrupted"
+            if isinstance(event, tuple):
+                live -= 1
+                continue
+            if event is not None:
+                if isinstance(event, ExampleJudged):
+                    judged += 1
+                elif isinstance(event, WorkerFailed):
+                    reason = "error"
+                yield event
+            if not stop.is_set():
+                if deadline is not None and time.time() >= deadline:
+                    stop.set()
+                elif config.budget_examples is not None and judged >= config.budget_examples:
+                    reason = "examples"
+                    stop.set()
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+        stop.set()
+        for proc in procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+    yield CampaignFinished(reason, judged, time.time() - start, time.time())  # type: ignore[arg-type]
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))

@@ -1,0 +1,186 @@
+"""The corpus: every minimised witness, kept forever as a regression test.
+
+Layout: ``corpus/<signature>/<sha256-prefix>.jsonl[.zstd]`` plus one versioned
+``corpus/<signature>/meta.json`` describing each entry of that signature. Entries
+are named by content hash, so adding the same log twice is a no-op; every write
+is atomic (temp file + rename), so a crash never leaves a torn witness.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dshfuzz import __version__
+from dshfuzz._atomic import write_atomic
+
+__all__ = ["CORPUS_FORMAT", "CorpusEntry", "Corpus", "signature_slug"]
+
+CORPUS_FORMAT = "dshfuzz-corpus/1"
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def signature_slug(signature: str) -> str:
+    """A directory-safe, readable name for a signature (stable across runs)."""
+    slug = _SLUG.sub("-", signature).strip("-.")[:80] or "unnamed"
+    return f"{slug}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusEntry:
+    """One witness log and what was recorded about it.
+
+    ``expected`` is what the truth says (official layers, oracle, the mutator's
+    declared rules); ``actual`` is what the checker said when the entry was saved.
+    ``fixed_by`` names the change that made the checker agree with ``expected``;
+    once set, replay expects the entry to be FIXED rather than STILL FAILING.
+    """
+
+    signature: str
+    kind: str
+    file: str
+    sha256: str
+    compression: str
+    format_version: Any
+    expected: Mapping[str, Any]
+    actual: Mapping[str, Any]
+    checker: str = "builtin"
+    mutator: str | None = None
+    seed: int | None = None
+    official: Mapping[str, Any] = field(default_factory=dict)
+    date: str = ""
+    dshfuzz_version: str = __version__
+    fixed_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "kind": self.kind,
+            "file": self.file,
+            "sha256": self.sha256,
+            "compression": self.compression,
+            "formatVersion": self.format_version,
+            "expected": dict(self.expected),
+            "actual": dict(self.actual),
+            "checker": self.checker,
+            "mutator": self.mutator,
+            "seed": self.seed,
+            "official": dict(self.official),
+            "date": self.date,
+            "dshfuzzVersion": self.dshfuzz_version,
+            "fixedBy": self.fixed_by,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> CorpusEntry:
+        return cls(
+            signature=obj["signature"],
+            kind=obj["kind"],
+            file=obj["file"],
+            sha256=obj["sha256"],
+            compression=obj.get("compression", "none"),
+            format_version=obj.get("formatVersion"),
+            expected=obj.get("expected", {}),
+            actual=obj.get("actual", {}),
+            checker=obj.get("checker", "builtin"),
+            mutator=obj.get("mutator"),
+            seed=obj.get("seed"),
+            official=obj.get("official", {}),
+            date=obj.get("date", ""),
+            dshfuzz_version=obj.get("dshfuzzVersion", ""),
+            fixed_by=obj.get("fixedBy"),
+        )
+
+
+class CorpusFormatError(ValueError):
+    """A meta.json this version of dshfuzz cannot read (names the file and reason)."""
+
+
+@dataclass(slots=True)
+class Corpus:
+    """A corpus directory (default ``corpus/`` at the repository root)."""
+
+    root: Path
+
+    def _meta_path(self, signature: str) -> Path:
+        return self.root / signature_slug(signature) / "meta.json"
+
+    def _load_meta(self, path: Path) -> dict[str, Any]:
+        try:
+            meta = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CorpusFormatError(f"{path}: unreadable corpus meta ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("format") != CORPUS_FORMAT:
+            raise CorpusFormatError(f"{path}: not a {CORPUS_FORMAT} meta file")
+        return meta
+
+    def add(
+        self,
+        data: bytes,
+        *,
+        signature: str,
+        kind: str,
+        compression: str,
+        format_version: Any,
+        expected: Mapping[str, Any],
+        actual: Mapping[str, Any],
+        checker: str = "builtin",
+        mutator: str | None = None,
+        seed: int | None = None,
+        official: Mapping[str, Any] | None = None,
+    ) -> tuple[CorpusEntry, bool]:
+        """Store ``data`` under its signature; returns the entry and whether it was new."""
+        sha = hashlib.sha256(data).hexdigest()
+        suffix = ".jsonl.zstd" if compression == "zstd" else ".jsonl"
+        meta_path = self._meta_path(signature)
+        meta = self._load_meta(meta_path) if meta_path.exists() else {
+            "format": CORPUS_FORMAT,
+            "signature": signature,
+            "kind": kind,
+            "entries": {},
+        }
+        if sha[:16] in meta["entries"]:
+            return CorpusEntry.from_json(meta["entries"][sha[:16]]), False
+        entry = CorpusEntry(
+            signature=signature,
+            kind=kind,
+            file=sha[:16] + suffix,
+            sha256=sha,
+            compression=compression,
+            format_version=format_version,
+            expected=expected,
+            actual=actual,
+            checker=checker,
+            mutator=mutator,
+            seed=seed,
+            official=official or {},
+            date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        )
+        write_atomic(meta_path.parent / entry.file, data)
+        meta["entries"][sha[:16]] = entry.to_json()
+        write_atomic(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        return entry, True
+
+    def entries(self) -> Iterator[tuple[Path, CorpusEntry]]:
+        """Every entry with the path of its log, in a stable order."""
+        if not self.root.is_dir():
+            return
+        for meta_path in sorted(self.root.glob("*/meta.json")):
+            meta = self._load_meta(meta_path)
+            for key in sorted(meta["entries"]):
+                entry = CorpusEntry.from_json(meta["entries"][key])
+                yield meta_path.parent / entry.file, entry
+
+
+def entry_summary(entry: CorpusEntry) -> dict[str, Any]:
+    """A flat description for listings."""
+    out = asdict(entry)
+    out["expected"] = dict(entry.expected)
+    out["actual"] = dict(entry.actual)
+    return out

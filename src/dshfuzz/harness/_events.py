@@ -1,0 +1,90 @@
+"""The campaign's typed event stream.
+
+A campaign never prints: it emits these events, and reporters (terminal, JSON,
+Markdown, HTML) turn them into output. Every event is a frozen dataclass of plain
+values, so it crosses process boundaries (workers -> coordinator) by pickling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "CampaignEvent",
+    "CampaignFinished",
+    "CampaignStarted",
+    "DisagreementFound",
+    "ExampleJudged",
+    "WorkerFailed",
+]
+
+StopReason = Literal["budget", "examples", "interrupted", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignStarted:
+    run_id: str
+    checker: str
+    seed: int
+    workers: int
+    budget_seconds: float | None
+    budget_examples: int | None
+    official: bool
+    out: str
+    started_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleJudged:
+    """One log judged by every judge. ``signatures`` are all disagreements it showed."""
+
+    worker: int
+    mutator: str | None
+    events: int
+    checker_rules: frozenset[str]
+    expected_rules: frozenset[str]
+    refusing_layers: frozenset[str]
+    signatures: tuple[str, ...]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DisagreementFound:
+    """A new disagreement, shrunk by Hypothesis and minimised; ``data`` is the minimal log."""
+
+    signature: str
+    kind: str
+    layer: str | None
+    rules: tuple[str, ...]
+    mutator: str | None
+    detail: str
+    data: bytes
+    compression: str
+    format_version: Any
+    events_found: int
+    events_minimal: int
+    checker_rules: tuple[str, ...]
+    expected_rules: tuple[str, ...]
+    official: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFailed:
+    """A worker stopped on an error of dshfuzz itself (not of the checker under test)."""
+
+    worker: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignFinished:
+    reason: StopReason
+    examples: int
+    elapsed: float
+    finished_at: float
+
+
+CampaignEvent = CampaignStarted | ExampleJudged | DisagreementFound | WorkerFailed | CampaignFinished
