@@ -5,7 +5,9 @@ Data flows one way through dshfuzz: model -> generators -> mutators ->
 and writes logs through the names exported here.
 """
 
-from ._json import JsonDecodeError, dumps, loads
+from ._json import JsonDecodeError, dumpb, dumps, js_number, loads
+from ._reader import parse_log, read_log, sniff_compression
+from ._rows import MIN_RUN, RowDecodeError, decode_storage_record, is_safe_integer, pack_chunk_runs, unpack_rows
 from ._types import (
     CHUNK_ROW_TYPES,
     ENVELOPE_KEYS,
@@ -22,23 +24,60 @@ from ._types import (
     SessionLog,
     TornTail,
 )
+from ._writer import batch_text, encode_jsonl, encode_log, encode_zstd, header_text
+from ._zstd import (
+    ZSTD_MAGIC,
+    BlockMode,
+    FrameDecodeError,
+    FrameLayout,
+    compress_frame,
+    decode_frame,
+    recover_torn_frame,
+    scan_frames,
+    skippable_frame,
+)
 
 __all__ = [
     "CHUNK_ROW_TYPES",
     "ENVELOPE_KEYS",
+    "MIN_RUN",
     "MISSING",
     "SURFACE_TYPES",
+    "ZSTD_MAGIC",
+    "BlockMode",
     "Compression",
     "Diagnostic",
     "Event",
     "Frame",
+    "FrameDecodeError",
+    "FrameLayout",
     "JsonDecodeError",
     "JsonValue",
     "Line",
     "Row",
+    "RowDecodeError",
     "SessionHeader",
     "SessionLog",
     "TornTail",
+    "batch_text",
+    "compress_frame",
+    "decode_frame",
+    "decode_storage_record",
+    "dumpb",
     "dumps",
+    "encode_jsonl",
+    "encode_log",
+    "encode_zstd",
+    "header_text",
+    "is_safe_integer",
+    "js_number",
     "loads",
+    "pack_chunk_runs",
+    "parse_log",
+    "read_log",
+    "recover_torn_frame",
+    "scan_frames",
+    "skippable_frame",
+    "sniff_compression",
+    "unpack_rows",
 ]

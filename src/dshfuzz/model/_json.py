@@ -1,45 +1,101 @@
 """JSON with the semantics of JavaScript's ``JSON.parse`` and ``JSON.stringify``.
 
 The official writer is ``JSON.stringify``; the official reader is ``JSON.parse``
-over UTF-8 text. Matching them byte for byte is what makes our codecs lossless
-and our verdicts comparable.
+over UTF-8 text decoded the way Node's ``Buffer.toString("utf8")`` does. Matching
+them byte for byte is what makes our codecs lossless and our verdicts comparable.
+
+Value mapping (JS -> Python): object -> ``dict`` (textual key order, duplicate
+keys last-wins at the first key's position), array -> ``list``, string -> ``str``
+(lone surrogates kept as lone code points), ``true``/``false``/``null`` ->
+``bool``/``None``, number -> ``int`` for an integer literal that fits 64 bits,
+else ``float`` (``1e400`` is ``inf``, as ``JSON.parse`` gives ``Infinity``).
+
+The one invariant the rest of dshfuzz relies on::
+
+    dumps(loads(t)) == JSON.stringify(JSON.parse(t))   for every t JSON.parse accepts
+
+``dumps`` therefore writes numbers as a JS double would print (``1.0`` -> ``1``,
+``1e21`` -> ``1e+21``, ``-0.0`` -> ``0``, integers beyond 2**53 rounded), escapes
+lone surrogates as ``\\udXXX`` and emits array-index keys (``"0"``, ``"17"``) first
+in ascending order, because that is the own-property order of every JS object.
+orjson does the work; a slower exact encoder runs only when orjson's output
+could differ from ``JSON.stringify`` (a float, a surrogate, a huge integer or an
+index key is present).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import orjson
 
-__all__ = ["JsonDecodeError", "loads", "dumps"]
+__all__ = ["JsonDecodeError", "loads", "dumps", "dumpb", "decode_utf8"]
 
 
 class JsonDecodeError(ValueError):
     """Text that ``JSON.parse`` would refuse."""
 
 
+_SAFE = 2**53
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+_ARRAY_INDEX_MAX = 2**32 - 2
+
+
+def decode_utf8(data: bytes | bytearray | memoryview) -> str:
+    """Decode like Node's ``Buffer.toString("utf8")`` (U+FFFD per maximal invalid subpart)."""
+    return bytes(data).decode("utf-8", errors="replace")
+
+
 def _reject_constant(name: str) -> Any:
     raise JsonDecodeError(f"{name} is not valid JSON")
 
 
-_fallback = json.JSONDecoder(parse_constant=_reject_constant)
+def _parse_int(text: str) -> int | float:
+    # Mirror orjson so that the fast and the fallback path agree on a value's Python type.
+    if text == "-0":
+        return -0.0
+    value = int(text)
+    return value if _INT64_MIN <= value <= _UINT64_MAX else float(text)
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse one JSON text as ``JSON.parse`` would (NaN/Infinity refused, lone surrogates kept)."""
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+_JSON_WS = " \t\n\r"
+
+
+# A "-0" number token: JS keeps the sign (-0), orjson and json return int 0.
+_NEG_ZERO = re.compile(r"(?:^|[:,\[])[ \t\n\r]*-0(?![0-9.eE])")
+_NEG_ZERO_B = re.compile(_NEG_ZERO.pattern.encode())
+
+
+def loads(text: str | bytes | bytearray | memoryview) -> Any:
+    """Parse one JSON text as ``JSON.parse`` would; raise :class:`JsonDecodeError` otherwise.
+
+    Bytes are decoded as Node decodes a file read as ``utf8`` (invalid sequences
+    become U+FFFD); a byte-order mark is data, which ``JSON.parse`` refuses. The
+    number token ``-0`` becomes ``-0.0`` (JS ``-0``), every other integer token an ``int``.
+    """
+    if isinstance(text, str):
+        suspicious = _NEG_ZERO.search(text) is not None
+    else:
+        suspicious = _NEG_ZERO_B.search(text) is not None
+    if not suspicious:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    if not isinstance(text, str):
+        text = decode_utf8(text)
+    start = _skip_ws(text, 0)
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text).decode("utf-8", errors="replace")
-    try:
-        value, end = _fallback.raw_decode(text, _skip_ws(text, 0))
+        value, end = _decoder.raw_decode(text, start)
     except json.JSONDecodeError as exc:
-        raise JsonDecodeError(exc.msg + f" at position {exc.pos}") from None
+        raise JsonDecodeError(f"{exc.msg} at position {exc.pos}") from None
     except RecursionError:
-        raise JsonDecodeError("nesting too deep") from None
+        raise JsonDecodeError("nesting too deep for this parser") from None
     if _skip_ws(text, end) != len(text):
         raise JsonDecodeError(f"unexpected data after JSON at position {end}")
     return value
@@ -47,14 +103,158 @@ def loads(text: str | bytes) -> Any:
 
 def _skip_ws(text: str, i: int) -> int:
     n = len(text)
-    while i < n and text[i] in " \t\n\r":
+    while i < n and text[i] in _JSON_WS:
         i += 1
     return i
 
 
-def dumps(value: Any) -> str:
-    """Serialise as ``JSON.stringify`` would (compact, insertion order, UTF-8)."""
+# orjson's output can differ from JSON.stringify only at a float token (it contains
+# '.', 'e' or 'E') or at an object key that is an array index (JS orders those first).
+# The scan skips whole strings possessively, so it runs in linear time in C.
+_INDEX_KEY = rb'"(?:0|[1-9][0-9]{0,9})":'
+_NEEDS_EXACT = re.compile(
+    rb'(?:[^"0-9]++|(?!' + _INDEX_KEY + rb')"(?:[^"\\]++|\\.)*+"|[0-9]++(?![.eE]))*+'
+    rb"(?:[0-9]++[.eE]|" + _INDEX_KEY + rb")",
+    re.DOTALL,
+)
+
+
+def dumpb(value: Any) -> bytes:
+    """``JSON.stringify(value)`` as UTF-8 bytes (see :func:`dumps`)."""
     try:
-        return orjson.dumps(value).decode("utf-8")
+        out = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
     except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return _encode_exact(value).encode("utf-8")
+    if _NEEDS_EXACT.match(out) is None:
+        return out
+    return _encode_exact(value).encode("utf-8")
+
+
+def dumps(value: Any) -> str:
+    """Serialise exactly as ``JSON.stringify(value)`` would (compact, JS key order, raw UTF-8).
+
+    ``value`` is JSON data: dict with ``str`` keys, list or tuple, str, int, float,
+    bool, None. Anything else raises ``TypeError`` (``JSON.stringify`` has no
+    equivalent to follow). Non-finite floats become ``null`` as in JavaScript.
+    """
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
+    except (TypeError, orjson.JSONEncodeError):
+        return _encode_exact(value)
+    if _NEEDS_EXACT.match(out) is None:
+        return out.decode("utf-8")
+    return _encode_exact(value)
+
+
+def _encode_exact(value: Any) -> str:
+    parts: list[str] = []
+    _emit(value, parts.append, 0)
+    return "".join(parts)
+
+
+_MAX_DEPTH = 10_000
+
+
+def _emit(value: Any, out: Any, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        raise ValueError("value nested too deeply to serialise")
+    if value is None:
+        out("null")
+    elif value is True:
+        out("true")
+    elif value is False:
+        out("false")
+    elif isinstance(value, str):
+        out(_js_string(value))
+    elif isinstance(value, int):
+        out(str(value) if -_SAFE < value < _SAFE else _js_number_of_int(value))
+    elif isinstance(value, float):
+        out(js_number(value))
+    elif isinstance(value, dict):
+        out("{")
+        first = True
+        for key, item in _js_key_order(value):
+            if not first:
+                out(",")
+            first = False
+            out(_js_string(key))
+            out(":")
+            _emit(item, out, depth + 1)
+        out("}")
+    elif isinstance(value, (list, tuple)):
+        out("[")
+        for i, item in enumerate(value):
+            if i:
+                out(",")
+            _emit(item, out, depth + 1)
+        out("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) <= _ARRAY_INDEX_MAX
+
+
+def _js_key_order(obj: dict[Any, Any]) -> list[tuple[str, Any]]:
+    for key in obj:
+        if not isinstance(key, str):
+            raise TypeError(f"object key {key!r} is not a string")
+    items = list(obj.items())
+    indexed = [(k, v) for k, v in items if _is_array_index(k)]
+    if not indexed:
+        return items
+    indexed.sort(key=lambda kv: int(kv[0]))
+    return indexed + [(k, v) for k, v in items if not _is_array_index(k)]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_string(text: str) -> str:
+    # json.dumps escapes exactly as JSON.stringify does: short escapes for \b \f \n \r \t,
+    # \u00xx (lowercase) for other C0 controls, everything else raw.
+    quoted = json.dumps(text, ensure_ascii=False)
+    if _LONE_SURROGATE.search(quoted) is None:
+        return quoted
+    # A high+low pair of code points is one JS character; only lone halves are escaped.
+    joined = quoted.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", joined)
+
+
+def _js_number_of_int(value: int) -> str:
+    try:
+        return js_number(float(value))
+    except OverflowError:
+        return "null"
+
+
+def js_number(x: float) -> str:
+    """ECMAScript ``Number::toString(x)`` as ``JSON.stringify`` applies it (non-finite -> ``null``)."""
+    if not math.isfinite(x):
+        return "null"
+    if x == 0:
+        return "0"
+    text = repr(x)  # shortest round-tripping digits, as ECMAScript requires
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    # value = 0.DIGITS x 10**point
+    point = len(whole) + (int(exp_text) if exp_text else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k = len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        exponent = point - 1
+        body = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if exponent >= 0 else "e-") + str(abs(exponent))
+    return sign + body

@@ -232,7 +232,8 @@ class Frame:
     """One zstd frame as found in the file (0-based ``index``; byte ``offset``/``size``).
 
     ``content`` holds the decoded bytes of a complete frame (or the records
-    recovered from a torn tail); ``lines`` the 1-based line numbers it produced.
+    recovered from a torn tail); ``lines`` the 1-based line numbers it produced;
+    ``data`` the frame's bytes exactly as found in the file.
     """
 
     index: int
@@ -245,6 +246,7 @@ class Frame:
     content: bytes = b""
     lines: range = range(0)
     error: str | None = None
+    data: bytes = b""
 
 
 @dataclass(slots=True)
@@ -252,11 +254,13 @@ class TornTail:
     """An incomplete end of file, as the official reader treats it.
 
     ``truncate_to`` is the byte offset the official writer would cut back to;
-    ``recovered_lines`` the complete records recovered from inside the torn part.
+    ``recovered_lines`` the complete records recovered from inside the torn part
+    and ``recovered_events`` the events they hold (the official ``recoveredEvents``).
     """
 
     truncate_to: int
     recovered_lines: int = 0
+    recovered_events: int = 0
     frame: int | None = None
     line: int | None = None
 
@@ -264,7 +268,12 @@ class TornTail:
 @dataclass(slots=True)
 class SessionLog:
     """A whole session log: logical view (header + events in physical order) over
-    the physical layer (lines, rows, zstd frames) with reading diagnostics."""
+    the physical layer (lines, rows, zstd frames) with reading diagnostics.
+
+    ``refusal`` is the error with which the official byte layer (``readPrefix``)
+    would refuse the file, or ``None`` when it reads it; ``committed_events`` is the
+    length of the event prefix it would keep (``events[:committed_events]``).
+    """
 
     header: SessionHeader | None
     events: list[Event] = field(default_factory=list)
@@ -276,6 +285,8 @@ class SessionLog:
     compression: Compression = "none"
     path: str | None = None
     size: int = 0
+    refusal: Diagnostic | None = None
+    committed_events: int = 0
 
     @property
     def format_version(self) -> JsonValue:

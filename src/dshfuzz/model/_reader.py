@@ -1,0 +1,449 @@
+"""Reading a session log into the model, exactly as far as the official reader sees it.
+
+``parse_log`` never raises and never drops input: every line becomes a
+:class:`Line`, every terminated line after the header a :class:`Row` (kinds
+``event``, ``packed``, ``malformed-packed``, ``not-json``, ``empty``), and every
+stored event an :class:`Event`, in physical order. A final line without ``\\n``
+is a torn tail: it stays a ``Line`` (``terminated=False``) and yields no row.
+
+Alongside the lenient model the reader replays the official byte layer
+(``readPrefix``: ``scanZstdFrames``, per-frame decode, ``SessionLogScanner``,
+SPJ:180-300 and 921-1019) and records its verdict: ``SessionLog.refusal`` (the
+first error it would throw, with the official message), ``committed_events``
+(the event prefix it would keep) and ``torn`` (its torn-tail marker).
+
+Coordinates: ``Line.offset`` is the byte offset of the line in the file for plain
+JSONL and in the concatenated plaintext of the frames for zstd; line numbers are
+1-based over that same text. Lines split on ``\\n`` only (``\\r`` stays in the line).
+"""
+
+from __future__ import annotations
+
+import math
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._json import JsonDecodeError, decode_utf8, js_number, loads
+from ._rows import RowDecodeError, decode_storage_record, is_safe_integer
+from ._types import (
+    CHUNK_ROW_TYPES,
+    MISSING,
+    Compression,
+    Diagnostic,
+    Event,
+    Frame,
+    Line,
+    Row,
+    SessionHeader,
+    SessionLog,
+    TornTail,
+)
+from ._zstd import ZSTD_MAGIC, FrameDecodeError, decode_frame, recover_torn_frame, scan_frames
+
+__all__ = ["parse_log", "read_log", "sniff_compression"]
+
+_ZSTD_PREFIX = "corrupt Zstandard session log: "
+_SKIPPABLE_BASE = 0x184D2A50
+
+
+def sniff_compression(data: bytes) -> Compression:
+    """``"zstd"`` when ``data`` starts with a zstd or skippable frame magic, else ``"none"``."""
+    if len(data) >= 4:
+        magic = int.from_bytes(data[:4], "little")
+        if magic == ZSTD_MAGIC or magic & 0xFFFFFFF0 == _SKIPPABLE_BASE:
+            return "zstd"
+    return "none"
+
+
+def read_log(path: str | PathLike[str]) -> SessionLog:
+    """Read a log file; raises only ``OSError`` (unreadable file).
+
+    The official backend decides the encoding by configuration, which follows the
+    suffix: ``.jsonl.zstd`` is zstd and ``.jsonl`` plain; any other name is sniffed.
+    """
+    name = str(path)
+    data = Path(path).read_bytes()
+    if name.endswith(".jsonl.zstd"):
+        compression: Compression | None = "zstd"
+    elif name.endswith(".jsonl"):
+        compression = "none"
+    else:
+        compression = None
+    return parse_log(data, compression=compression, path=name)
+
+
+def parse_log(data: bytes, *, compression: Compression | None = None, path: str | None = None) -> SessionLog:
+    """Build the model of a log from its bytes. Never raises on any input."""
+    data = bytes(data)
+    if compression is None:
+        compression = sniff_compression(data)
+    log = SessionLog(header=None, compression=compression, path=path, size=len(data))
+    reader = _Reader(log)
+    if compression == "zstd":
+        _read_zstd(data, reader)
+    else:
+        reader.feed(data, None)
+        reader.finish_plain()
+    return log
+
+
+def _read_zstd(data: bytes, reader: _Reader) -> None:
+    log = reader.log
+    layouts = scan_frames(data)
+    for lay in layouts:
+        if lay.error is not None:
+            reader.refuse(_structural_code(lay.error), _ZSTD_PREFIX + lay.error, frame=len(log.frames), offset=lay.offset)
+            break
+    if not any(lay.kind == "zstd" and lay.complete for lay in layouts):
+        reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
+    complete_end: int | None = None
+    for index, lay in enumerate(layouts):
+        frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
+        frame.data = data[lay.offset : lay.end]
+        log.frames.append(frame)
+        if lay.kind == "skippable":
+            frame.status, frame.error = "skippable", lay.error
+            log.diagnostics.append(Diagnostic("frame.skippable", _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset))
+            continue
+        if lay.kind == "invalid" or lay.error is not None:
+            frame.status, frame.error = "corrupt", lay.error
+            log.diagnostics.append(Diagnostic(_structural_code(str(lay.error)), _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset))
+            if lay.kind == "invalid":
+                continue
+        if not lay.complete:
+            complete_end = reader.close_complete_frames(complete_end)
+            frame.status = "torn"
+            frame.content = recover_torn_frame(frame.data)
+            reader.begin_torn(lay.offset, index)
+            first = reader.line_number + 1
+            reader.feed(frame.content, index)
+            reader.torn_lines = reader.line_number + 1 - first
+            frame.lines = range(first, reader.line_number + 1)
+            log.diagnostics.append(
+                Diagnostic("frame.torn", f"incomplete final frame at byte {lay.offset}", frame=index, offset=lay.offset)
+            )
+            continue
+        try:
+            frame.content = decode_frame(frame.data)
+        except FrameDecodeError as exc:
+            frame.status, frame.error = "corrupt", str(exc)
+            message = f"{_ZSTD_PREFIX}frame at byte {lay.offset} failed validation"
+            log.diagnostics.append(Diagnostic("frame.corrupt", f"{message} ({exc})", frame=index, offset=lay.offset))
+            reader.refuse("frame.corrupt", message, frame=index, offset=lay.offset)
+            continue
+        if index == 0 and (not frame.content or frame.content.find(b"\n") != len(frame.content) - 1):
+            message = _ZSTD_PREFIX + "first frame is not exactly one header line"
+            log.diagnostics.append(Diagnostic("frame.header-not-alone", message, frame=0, offset=0))
+            reader.refuse("frame.header-not-alone", message, frame=0, offset=0)
+        if frame.content and not frame.content.endswith(b"\n"):
+            frame.status = "not-record-aligned"
+            log.diagnostics.append(
+                Diagnostic("frame.torn-record", "complete frame does not end on a record boundary", frame=index, offset=lay.offset)
+            )
+        first = reader.line_number + 1
+        reader.feed(frame.content, index)
+        frame.lines = range(first, reader.line_number + 1)
+    reader.close_complete_frames(complete_end)
+    reader.finish_zstd()
+
+
+def _structural_code(error: str) -> str:
+    if error.startswith("reserved frame-header bit"):
+        return "frame.reserved-bit"
+    if error.startswith("reserved block type"):
+        return "frame.reserved-block"
+    return "frame.invalid-magic"
+
+
+def _js_string_of(value: Any) -> str:
+    """JavaScript ``String(value)`` for a JSON value (as template literals print it)."""
+    if value is MISSING:
+        return "undefined"
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, (int, float)):
+        return js_number(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_string_of(v) for v in value)
+    return "[object Object]"
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _is_non_negative_safe(value: Any) -> bool:
+    # Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0)
+    return is_safe_integer(value) and value >= 0 and not (type(value) is float and math.copysign(1.0, value) < 0)
+
+
+def _header_refusal(value: Any) -> tuple[str, str] | None:
+    """The official ``parseHeaderRecord`` verdict on a parsed first line (SPJ:55-200)."""
+    if type(value) is dict or type(value) is list:
+        version = value.get("version", MISSING) if type(value) is dict else MISSING
+        if _is_number(version) and version != 0:
+            ident = value.get("id", MISSING) if type(value) is dict else MISSING
+            shown = ident if type(ident) is str else _js_string_of(ident)
+            v = _js_string_of(version)
+            if version > 0:
+                why = f"the log was written by a newer harness — upgrade the harness to open it"
+                message = f'session "{shown}" uses log format v{v}, but this harness reads only v0: {why}'
+            else:
+                message = f'session "{shown}" uses log format v{v}, older than the supported v0, and this build ships no upgrade path for it'
+            return "header.version", message
+    if not _is_header_line(value):
+        return "header.not-header", "corrupt session log: first line is not a session header"
+    if "sandboxMode" in value or "approvalPolicy" in value:
+        return "header.retired-fields", "session header uses retired policy baseline fields"
+    return None
+
+
+def _is_header_line(v: Any) -> bool:
+    return (
+        type(v) is dict
+        and v.get("type") == "session"
+        and _is_number(v.get("version"))
+        and type(v.get("id")) is str
+        and _is_non_negative_safe(v.get("createdAt"))
+        and _is_non_negative_safe(v.get("delegationDepth"))
+        and ("origin" not in v or v["origin"] == "subagent")
+        and ("agentPreset" not in v or type(v["agentPreset"]) is str)
+    )
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    try:
+        return loads(raw), None
+    except JsonDecodeError as exc:
+        return MISSING, str(exc)
+
+
+class _Reader:
+    """Turns plaintext into lines, rows and events while replaying ``SessionLogScanner``.
+
+    Scanner state: ``committed_bytes``/``committed_events`` advance over each row
+    whose events continue the seq sequence; the first unparsable row or seq gap
+    is the ``issue`` that freezes them; a later row holding a ``turn/end`` turns
+    the issue into a refusal (SPJ:272-300).
+    """
+
+    def __init__(self, log: SessionLog) -> None:
+        self.log = log
+        self.line_number = 0
+        self.stream_offset = 0
+        self.fragment: list[bytes] = []
+        self.fragment_frame: int | None = None
+        self.fragment_offset = 0
+        self.committed_bytes = 0
+        self.issue: Diagnostic | None = None
+        self.torn_start: int | None = None
+        self.torn_frame: int | None = None
+        self.torn_events_from = 0
+        self.torn_lines_from = 0
+        self.torn_lines = 0
+
+    def refuse(self, code: str, message: str, **where: Any) -> None:
+        if self.log.refusal is None:
+            self.log.refusal = Diagnostic(code, message, **where)
+
+    def feed(self, chunk: bytes, frame: int | None) -> None:
+        """Consume plaintext; complete lines are processed, an unterminated end is kept."""
+        if not chunk:
+            return
+        parts = chunk.split(b"\n")
+        start = self.stream_offset
+        self.stream_offset += len(chunk)
+        if self.fragment:
+            self.fragment.append(parts[0])
+            first = b"".join(self.fragment)
+            first_frame, first_offset = self.fragment_frame, self.fragment_offset
+            self.fragment = []
+        else:
+            first, first_frame, first_offset = parts[0], frame, start
+        if len(parts) == 1:
+            self.fragment = [first]
+            self.fragment_frame, self.fragment_offset = first_frame, first_offset
+            return
+        self._line(first, first_frame, first_offset)
+        offset = start + len(parts[0]) + 1
+        last = len(parts) - 1
+        line = self._line
+        for i in range(1, last):
+            raw = parts[i]
+            line(raw, frame, offset)
+            offset += len(raw) + 1
+        if parts[last]:
+            self.fragment = [parts[last]]
+            self.fragment_frame, self.fragment_offset = frame, offset
+
+    def _line(self, raw: bytes, frame: int | None, offset: int) -> None:
+        log = self.log
+        self.line_number = number = self.line_number + 1
+        end = offset + len(raw) + 1
+        if number == 1:
+            self._header(raw, frame, offset)
+            self.committed_bytes = end
+            return
+        rows = log.rows
+        row_index = len(rows)
+        if not raw:
+            log.lines.append(Line(number, "", MISSING, "empty line", True, frame, offset))
+            rows.append(Row(number, "empty", MISSING, range(0), "empty line", frame))
+            log.diagnostics.append(Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=number, frame=frame, offset=offset))
+            self._unparsable(number)
+            return
+        try:
+            value = orjson.loads(raw) if not _maybe_special(raw) else loads(raw)
+            error = None
+        except (orjson.JSONDecodeError, JsonDecodeError):
+            value, error = _parse(raw)
+        log.lines.append(Line(number, decode_utf8(raw), value, error, True, frame, offset))
+        if error is not None:
+            rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
+            log.diagnostics.append(Diagnostic("line.not-json", f"line is not JSON: {error}", line=number, frame=frame, offset=offset))
+            self._unparsable(number)
+            return
+        events = log.events
+        first_event = len(events)
+        tag = value.get("type") if type(value) is dict else None
+        if type(tag) is str and tag in CHUNK_ROW_TYPES:
+            try:
+                members = decode_storage_record(value)
+            except RowDecodeError as exc:
+                rows.append(Row(number, "malformed-packed", value, range(0), exc.message, frame))
+                log.diagnostics.append(Diagnostic("row.malformed", exc.message, line=number, frame=frame, offset=offset))
+                self._unparsable(number)
+                return
+            events.extend([Event(m, number, row_index, k, frame) for k, m in enumerate(members)])
+            rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
+        else:
+            members = [value]
+            events.append(Event(value, number, row_index, None, frame))
+            rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
+        self._scan_row(members, number, end)
+
+    def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
+        log = self.log
+        value, error = _parse(raw)
+        log.lines.append(Line(1, decode_utf8(raw), value, error, True, frame, offset))
+        log.header = SessionHeader(value, 1, frame)
+        if error is not None:
+            message = "corrupt session log: header line is not valid JSON"
+            log.diagnostics.append(Diagnostic("header.not-json", f"{message} ({error})", line=1, frame=frame, offset=offset))
+            self.refuse("header.not-json", message, line=1, frame=frame, offset=offset)
+            return
+        verdict = _header_refusal(value)
+        if verdict is not None:
+            code, message = verdict
+            log.diagnostics.append(Diagnostic(code, message, line=1, frame=frame, offset=offset))
+            self.refuse(code, message, line=1, frame=frame, offset=offset)
+
+    def _unparsable(self, number: int) -> None:
+        if self.issue is None:
+            message = f"corrupt session log: unparsable committed event at line {number - 1}"
+            self.issue = Diagnostic("scan.unparsable", message, line=number)
+            self.log.diagnostics.append(self.issue)
+
+    def _scan_row(self, members: list[Any], number: int, end: int) -> None:
+        log = self.log
+        if log.refusal is not None:
+            return
+        if self.issue is not None:
+            self._closes_turn(members, self.issue)
+            return
+        expected = log.committed_events
+        for k, event in enumerate(members):
+            if event is None:
+                self._crash("seq", number)
+                return
+            seq = event.get("seq", MISSING) if type(event) is dict else MISSING
+            if not (_is_number(seq) and seq == expected + k):
+                got = _js_string_of(seq)
+                message = f"corrupt session log: seq gap in committed region at line {number - 1} (expected {expected + k}, got {got})"
+                self.issue = Diagnostic("scan.seq-gap", message, line=number, seq=expected + k)
+                log.diagnostics.append(self.issue)
+                self._closes_turn(members, self.issue)
+                return
+        log.committed_events = expected + len(members)
+        self.committed_bytes = end
+
+    def _closes_turn(self, members: list[Any], issue: Diagnostic) -> None:
+        for event in members:
+            if event is None:
+                self._crash("type", issue.line or 0)
+                return
+            if type(event) is dict and event.get("type") == "turn/end":
+                self.refuse(issue.code, issue.message, line=issue.line, seq=issue.seq)
+                return
+
+    def _crash(self, key: str, number: int) -> None:
+        # The official scanner reads `.seq` / `.type` of a `null` row and crashes with a TypeError.
+        self.refuse("scan.null-row", f"Cannot read properties of null (reading '{key}')", line=number)
+
+    def close_complete_frames(self, done: int | None) -> int:
+        """Apply the check made after the last complete frame (SPJ:983-984); idempotent."""
+        if done is not None:
+            return done
+        if self.fragment or self.committed_bytes != self.stream_offset:
+            self.refuse("frame.torn-record", _ZSTD_PREFIX + "complete frame contains a torn JSONL record")
+        self.torn_events_from = self.log.committed_events
+        self.torn_lines_from = self.line_number
+        return self.stream_offset
+
+    def begin_torn(self, offset: int, frame: int) -> None:
+        self.torn_start, self.torn_frame = offset, frame
+
+    def _flush_fragment(self) -> None:
+        if not self.fragment:
+            return
+        raw = b"".join(self.fragment)
+        self.fragment = []
+        self.line_number += 1
+        number, frame, offset = self.line_number, self.fragment_frame, self.fragment_offset
+        value, error = _parse(raw)
+        self.log.lines.append(Line(number, decode_utf8(raw), value, error, False, frame, offset))
+        self.log.diagnostics.append(
+            Diagnostic("line.torn", "final line has no newline (a torn record)", line=number, frame=frame, offset=offset)
+        )
+        if number == 1:
+            self.log.header = SessionHeader(value, 1, frame)
+
+    def finish_plain(self) -> None:
+        log = self.log
+        if self.line_number == 0:
+            self.refuse("log.empty", "empty or header-less session log", offset=0)
+        torn_line = self.line_number + 1 if self.fragment else None
+        self._flush_fragment()
+        if log.refusal is None and self.committed_bytes < log.size:
+            first_uncommitted = self.issue.line if self.issue is not None else torn_line
+            log.torn = TornTail(self.committed_bytes, 0, 0, None, first_uncommitted)
+        if log.refusal is not None:
+            log.committed_events = 0
+
+    def finish_zstd(self) -> None:
+        log = self.log
+        self._flush_fragment()
+        if log.refusal is not None:
+            log.committed_events = 0
+            return
+        if self.torn_start is not None:
+            recovered_events = log.committed_events - self.torn_events_from
+            log.torn = TornTail(
+                self.torn_start, self.torn_lines, recovered_events, self.torn_frame, self.torn_lines_from + 1
+            )
+
+
+def _maybe_special(raw: bytes) -> bool:
+    # orjson returns int 0 for the token -0, which JSON.parse reads as -0; let loads() decide.
+    return b"-0" in raw

@@ -1,0 +1,268 @@
+"""The chunk-row storage codec: official ``packChunkRuns`` / ``decodeStorageRecord``.
+
+A log does not store every ``assistant/chunk`` delta as its own line: each run of
+at least three consecutive, uniform, whitelisted delta chunks is packed into one
+``text-chunks`` / ``reasoning-chunks`` / ``tool-call-chunks`` row (dsh-session
+S:727-1035). This module is a line-by-line port of that code, operating on
+parsed JSON values with JavaScript's typing rules: ``typeof x === "number"`` is
+an ``int`` or ``float`` that is not a ``bool``, and ``Number.isSafeInteger`` also
+accepts an integral float. Row shapes and key order are the official ones, so
+``dumps`` of a packed row is byte-identical to the official writer's line, and
+every :class:`RowDecodeError` carries the official message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Iterable
+
+from ._types import CHUNK_ROW_TYPES, JsonValue
+
+__all__ = [
+    "MIN_RUN",
+    "RowDecodeError",
+    "decode_storage_record",
+    "is_safe_integer",
+    "pack_chunk_runs",
+    "unpack_rows",
+]
+
+MIN_RUN: Final = 3
+"""Minimum members before a run packs (S:752)."""
+
+_MAX_SAFE: Final = 2**53 - 1
+
+
+class RowDecodeError(ValueError):
+    """A chunk-row-tagged value that the official decoder refuses; ``str()`` is its message."""
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def is_safe_integer(value: Any) -> bool:
+    """``Number.isSafeInteger(value)`` for a JSON value."""
+    if type(value) is int:
+        return -_MAX_SAFE <= value <= _MAX_SAFE
+    if type(value) is float:
+        return value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE
+    return False
+
+
+def _has_exact_keys(value: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    return len(value) == len(keys) and all(k in value for k in keys)
+
+
+_EVENT_KEYS = ("type", "seq", "time", "data")
+_DATA_KEYS = ("turn", "step", "chunk")
+_TEXT_CHUNK_KEYS = ("type", "index", "text")
+_CALL_CHUNK_KEYS = ("type", "index", "id", "argumentsDelta")
+_NAMED_CALL_CHUNK_KEYS = ("type", "index", "id", "name", "argumentsDelta")
+
+
+def _classify(event: Any) -> str | None:
+    """The delta kind of a fully whitelisted chunk event, else ``None`` (stored verbatim)."""
+    if type(event) is not dict or event.get("type") != "assistant/chunk":
+        return None
+    if not _has_exact_keys(event, _EVENT_KEYS):
+        return None
+    seq = event["seq"]
+    if not is_safe_integer(seq) or seq < 0 or not is_safe_integer(event["time"]):
+        return None
+    data = event["data"]
+    if type(data) is not dict or not _has_exact_keys(data, _DATA_KEYS):
+        return None
+    if not _is_number(data["turn"]) or not _is_number(data["step"]):
+        return None
+    chunk = data["chunk"]
+    if type(chunk) is not dict or not _is_number(chunk.get("index")):
+        return None
+    kind = chunk.get("type")
+    if kind == "text-delta" or kind == "reasoning-delta":
+        ok = _has_exact_keys(chunk, _TEXT_CHUNK_KEYS) and type(chunk["text"]) is str
+        return kind if ok else None
+    if kind == "tool-call-delta":
+        shaped = _has_exact_keys(chunk, _CALL_CHUNK_KEYS) or (
+            _has_exact_keys(chunk, _NAMED_CALL_CHUNK_KEYS) and type(chunk["name"]) is str
+        )
+        ok = shaped and type(chunk["id"]) is str and type(chunk["argumentsDelta"]) is str
+        return kind if ok else None
+    return None
+
+
+def _continues(prev: dict[str, Any], nxt: dict[str, Any], kind: str) -> bool:
+    if nxt["seq"] != prev["seq"] + 1:
+        return False
+    if not is_safe_integer(nxt["time"] - prev["time"]):
+        return False
+    pd, nd = prev["data"], nxt["data"]
+    if nd["turn"] != pd["turn"] or nd["step"] != pd["step"]:
+        return False
+    a, b = pd["chunk"], nd["chunk"]
+    if a["index"] != b["index"]:
+        return False
+    if kind != "tool-call-delta":
+        return True
+    return a["id"] == b["id"] and ("name" in a) == ("name" in b) and a.get("name") == b.get("name")
+
+
+def _build_row(kind: str, run: list[dict[str, Any]]) -> dict[str, Any]:
+    first = run[0]
+    fdata = first["data"]
+    base = {
+        "turn": fdata["turn"],
+        "step": fdata["step"],
+        "index": fdata["chunk"]["index"],
+        "dt": [run[i + 1]["time"] - run[i]["time"] for i in range(len(run) - 1)],
+    }
+    if kind == "tool-call-delta":
+        call = fdata["chunk"]
+        data = {**base, "id": call["id"]}
+        if "name" in call:
+            data["name"] = call["name"]
+        data["args"] = [e["data"]["chunk"]["argumentsDelta"] for e in run]
+        tag = "tool-call-chunks"
+    else:
+        data = {**base, "texts": [e["data"]["chunk"]["text"] for e in run]}
+        tag = "text-chunks" if kind == "text-delta" else "reasoning-chunks"
+    return {"type": tag, "seq0": first["seq"], "time0": first["time"], "data": data}
+
+
+def pack_chunk_runs(events: Iterable[JsonValue]) -> list[JsonValue]:
+    """Official ``packChunkRuns``: each run of >= :data:`MIN_RUN` uniform deltas becomes one row.
+
+    Every other value passes through as the same object, in order. Pure.
+    """
+    out: list[JsonValue] = []
+    kind: str | None = None
+    run: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if kind is not None and len(run) >= MIN_RUN:
+            out.append(_build_row(kind, run))
+        else:
+            out.extend(run)
+
+    for event in events:
+        k = _classify(event)
+        if k is None:
+            flush()
+            kind, run = None, []
+            out.append(event)
+            continue
+        if k == kind and run and _continues(run[-1], event, k):
+            run.append(event)
+            continue
+        flush()
+        kind, run = k, [event]
+    flush()
+    return out
+
+
+def _malformed(tag: str, why: str) -> RowDecodeError:
+    return RowDecodeError(f"malformed {tag} storage row: {why}")
+
+
+def _validate_run_data(tag: str, data: dict[str, Any], payload_key: str) -> list[str]:
+    if not (_is_number(data["turn"]) and _is_number(data["step"]) and _is_number(data["index"])):
+        raise _malformed(tag, "turn/step/index must be numbers")
+    payload = data[payload_key]
+    if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
+        raise _malformed(tag, f"{payload_key} must be a non-empty string array")
+    dt = data["dt"]
+    if type(dt) is not list or not all(is_safe_integer(gap) for gap in dt):
+        raise _malformed(tag, "dt must be an array of safe integers")
+    if len(dt) != len(payload) - 1:
+        raise _malformed(tag, f"dt length {len(dt)} does not match {len(payload)} members")
+    return payload
+
+
+_ROW_KEYS = ("type", "seq0", "time0", "data")
+_CALL_ROW_DATA = ("turn", "step", "index", "id", "dt", "args")
+_NAMED_CALL_ROW_DATA = ("turn", "step", "index", "id", "name", "dt", "args")
+_TEXT_ROW_DATA = ("turn", "step", "index", "dt", "texts")
+
+
+def _validate_row(value: dict[str, Any], tag: str) -> list[str]:
+    if not _has_exact_keys(value, _ROW_KEYS):
+        raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}")
+    seq0 = value["seq0"]
+    if not is_safe_integer(seq0) or seq0 < 0:
+        raise _malformed(tag, "seq0 must be a non-negative safe integer")
+    if not is_safe_integer(value["time0"]):
+        raise _malformed(tag, "time0 must be a safe integer")
+    data = value["data"]
+    # A JS array is an object too: it passes this check and fails the exact-key one below.
+    if type(data) is not dict and type(data) is not list:
+        raise _malformed(tag, "data must be an object")
+    if tag == "tool-call-chunks":
+        with_name = type(data) is dict and _has_exact_keys(data, _NAMED_CALL_ROW_DATA)
+        if not with_name and not (type(data) is dict and _has_exact_keys(data, _CALL_ROW_DATA)):
+            raise _malformed(tag, "data must be exactly {turn, step, index, id, name?, dt, args}")
+        if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
+            raise _malformed(tag, "id (and name when present) must be strings")
+        payload = _validate_run_data(tag, data, "args")
+    else:
+        if type(data) is not dict or not _has_exact_keys(data, _TEXT_ROW_DATA):
+            raise _malformed(tag, "data must be exactly {turn, step, index, dt, texts}")
+        payload = _validate_run_data(tag, data, "texts")
+    if not is_safe_integer(seq0 + len(payload) - 1):
+        raise _malformed(tag, "member seqs must stay safe integers")
+    time = value["time0"]
+    for gap in data["dt"]:
+        time += gap
+        if not is_safe_integer(time):
+            raise _malformed(tag, "member times must stay safe integers")
+    return payload
+
+
+def _expand_row(row: dict[str, Any], tag: str, members: list[str]) -> list[dict[str, Any]]:
+    # Validated seqs and times are safe integers; they are materialised as Python ints.
+    data = row["data"]
+    turn, step, index = data["turn"], data["step"], data["index"]
+    seq = int(row["seq0"])
+    times = [int(row["time0"])]
+    for gap in data["dt"]:
+        times.append(times[-1] + int(gap))
+    if tag == "tool-call-chunks":
+        call_id = data["id"]
+        if "name" in data:
+            name = data["name"]
+            chunks = [
+                {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": m}
+                for m in members
+            ]
+        else:
+            chunks = [{"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": m} for m in members]
+    else:
+        delta = "text-delta" if tag == "text-chunks" else "reasoning-delta"
+        chunks = [{"type": delta, "index": index, "text": m} for m in members]
+    return [
+        {"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {"turn": turn, "step": step, "chunk": c}}
+        for k, c in enumerate(chunks)
+    ]
+
+
+def decode_storage_record(value: JsonValue) -> list[JsonValue]:
+    """Official ``decodeStorageRecord``: expand a chunk row, pass anything else through as one event.
+
+    Raises :class:`RowDecodeError` (official message) for a malformed chunk row.
+    """
+    if type(value) is not dict:
+        return [value]
+    tag = value.get("type")
+    if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
+        return [value]
+    return _expand_row(value, tag, _validate_row(value, tag))
+
+
+def unpack_rows(rows: Iterable[JsonValue]) -> list[JsonValue]:
+    """Expand a sequence of stored rows into events (the inverse of :func:`pack_chunk_runs`)."""
+    events: list[JsonValue] = []
+    for row in rows:
+        events.extend(decode_storage_record(row))
+    return events
