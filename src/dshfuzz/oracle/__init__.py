@@ -1,27 +1,49 @@
 """Pure-Python reference oracle: the official DSH checks, written to be believed.
 
 Each model takes a list of raw events (JSON values, or ``dshfuzz.model.Event``)
-and returns a :data:`Verdict`: :class:`Accepted` with its final state, or the
-first :class:`Violation` (log position, reason code, official message).
+plus an optional header dict, and returns a :data:`Verdict`: :class:`Accepted`
+with its final state, or the first :class:`Violation` (log position, stable
+reason code, official message). Nothing here raises on malformed input.
 
-- :func:`fold_surface` - the surface fold (official ``foldSurface``; catalog v3 variant).
+- :func:`fold_surface` - the surface fold (official ``foldSurface``; ``version=3``: catalog S8's v3 fold).
 - :func:`check_enclosure` - turn/step enclosure (the ``dsh-session/invariant`` companion).
 - :func:`check_meter` - token-meter step pairing and cited chunks (catalog T1/T2).
 - :func:`replay_inbox` - ``agent/inbox/spliced`` replay (catalog I1).
-- :func:`check_lifecycle` - the released validator's turn/step, tool, compaction and title relations.
-- :func:`wire_stream` / :func:`check_wire` - the DeepSeek wire messages and their tool-call pairing (W1/W2).
+- :func:`check_lifecycle` - the released validator's relationships: tool lifecycles,
+  turn/step state machine, compaction and title relations.
+- :func:`wire_stream` / :func:`check_wire` - the DeepSeek wire messages with their
+  source seqs and pending call ids, and the pairing defects (W1/W2, unanswered calls).
 
 This package never imports :mod:`dshfuzz.oracle.official` (the Node bridge).
 """
 
+from ._enclosure import EnclosureState, check_enclosure
 from ._fold import Replacement, SurfaceFold, fold_surface
+from ._inbox import InboxState, replay_inbox
+from ._lifecycle import LifecycleState, check_lifecycle
+from ._meter import MeterState, check_meter
 from ._verdict import Accepted, Verdict, Violation
+from ._wire import HiddenCall, WireIssue, WireMessage, WireStream, check_wire, wire_stream
 
 __all__ = [
     "Accepted",
+    "EnclosureState",
+    "HiddenCall",
+    "InboxState",
+    "LifecycleState",
+    "MeterState",
     "Replacement",
     "SurfaceFold",
     "Verdict",
     "Violation",
+    "WireIssue",
+    "WireMessage",
+    "WireStream",
+    "check_enclosure",
+    "check_lifecycle",
+    "check_meter",
+    "check_wire",
     "fold_surface",
+    "replay_inbox",
+    "wire_stream",
 ]

@@ -1,0 +1,601 @@
+"""Released relationships: ``assertReleasedArtifactRelationships`` (V01:2270-2570).
+
+The strictest official statement of format v0 adds, on top of enclosure, the
+*lifecycle* of every tool call: an ``assistant/message`` advertises its
+tool-call blocks; a ``tool/call`` starts exactly one advertised call with the
+same name and arguments; an appended ``tool/result`` settles an advertised call
+(one never started only by the exact ``TOOL_NOT_STARTED`` repair); and every
+advertised call is settled before its ``step/end`` or ``turn/end``
+(``unresolved-tool-call``). It also keeps its own surface (a replace must name a
+current span and cite all of it), ties compaction start/summary/end to one owner
+and turn with the summary naming the exact current surface span, requires
+``session/title`` sources to be earlier human ``user/message`` events, and pairs
+``command/*``, ``llm/retry*`` and ``tool/code-dispatch*`` records.
+
+The official layer runs this on the artifact the v0->v1 migration produced, after
+exact per-type payload validation; this model runs it on the v0 events as
+stored, so it speaks only for logs without legacy shapes. Payload shapes are not
+checked beyond the reads the relationships make (``released-not-object`` where
+``releasedV0Record`` refuses, ``malformed-event`` where V8 would throw).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from dshfuzz.model import MISSING, dumps
+
+from . import _js
+from ._verdict import Accepted, Verdict, Violation, raw_events
+
+__all__ = ["LifecycleState", "check_lifecycle"]
+
+RELEASED_V0_EVENT_TYPES = frozenset(
+    """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
+    assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
+    compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result llm/retry
+    llm/retry-started model/selection permission/preset plan/mode request/context request/header
+    sandbox/mode schedule/change session-log-deepseek/delivery-accepted session/end-seed session/title
+    session/title-llm-request step/end step/start subagent/descriptor subagent/model-selection-policy
+    team/member team/message/delivered team/message/queued team/task todo/write tool-workflow/agent-end
+    tool-workflow/agent-start tool-workflow/run-end tool-workflow/run-start tool/call tool/code-dispatch
+    tool/code-dispatch-start tool/result turn/end turn/start user/message
+    web/deepseek-search-llm-request""".split()
+)
+_SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+_REPAIR_TEXT = (
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+)
+_TITLE_PROMPT = "Generate the session title from this JSON array of human messages:\n"
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleState:
+    """Where the relationships end: open turn/step, unsettled tool calls
+    (``call id -> "advertised" | "started"``) of the open step, and the surface."""
+
+    open_turn: Any
+    open_step: Any
+    tools: tuple[tuple[Any, str], ...]
+    surface: tuple[Any, ...]
+
+
+class _Fail(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _json(value: Any) -> str:
+    """``JSON.stringify(value)`` inside a template literal."""
+    return "undefined" if value is MISSING else dumps(value)
+
+
+def _record(value: Any, label: str) -> dict[str, Any]:
+    """``releasedV0Record``: the value must be a JSON object."""
+    if type(value) is not dict:
+        raise _Fail("released-not-object", f"{label} must be a JSON object")
+    return value
+
+
+def _at(value: Any, key: str) -> Any:
+    """``record["key"]`` on a value already known to be a record (or a V8 read otherwise)."""
+    return _js.get(value, key)
+
+
+def _iterate(value: Any) -> list[Any]:
+    if type(value) is list:
+        return value
+    if type(value) is str:
+        return list(value)
+    raise _js.JsTypeError(f"{_js.js_string(value)} is not iterable")
+
+
+class _Relationships:
+    """The relationship walk's state; :meth:`visit` is one loop iteration."""
+
+    def __init__(self, events: list[Any], header: Any) -> None:
+        self.events = events
+        self.header = header if type(header) is dict else {}
+        self.open_turn: Any = None
+        self.open_step: Any = None
+        self.open_step_provider: Any = MISSING
+        self.next_turn = 1
+        self.next_step = 1
+        self.surface: list[Any] = []
+        self.compaction: dict[str, Any] | None = None
+        self.stale_starts = _orphan_compaction_starts(events)
+        self.retries: list[dict[str, Any]] = []
+        self.retry_starts: set[str] = set()
+        self.ptc_roots: dict[Any, Any] = {}
+        self.ptc_starts: dict[Any, dict[str, Any]] = {}
+        self.tools: dict[Any, tuple[Any, dict[str, Any]]] = {}
+        self.command_runs: set[Any] = set()
+
+    def visit(self, event: Any) -> None:
+        etype = _js.get(event, "type")
+        if not (type(etype) is str and etype in RELEASED_V0_EVENT_TYPES):
+            return
+        seq = _js.get(event, "seq")
+        data = _record(_js.get(event, "data"), f"{etype} {_js.js_string(seq)} data")
+        if etype in _SURFACE_TYPES:
+            self._apply_surface(event, etype, seq)
+        if (
+            etype in ("turn/start", "turn/end")
+            and self.compaction is not None
+            and _js.number_key(self.compaction["startSeq"]) not in self.stale_starts
+        ):
+            raise _Fail("compaction-crossed", f"{etype} crosses an open compaction")
+        # One method per event type with a relationship, named after the type.
+        handler = getattr(self, "_" + etype.replace("/", "_").replace("-", "_"), None)
+        if handler is not None:
+            handler(event, data, seq)
+
+    def _require_open_step(self, etype: str, data: dict[str, Any]) -> None:
+        if (
+            not _js.strict_equal(data.get("turn", MISSING), self.open_turn)
+            or not _js.strict_equal(data.get("step", MISSING), self.open_step)
+            or self.open_turn is None
+            or self.open_step is None
+        ):
+            raise _Fail("not-in-open-step", f"{etype} does not match an open turn and step")
+
+    def _assert_no_unresolved(self, boundary: str) -> None:
+        if self.tools:
+            first = next(iter(self.tools.values()))[0]
+            if first is not MISSING:  # `keys().next().value !== undefined`
+                raise _Fail("unresolved-tool-call", f"{boundary} leaves unresolved tool call {_js.js_string(first)}")
+
+    def _apply_surface(self, event: dict[str, Any], etype: str, seq: Any) -> None:
+        operation = event.get("surfaceOp", MISSING)
+        if operation is MISSING:
+            raise _Fail("surface-op-missing", f"{etype} requires a surfaceOp marker")
+        if _js.strict_equal(operation, "append"):
+            self.surface.append(seq)
+            return
+        start_seq, end_seq = _js.get(operation, "start"), _js.get(operation, "end")
+        start = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, start_seq)), -1)
+        end = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, end_seq)), -1)
+        if start < 0 or end < start:
+            raise _Fail("replace-range-off-surface", f"{etype} replacement range is not on the current surface")
+        cited = event.get("sourceEventSeqs", MISSING)
+        sources = {_js.number_key(s) for s in cited} if type(cited) is list else set()
+        if any(_js.number_key(node) not in sources for node in self.surface[start : end + 1]):
+            raise _Fail("replace-missing-shadowed", f"{etype} replacement sourceEventSeqs omit a shadowed surface node")
+        self.surface[start : end + 1] = [seq]
+
+    def _turn_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        turn = data.get("turn", MISSING)
+        if self.open_turn is not None or not _js.strict_equal(turn, self.next_turn):
+            raise _Fail("turn-out-of-order", f"turn/start {_json(turn)} does not open expected turn {self.next_turn}")
+        self.open_turn, self.open_step, self.next_step = turn, None, 1
+        self.tools.clear()
+
+    def _turn_end(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        turn = data.get("turn", MISSING)
+        if not _js.strict_equal(self.open_turn, turn):
+            raise _Fail("turn-end-unmatched", f"turn/end {_json(turn)} has no matching open turn")
+        self._assert_no_unresolved("turn/end")
+        if self.open_step is not None:
+            raise _Fail("turn-end-step-open", f"turn/end {_json(turn)} crosses an open step")
+        self.open_turn = None
+        self.next_turn += 1
+
+    def _step_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        step = data.get("step", MISSING)
+        if (
+            not _js.strict_equal(self.open_turn, data.get("turn", MISSING))
+            or self.open_step is not None
+            or not _js.strict_equal(step, self.next_step)
+        ):
+            reused = self.open_step is None and _js.is_number(step) and step < self.next_step
+            code = "step-reused" if reused and self.open_turn is not None else "step-mismatch"
+            raise _Fail(code, "step/start does not match the open turn and next step")
+        self.open_step = step
+
+    def _step_end(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._require_open_step("step/end", data)
+        self._assert_no_unresolved("step/end")
+        self.tools.clear()
+        self.open_step = None
+        self.next_step += 1
+
+    def _assistant_chunk(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._require_open_step("assistant/chunk", data)
+
+    def _assistant_message(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._require_open_step("assistant/message", data)
+        message = _record(data.get("message", MISSING), f"assistant/message {_js.js_string(seq)} message")
+        for block in _iterate(message.get("content", MISSING)):
+            if not _js.strict_equal(_at(block, "type"), "tool-call"):
+                continue
+            call_id = _at(block, "id")
+            key = _js.number_key(call_id)
+            if key in self.tools:
+                raise _Fail(
+                    "duplicate-advertised-call", f"assistant/message repeats advertised tool call {_js.js_string(call_id)}"
+                )
+            self.tools[key] = (
+                call_id,
+                {"name": _at(block, "name"), "arguments": _at(block, "arguments"), "state": "advertised"},
+            )
+
+    def _tool_call(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._require_open_step("tool/call", data)
+        call_id = data.get("callId", MISSING)
+        entry = self.tools.get(_js.number_key(call_id))
+        lifecycle = entry[1] if entry is not None else None
+        if (
+            lifecycle is None
+            or lifecycle["state"] != "advertised"
+            or not _js.strict_equal(lifecycle["name"], data.get("name", MISSING))
+            or not _js.strict_equal(lifecycle["arguments"], data.get("arguments", MISSING))
+        ):
+            raise _Fail(
+                "tool-call-unadvertised", f"tool/call {_js.js_string(call_id)} does not match one advertised tool call"
+            )
+        lifecycle["state"] = "started"
+
+    def _tool_result(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        if not _js.strict_equal(event.get("surfaceOp", MISSING), "append"):
+            if self.open_turn is None:
+                raise _Fail("tool-result-replace-outside-turn", "tool/result replacement is outside an open turn")
+            return
+        self._require_open_step("tool/result", data)
+        label = f"tool/result {_js.js_string(seq)}"
+        message = _record(data.get("message", MISSING), f"{label} message")
+        call_id = _record(message.get("source", MISSING), f"{label} source").get("callId", MISSING)
+        error = data.get("error", MISSING)
+        error = MISSING if error is MISSING else _record(error, f"{label} error")
+        entry = self.tools.get(_js.number_key(call_id))
+        if entry is None:
+            raise _Fail("tool-result-unadvertised", f"tool/result {_js.js_string(call_id)} has no advertised tool lifecycle")
+        if entry[1]["state"] == "advertised" and not _is_not_started_repair(event, message, call_id, error):
+            raise _Fail(
+                "tool-result-not-repair", f"tool/result {_js.js_string(call_id)} is not the exact TOOL_NOT_STARTED repair"
+            )
+        del self.tools[_js.number_key(call_id)]
+
+    def _request_header(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        if self.open_turn is None:
+            raise _Fail("outside-turn", "request/header is outside an open turn")
+        self.open_step_provider = _js.get(_js.get(data.get("header", MISSING), "config"), "provider")
+
+    def _request_context(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        if self.open_turn is None:
+            raise _Fail("outside-turn", "request/context is outside an open turn")
+
+    def _tool_code_dispatch_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._code_dispatch("tool/code-dispatch-start", data)
+
+    def _tool_code_dispatch(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._code_dispatch("tool/code-dispatch", data)
+
+    def _code_dispatch(self, etype: str, data: dict[str, Any]) -> None:
+        if self.open_turn is None:
+            raise _Fail("outside-turn", f"{etype} is outside an open turn")
+        root, parent, child = (data.get(k, MISSING) for k in ("rootCallId", "parentCallId", "subCallId"))
+        child_key = _js.number_key(child)
+        if child_key in self.ptc_roots and not _js.strict_equal(self.ptc_roots[child_key], root):
+            raise _Fail("ptc-root-changed", f"{etype} changes its rootCallId")
+        parent_root = self.ptc_roots.get(_js.number_key(parent), MISSING)
+        if not _js.strict_equal(parent, root) and not _js.strict_equal(parent_root, root):
+            raise _Fail("ptc-parent", f"{etype} parentCallId does not belong to rootCallId")
+        if etype == "tool/code-dispatch-start":
+            if child_key in self.ptc_starts:
+                raise _Fail("ptc-start-repeated", "tool/code-dispatch-start repeats subCallId")
+            self.ptc_starts[child_key] = {
+                "root": root,
+                "parent": parent,
+                "name": data.get("name", MISSING),
+                "arguments": data.get("arguments", MISSING),
+                "settled": False,
+            }
+        else:
+            start = self.ptc_starts.get(child_key)
+            if start is None or start["settled"]:
+                raise _Fail("ptc-start-missing", "tool/code-dispatch has no unique start")
+            if (
+                not _js.strict_equal(start["root"], root)
+                or not _js.strict_equal(start["parent"], parent)
+                or not _js.strict_equal(start["name"], data.get("name", MISSING))
+                or not _js.deep_equal_json(start["arguments"], data.get("arguments", MISSING))
+            ):
+                raise _Fail("ptc-start-mismatch", "tool/code-dispatch does not match its start")
+            start["settled"] = True
+        self.ptc_roots[child_key] = root
+
+    def _llm_retry(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        current_step = self.open_step if self.open_step is not None else self.next_step - 1
+        if (
+            not _js.strict_equal(self.open_turn, data.get("turn", MISSING))
+            or not _js.strict_equal(data.get("step", MISSING), current_step)
+            or self.open_turn is None
+        ):
+            raise _Fail("retry-mismatch", "llm/retry does not match the current turn and step")
+        if not _js.strict_equal(data.get("provider", MISSING), self.open_step_provider):
+            raise _Fail("retry-provider", "llm/retry provider does not match the open request/header")
+        same_chain = [
+            r
+            for r in self.retries
+            if all(_js.strict_equal(r.get(k, MISSING), data.get(k, MISSING)) for k in ("turn", "step", "provider", "policyKey"))
+        ]
+        prior = same_chain[-1] if same_chain else None
+        previous = prior.get("retry", MISSING) if prior is not None else MISSING
+        expected = _plus_one(0 if previous is MISSING or previous is None else previous)
+        if not _js.strict_equal(data.get("retry", MISSING), expected):
+            raise _Fail("retry-number", f"llm/retry must use retry {_js.js_string(expected)}")
+        retry_id = data.get("retryId", MISSING)
+        if prior is not None and not _js.strict_equal(prior.get("retryId", MISSING), retry_id):
+            raise _Fail("retry-id", "llm/retry must preserve retryId across one policy chain")
+        if prior is None and any(_js.strict_equal(r.get("retryId", MISSING), retry_id) for r in self.retries):
+            raise _Fail("retry-id", f"llm/retry reuses retryId {_json(retry_id)} across policy chains")
+        self.retries.append(data)
+
+    def _llm_retry_started(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        scheduled = next(
+            (
+                r
+                for r in self.retries
+                if _js.strict_equal(r.get("retryId", MISSING), data.get("retryId", MISSING))
+                and _js.strict_equal(r.get("retry", MISSING), data.get("retry", MISSING))
+            ),
+            None,
+        )
+        if scheduled is None:
+            raise _Fail("retry-started-unpaired", "llm/retry-started pairs no prior scheduled attempt")
+        if not _js.strict_equal(scheduled.get("turn", MISSING), data.get("turn", MISSING)) or not _js.strict_equal(
+            scheduled.get("step", MISSING), data.get("step", MISSING)
+        ):
+            raise _Fail("retry-started-mismatch", "llm/retry-started does not match its scheduled turn and step")
+        key = f"{_json(data.get('retryId', MISSING))}\0{_json(data.get('retry', MISSING))}"
+        if key in self.retry_starts:
+            raise _Fail("retry-started-repeated", "llm/retry-started repeats one scheduled attempt")
+        self.retry_starts.add(key)
+
+    def _session_title(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._title_sources("session/title", data, seq)
+
+    def _session_title_llm_request(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._title_sources("session/title-llm-request", data, seq)
+
+    def _title_sources(self, etype: str, data: dict[str, Any], seq: Any) -> None:
+        """``assertTitleSources``: cited seqs are human user messages; a user title cites none."""
+        seqs = data.get("messageSeqs", MISSING)
+        label = f"{etype} {_js.js_string(seq)}"
+        if etype == "session/title":
+            kind = _record(data.get("source", MISSING), f"session/title {_js.js_string(seq)} source").get("kind", MISSING)
+            if _js.strict_equal(_js.get(seqs, "length"), 0) != _js.strict_equal(kind, "user"):
+                raise _Fail("title-user-kind", f"session/title {_js.js_string(seq)} messageSeqs must be empty exactly for a user title")
+        selected = []
+        for cited in _iterate(seqs):
+            source = _element(self.events, cited)
+            if source is None or not _js.strict_equal(_js.get(source, "type"), "user/message"):
+                raise _Fail("title-source", f"{label} messageSeqs must cite earlier human user/message events")
+            source_data = _record(_js.get(source, "data"), f"user/message {_js.js_string(cited)} data")
+            source_source = _record(source_data.get("source", MISSING), f"user/message {_js.js_string(cited)} source")
+            if not _js.strict_equal(source_source.get("kind", MISSING), "user"):
+                raise _Fail("title-source", f"{label} messageSeqs must cite earlier human user/message events")
+            content = source_data.get("content", MISSING)
+            if type(content) is not list:
+                raise _js.JsTypeError("content.flatMap is not a function")
+            texts = [
+                _at(block, "text")
+                for block in content
+                if _js.strict_equal(_at(block, "type"), "text") and type(_at(block, "text")) is str
+            ]
+            selected.append({"seq": cited, "text": "\n".join(texts)})
+        if etype == "session/title-llm-request":
+            self._title_request(data, selected)
+
+    def _title_request(self, data: dict[str, Any], selected: list[dict[str, Any]]) -> None:
+        messages = data.get("messages", MISSING)
+        expected = _TITLE_PROMPT + dumps(selected)
+        message = _js.get(messages, 0)
+        content = MISSING if message is None or message is MISSING else _js.get(message, "content")
+        source = (
+            MISSING
+            if message is MISSING
+            else _record(_js.get(message, "source"), "session/title-llm-request message source")
+        )
+        refused = _Fail("title-request-messages", "session/title-llm-request messages do not represent messageSeqs")
+        if (
+            not _js.strict_equal(_js.get(messages, "length"), 1)
+            or not _js.strict_equal(_js.get(message, "role") if message not in (None, MISSING) else MISSING, "user")
+            or not _js.strict_equal(_js.get(content, "length") if content not in (None, MISSING) else MISSING, 1)
+            or not _js.strict_equal(_js.get(source, "kind") if source is not MISSING else MISSING, "plugin")
+            or not _js.strict_equal(_js.get(source, "plugin"), "dsh-session-title-llm")
+        ):
+            raise refused
+        framed = _js.get(content, 0)
+        if framed is MISSING or not _js.strict_equal(_js.get(framed, "type"), "text") or not _js.strict_equal(
+            _js.get(framed, "text"), expected
+        ):
+            raise refused
+
+    def _command_run(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        command_id = data.get("commandId", MISSING)
+        if _js.number_key(command_id) in self.command_runs:
+            raise _Fail("command-repeated", f"command/run repeats commandId {_js.js_string(command_id)}")
+        self.command_runs.add(_js.number_key(command_id))
+
+    def _command_done(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        command_id = data.get("commandId", MISSING)
+        if _js.number_key(command_id) not in self.command_runs:
+            raise _Fail("command-done-unmatched", f"command/done {_js.js_string(command_id)} has no prior command/run")
+        source_seq = data.get("sourceEventSeq", MISSING)
+        if source_seq is not MISSING:
+            source = _element(self.events, source_seq)
+            source_type = _js.get(source, "type") if source not in (None, MISSING) else MISSING
+            if not _js.strict_equal(data.get("kind", MISSING), "success") or source_type in ("command/run", "command/done"):
+                raise _Fail("command-done-source", f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq")
+
+    def _session_log_deepseek_delivery_accepted(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        version = data.get("sessionFormatVersion", MISSING)
+        if not _js.strict_equal(0 if version is MISSING or version is None else version, 1):
+            return  # the artifact is version 1 after migration; older markers are historical
+        inherited = self.header.get("parentSession", MISSING) is not MISSING and _js.is_number(seq) and seq < _seed_length(self.header)
+        if not inherited and not _js.strict_equal(data.get("sessionId", MISSING), self.header.get("id", MISSING)):
+            raise _Fail("delivery-wrong-session", "current-generation delivery marker names the wrong Session")
+
+    def _compaction_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        if self.compaction is not None:
+            raise _Fail("compaction-overlap", "compaction/start overlaps an open compaction")
+        turn = data.get("turn", MISSING)
+        self._assert_compaction_turn(turn, "compaction/start")
+        self.compaction = {
+            "id": data.get("compactionId", MISSING),
+            "sourceCommandId": data.get("sourceCommandId", MISSING),
+            "turn": turn,
+            "startSeq": seq,
+            "summarized": False,
+        }
+
+    def _compaction_summary(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._assert_compaction_owner(data, "compaction/summary")
+        self._assert_compaction_turn(self._owner_turn(), "compaction/summary")
+        if self.compaction is not None and self.compaction["summarized"] is True:
+            raise _Fail("compaction-summary-repeated", "compaction/summary repeats")
+        self._assert_current_span(data, "compaction/summary")
+        if self.compaction is not None:
+            self.compaction["summarized"] = True
+
+    def _compaction_end(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._assert_compaction_owner(data, "compaction/end")
+        if not _js.strict_equal(data.get("turn", MISSING), self._owner_turn()):
+            raise _Fail("compaction-end-turn", "compaction/end changes its owner turn")
+        self._assert_compaction_turn(self._owner_turn(), "compaction/end")
+        summarized = self.compaction is not None and self.compaction["summarized"] is True
+        if data.get("error", MISSING) is MISSING and not summarized:
+            raise _Fail("compaction-end-unsummarized", "successful compaction/end requires one summary")
+        self.compaction = None
+
+    def _compaction_prune(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self._assert_current_span(data, "compaction/prune")
+
+    def _user_message(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        source = _record(data.get("source", MISSING), f"user/message {_js.js_string(seq)} source")
+        if (
+            not _js.strict_equal(event.get("surfaceOp", MISSING), "append")
+            and _js.strict_equal(source.get("kind", MISSING), "plugin")
+            and _js.strict_equal(source.get("plugin", MISSING), "compact")
+        ):
+            self._assert_compaction_owner(source, f"compaction checkpoint at seq {_js.js_string(seq)}")
+
+    def _session_end_seed(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        self.compaction = None
+
+    def _owner_turn(self) -> Any:
+        return MISSING if self.compaction is None else self.compaction["turn"]
+
+    def _assert_compaction_owner(self, data: dict[str, Any], what: str) -> None:
+        open_ = self.compaction
+        if (
+            open_ is None
+            or not _js.strict_equal(data.get("compactionId", MISSING), open_["id"])
+            or not _js.strict_equal(data.get("sourceCommandId", MISSING), open_["sourceCommandId"])
+        ):
+            raise _Fail("compaction-owner", f"{what} has no matching compaction/start")
+
+    def _assert_compaction_turn(self, owner: Any, what: str) -> None:
+        mismatch = self.open_turn is not None if owner is None else not _js.strict_equal(owner, self.open_turn)
+        if mismatch:
+            raise _Fail("compaction-turn", f"{what} does not match the open turn")
+
+    def _assert_current_span(self, data: dict[str, Any], what: str) -> None:
+        span = data.get("shadowedRange", MISSING)
+        seqs = data.get("shadowedSeqs", MISSING)
+        start_seq, end_seq = _js.get(span, "start"), _js.get(span, "end")
+        start = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, start_seq)), -1)
+        end = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, end_seq)), -1)
+        expected = [] if start < 0 or end < start else self.surface[start : end + 1]
+        if not _js.strict_equal(len(expected), _js.get(seqs, "length")) or any(
+            not _js.strict_equal(node, _js.get(seqs, i)) for i, node in enumerate(expected)
+        ):
+            raise _Fail("compaction-span", f"{what} shadowedSeqs do not name an exact current surface span")
+
+
+def _is_not_started_repair(event: dict[str, Any], message: dict[str, Any], call_id: Any, error: Any) -> bool:
+    """``isExactToolNotStartedRepair``: the one synthetic result for a call never started."""
+    seq = event.get("seq", MISSING)
+    block = _js.get(message.get("content", MISSING), 0)
+    repair = _js.get(block, "content") if block not in (None, MISSING) else MISSING
+    first = _js.get(repair, 0) if repair not in (None, MISSING) else MISSING
+    return (
+        error is not MISSING
+        and _js.strict_equal(error.get("name", MISSING), "ToolNotStartedError")
+        and _js.strict_equal(error.get("code", MISSING), "TOOL_NOT_STARTED")
+        and "sourceEventSeqs" not in event
+        and _js.strict_equal(
+            message.get("id", MISSING),
+            f"interrupted-tool-result-{_js.js_string(call_id)}-{_js.js_string(seq)}",
+        )
+        and block not in (None, MISSING)
+        and _js.get(block, "isError") is True
+        and repair not in (None, MISSING)
+        and _js.strict_equal(_js.get(repair, "length"), 1)
+        and first not in (None, MISSING)
+        and _js.strict_equal(_js.get(first, "type"), "text")
+        and _js.strict_equal(_js.get(first, "text"), _REPAIR_TEXT)
+    )
+
+
+def _plus_one(value: Any) -> Any:
+    """JavaScript's ``value + 1`` for a JSON value."""
+    if _js.is_number(value) or type(value) is bool:
+        return value + 1
+    return _js.js_string(value) + "1"
+
+
+def _element(events: list[Any], key: Any) -> Any:
+    """``artifact.events[key]`` (``MISSING`` for no such element)."""
+    if _js.is_number(key) and float(key).is_integer() and 0 <= key < len(events):
+        return events[int(key)]
+    if type(key) is str and _js.is_array_index(key) and int(key) < len(events):
+        return events[int(key)]
+    return MISSING
+
+
+def _seed_length(header: dict[str, Any]) -> float:
+    value = header.get("seedLength", MISSING)
+    return float(value) if _js.is_number(value) else 0.0
+
+
+def _orphan_compaction_starts(events: list[Any]) -> set[Any]:
+    """``inheritedOrphanCompactionStarts``: compactions a seed boundary left open."""
+    stale: set[Any] = set()
+    open_seq: Any = MISSING
+    for event in events:
+        etype = event.get("type", MISSING) if type(event) is dict else MISSING
+        if etype == "compaction/start":
+            open_seq = event.get("seq", MISSING)
+        elif etype == "compaction/end":
+            open_seq = MISSING
+        elif etype == "session/end-seed":
+            if open_seq is not MISSING:
+                stale.add(_js.number_key(open_seq))
+            open_seq = MISSING
+    return stale
+
+
+def check_lifecycle(events: Iterable[Any], header: Any = None) -> Verdict[LifecycleState]:
+    """Walk the released relationships over ``events``; ``header`` supplies the
+    session ``id``, ``parentSession`` and ``seedLength`` the delivery marker needs."""
+    log = raw_events(events)
+    walk = _Relationships(log, header)
+    for index, event in enumerate(log):
+        try:
+            walk.visit(event)
+        except _Fail as exc:
+            return Violation(index, exc.code, str(exc))
+        except _js.JsTypeError as exc:
+            return Violation(index, "malformed-event", str(exc))
+    return Accepted(
+        LifecycleState(
+            walk.open_turn,
+            walk.open_step,
+            tuple((call_id, state["state"]) for call_id, state in walk.tools.values()),
+            tuple(walk.surface),
+        )
+    )
