@@ -88,12 +88,22 @@ def _log_fields(events: Sequence[Any] | None, header: Any, path: PathLike | None
 class OfficialOracle:
     """Context manager over one official-oracle server (started lazily).
 
-    ``timeout`` (seconds) bounds each request; ``debug_ops`` enables the server's
-    ``__crash`` and ``__hang`` ops (tests of the recovery paths only).
+    ``timeout`` (seconds) bounds each request, ``startup_timeout`` the server's
+    start (loading the packages), which is never charged to a request;
+    ``debug_ops`` enables the server's ``__crash`` and ``__hang`` ops (tests of
+    the recovery paths only).
     """
 
-    def __init__(self, *, timeout: float = 120.0, debug_ops: bool = False, node: PathLike | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float = 120.0,
+        startup_timeout: float = 120.0,
+        debug_ops: bool = False,
+        node: PathLike | None = None,
+    ) -> None:
         self.timeout = timeout
+        self.startup_timeout = startup_timeout
         self._debug_ops = debug_ops
         self._node = Path(node) if node is not None else None
         self._lock = threading.RLock()
@@ -134,8 +144,22 @@ class OfficialOracle:
                     raise OracleUnavailable(reason)
             node = self._node or node_executable()
             assert node is not None
-            self._server = ServerProcess(node, debug_ops=self._debug_ops)
+            server = ServerProcess(node, debug_ops=self._debug_ops)
+            self._await_ready(server)
+            self._server = server
         return self._server
+
+    def _await_ready(self, server: ServerProcess) -> None:
+        try:
+            line = server.receive(self.startup_timeout)
+        except queue.Empty:
+            server.kill()
+            raise OracleTimeout("startup", self.startup_timeout) from None
+        if line is None:
+            raise OracleCrashed("startup", server.returncode(), server.stderr_tail())
+        if not (isinstance(ready := loads(line), dict) and ready.get("ready") is True):
+            server.kill()
+            raise OracleProtocolError(f"server did not announce itself: {line[:200]!r}")
 
     def _discard(self, server: ServerProcess, *, kill: bool) -> int | None:
         if kill:
@@ -151,12 +175,12 @@ class OfficialOracle:
     def _encode(self, request: Mapping[str, Any], rid: int) -> bytes:
         return (dumps({"id": rid, **request}) + "\n").encode("utf-8")
 
-    def _await(self, server: ServerProcess, rid: int, op: str, path: PathLike | None) -> Reply:
+    def _await(self, server: ServerProcess, rid: int, op: str, path: PathLike | None, timeout: float) -> Reply:
         try:
-            line = server.receive(self.timeout)
+            line = server.receive(timeout)
         except queue.Empty:
             self._discard(server, kill=True)
-            raise OracleTimeout(op, self.timeout) from None
+            raise OracleTimeout(op, timeout) from None
         if line is None:
             tail = server.stderr_tail()
             raise OracleCrashed(op, self._discard(server, kill=False), tail)
@@ -167,19 +191,21 @@ class OfficialOracle:
         error = None if value.get("ok") else OfficialError.from_json(value.get("error") or {}, path=path)
         return Reply(rid, bool(value.get("ok")), value.get("result"), error, float(value.get("ms", 0.0)))
 
-    def call(self, op: str, **fields: Any) -> Reply:
-        """Send one request and wait for its reply."""
+    def call(self, op: str, *, timeout: float | None = None, **fields: Any) -> Reply:
+        """Send one request and wait for its reply (``timeout`` overrides the default)."""
         with self._lock:
             server = self._ensure()
             rid = next(self._ids)
             if not server.send(self._encode({"op": op, **fields}, rid)):
                 raise OracleCrashed(op, self._discard(server, kill=False), server.stderr_tail())
-            reply = self._await(server, rid, op, fields.get("path"))
+            reply = self._await(server, rid, op, fields.get("path"), timeout or self.timeout)
         if reply.error is not None and reply.error.name == "ProtocolError":
             raise OracleProtocolError(f"op {op!r}: {reply.error.message}")
         return reply
 
-    def pipeline(self, requests: Iterable[Mapping[str, Any]], window: int = 64) -> list[Reply | OracleError]:
+    def pipeline(
+        self, requests: Iterable[Mapping[str, Any]], window: int = 64, *, timeout: float | None = None
+    ) -> list[Reply | OracleError]:
         """Send many requests (``{"op": ..., ...fields}``) with at most ``window``
         unanswered; results come back in request order.
 
@@ -193,7 +219,7 @@ class OfficialOracle:
         with self._lock:
             todo = list(range(len(pending_requests)))
             while todo:
-                todo = self._pipeline_once(pending_requests, todo, results, max(1, window))
+                todo = self._pipeline_once(pending_requests, todo, results, max(1, window), timeout or self.timeout)
         return results  # type: ignore[return-value]
 
     def _pipeline_once(
@@ -202,6 +228,7 @@ class OfficialOracle:
         todo: list[int],
         results: list[Reply | OracleError | None],
         window: int,
+        timeout: float,
     ) -> list[int]:
         """Run ``todo`` on one server; returns the indexes still unanswered when it failed."""
         server = self._ensure()
@@ -222,7 +249,8 @@ class OfficialOracle:
                 return todo[cursor + 1 :]
             index, rid = in_flight.pop(0)
             try:
-                results[index] = self._await(server, rid, str(requests[index].get("op")), requests[index].get("path"))
+                op, path = str(requests[index].get("op")), requests[index].get("path")
+                results[index] = self._await(server, rid, op, path, timeout)
             except (OracleTimeout, OracleCrashed) as failure:
                 results[index] = failure
                 return [i for i, _ in in_flight] + todo[cursor:]

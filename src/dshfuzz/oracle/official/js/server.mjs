@@ -6,6 +6,7 @@
 // stdin : one request per line  {"id", "op", "events"?, "rows"?, "header"?, "path"?, "options"?}
 // stdout: one reply per line, strictly in request order:
 //         {"id", "ok": true, "result", "ms"}  |  {"id", "ok": false, "error": {"name","message","class"?,"code"?,"location"?,"cause"?}, "ms"}
+//         The first line, before any reply, is {"ready": true, "pid"} once the packages are loaded.
 // stderr: diagnostics only; anything the libraries print is redirected there.
 //
 // ops: ping version fold seed invariants meter inbox wire closers pack unpack
@@ -133,3 +134,4 @@ rl.on('line', (line) => {
   chain = chain.then(async () => { reply(serialise(await handle(line)) + '\n'); });
 });
 rl.on('close', () => { chain.then(() => process.exit(0)); });
+reply(JSON.stringify({ ready: true, pid: process.pid }) + '\n');
