@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 kind=f.kind,
                 compression=f.compression,
                 format_version=f.format_version,
-                expected={"rules": list(f.expected_rules), "official": f.official},
+                expected={"rules": list(f.expected_rules), "oracleRefusing": list(f.oracle_refusing)},
                 actual={"rules": list(f.checker_rules)},
                 checker=config.checker,
                 mutator=f.mutator,

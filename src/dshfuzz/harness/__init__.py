@@ -2,7 +2,7 @@
 
 from ._campaign import CampaignConfig, default_workers, parse_budget, run_campaign
 from ._classify import Disagreement, Truth, classify
-from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry
+from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry, CorpusFormatError
 from ._events import (
     CampaignEvent,
     CampaignFinished,
@@ -14,6 +14,7 @@ from ._events import (
 from ._judge import Example, Judge, JudgedExample
 from ._judges import CheckerUnderTest, CheckerVerdict, ReportedFinding, load_checker, verdict_from_json
 from ._minimise import ddmin, minimise
+from ._replay import ReplayResult, ReplayStatus, replay, replay_entry
 
 __all__ = [
     "CORPUS_FORMAT",
@@ -25,12 +26,15 @@ __all__ = [
     "CheckerVerdict",
     "Corpus",
     "CorpusEntry",
+    "CorpusFormatError",
     "Disagreement",
     "DisagreementFound",
     "Example",
     "ExampleJudged",
     "Judge",
     "JudgedExample",
+    "ReplayResult",
+    "ReplayStatus",
     "ReportedFinding",
     "Truth",
     "WorkerFailed",
@@ -40,6 +44,8 @@ __all__ = [
     "load_checker",
     "minimise",
     "parse_budget",
+    "replay",
+    "replay_entry",
     "run_campaign",
     "verdict_from_json",
 ]

@@ -13,14 +13,14 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dshfuzz import __version__
 from dshfuzz._atomic import write_atomic
 
-__all__ = ["CORPUS_FORMAT", "CorpusEntry", "Corpus", "signature_slug"]
+__all__ = ["CORPUS_FORMAT", "Corpus", "CorpusEntry", "CorpusFormatError", "signature_slug"]
 
 CORPUS_FORMAT = "dshfuzz-corpus/1"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -111,6 +111,10 @@ class Corpus:
     def _meta_path(self, signature: str) -> Path:
         return self.root / signature_slug(signature) / "meta.json"
 
+    def path_of(self, entry: CorpusEntry) -> Path:
+        """Where ``entry``'s log lives."""
+        return self._meta_path(entry.signature).parent / entry.file
+
     def _load_meta(self, path: Path) -> dict[str, Any]:
         try:
             meta = json.loads(path.read_text("utf-8"))
@@ -176,11 +180,3 @@ class Corpus:
             for key in sorted(meta["entries"]):
                 entry = CorpusEntry.from_json(meta["entries"][key])
                 yield meta_path.parent / entry.file, entry
-
-
-def entry_summary(entry: CorpusEntry) -> dict[str, Any]:
-    """A flat description for listings."""
-    out = asdict(entry)
-    out["expected"] = dict(entry.expected)
-    out["actual"] = dict(entry.actual)
-    return out

@@ -66,6 +66,7 @@ class DisagreementFound:
     events_minimal: int
     checker_rules: tuple[str, ...]
     expected_rules: tuple[str, ...]
+    oracle_refusing: tuple[str, ...] = ()
     official: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     at: float = 0.0
