@@ -1,0 +1,227 @@
+"""Persistence rules H1 H2 R1 R2 R3 E1-E10 S9 C1: each fires on a minimal log that
+breaks it, and stays silent on a near-identical log that does not."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from dshfuzz.checker import OfficialLayer, RuleId
+from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, dumps, loads
+
+from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
+
+Events = list[dict[str, Any]]
+
+
+def _set(path: str, value: Any) -> Callable[[Events], None]:
+    """Set ``value`` at ``index.key.key`` (``DROP`` removes the key)."""
+    index, *keys = path.split(".")
+
+    def mutate(events: Events) -> None:
+        target: Any = events[int(index)]
+        for k in keys[:-1]:
+            target = target[int(k)] if type(target) is list else target[k]
+        if value is DROP:
+            del target[keys[-1]]
+        else:
+            target[keys[-1]] = copy.deepcopy(value)
+
+    return mutate
+
+
+def _insert(at: int, event: dict[str, Any]) -> Callable[[Events], None]:
+    def mutate(events: Events) -> None:
+        events.insert(at, copy.deepcopy(event))
+        for i, e in enumerate(events):
+            e["seq"] = i
+            for key in ("sourceEventSeqs",):
+                if key in e and i > at:
+                    e[key] = [s + 1 if s >= at else s for s in e[key]]
+
+    return mutate
+
+
+# (rule, mutation that breaks it, near-identical mutation that does not)
+EVENT_CASES: list[tuple[RuleId, Callable[[Events], None], Callable[[Events], None]]] = [
+    (RuleId.E1, _set("3.seq", -3), _set("3.seq", 3)),
+    (RuleId.E1, _set("3.time", 1.5), _set("3.time", -15)),
+    (RuleId.E1, _set("3.ignorable", False), _set("3.ignorable", True)),
+    (RuleId.E2, _set("16.seq", 17), _set("16.seq", 16)),
+    (RuleId.C1, _set("16.seq", 18), _set("16.seq", 16)),
+    (RuleId.E3, _set("0.type", "x-vendor/custom"), _set("0.type", "turn/start")),
+    (RuleId.E5, _set("3.data.reason", "fallback"), _set("3.data.reason", "change")),
+    (RuleId.E5, _set("0.type", "mode/set"), _set("0.type", "turn/start")),
+    (RuleId.E6, _set("2.data.id", ""), _set("2.data.id", "m")),
+    (RuleId.E6, _set("7.data.message.source.kind", "user"), _set("7.data.message.source.kind", "model")),
+    (RuleId.E6, _set("9.data.message.content.0.toolCallId", "call_9"), _set("9.data.message.content.0.toolCallId", "call_1")),
+    (RuleId.E7, _insert(17, {"type": "x-vendor/note", "seq": 17, "time": 1, "data": {}, "ignorable": True}),
+     _insert(17, {"type": "retrace/marker", "seq": 17, "time": 1, "data": {}, "ignorable": True})),
+    (RuleId.E8, _set("0.extra", 1), _set("0.ignorable", True)),
+    (RuleId.E10, _set("3.data.header.config.reasoningEffort", ""), _set("3.data.header.config.reasoningEffort", "high")),
+    (RuleId.E10, _set("3.data.header.adapterDefaults", {"maxTokens": True}), _set("3.data.header.adapterDefaults", {})),
+]
+
+
+@pytest.mark.parametrize(("rule", "breaks", "keeps"), EVENT_CASES, ids=lambda x: str(x) if isinstance(x, RuleId) else "")
+def test_event_rule_fires_exactly_on_the_broken_log(rule: RuleId, breaks, keeps) -> None:
+    head = header()
+    bad, good = minimal_events(), minimal_events()
+    breaks(bad)
+    keeps(good)
+    r_bad, r_good = check(head, bad), check(head, good)
+    assert rule in fired(r_bad), explain(r_bad, head, bad)
+    assert rule not in fired(r_good), explain(r_good, head, good)
+
+
+def test_the_minimal_log_is_clean() -> None:
+    head, events = header(), minimal_events()
+    report = check(head, events)
+    assert report.findings == [], explain(report, head, events)
+
+
+HEADER_CASES = [
+    (RuleId.H1, {"type": "sessions", "version": 0}, header()),
+    (RuleId.H1, [1, 2], header()),
+    (RuleId.H2, header(cwd="home/dev"), header(cwd="/srv")),
+    (RuleId.H2, header(version=7), header(version=0)),
+    (RuleId.H2, header(delegationDepth=DROP), header(delegationDepth=2)),
+    (RuleId.H2, header(teamId="t"), header(agentPreset="t")),
+    (RuleId.H2, header(createdAt=-1), header(createdAt=0)),
+]
+
+
+@pytest.mark.parametrize(("rule", "bad", "good"), HEADER_CASES, ids=lambda x: str(x) if isinstance(x, RuleId) else "")
+def test_header_rule_fires_exactly_on_the_broken_header(rule: RuleId, bad: Any, good: Any) -> None:
+    events = minimal_events()
+    r_bad, r_good = check(bad, events), check(good, events)
+    assert rule in fired(r_bad), explain(r_bad, bad, events)
+    assert rule not in fired(r_good), explain(r_good, good, events)
+
+
+def test_a_header_key_only_released_refuses_is_attributed_to_released_alone() -> None:
+    (finding,) = [f for f in check(header(teamId="t"), minimal_events()).findings if f.rule is RuleId.H2]
+    assert finding.refused_by == (OfficialLayer.RELEASED,)
+    assert finding.context["keys"] == ["teamId"]
+
+
+@pytest.mark.parametrize(("token", "lossy"), [("1e400", True), ("-0", True), ("-0.0", True), ("1e300", False), ("0", False), ("-1", False)])
+def test_e4_fires_on_numbers_json_parse_makes_non_finite_or_negative_zero(token: str, lossy: bool) -> None:
+    events = minimal_events()
+    log = session_log(header(), events)
+    text = dumps(events[3]).replace('"reason":"initial"', f'"reason":"initial","n":{token}')
+    log.lines[4] = Line(5, text, loads(text))
+    log.events[3] = Event(loads(text), line=5, row=3)
+    assert (RuleId.E4 in fired(check_log_strict(log))) is lossy
+
+
+def test_unparsable_header_line_is_h1() -> None:
+    log = session_log(header(), minimal_events())
+    log.header = SessionHeader(MISSING, line=1)
+    log.lines[0] = Line(1, "{not json", MISSING, error="Unexpected token")
+    report = check_log_strict(log)
+    assert [f.rule for f in report.findings] == [RuleId.H1]
+
+
+def check_log_strict(log):
+    from dshfuzz.checker import CheckOptions, check_log
+
+    return check_log(log, CheckOptions(strict=True))
+
+
+def test_s9_fires_on_a_step_back_in_file_order_while_e2_sees_a_contiguous_sorted_run() -> None:
+    events = minimal_events()
+    events[15], events[16] = events[16], events[15]
+    report = check(header(), events)
+    assert RuleId.S9 in fired(report) and RuleId.E2 not in fired(report), explain(report, header(), events)
+    assert RuleId.S9 not in fired(check(header(), minimal_events()))
+
+
+def test_e2_names_the_missing_seqs_and_drops_load_when_jsonl_has_no_later_turn_end() -> None:
+    events = minimal_events()
+    del events[16]
+    del events[14]
+    (gap,) = [f for f in check(header(), events).findings if f.rule is RuleId.E2]
+    assert gap.context["missing"] == [14]
+    assert OfficialLayer.LOAD not in gap.refused_by
+    events = minimal_events()
+    del events[10]
+    (gap,) = [f for f in check(header(), events).findings if f.rule is RuleId.E2]
+    assert OfficialLayer.LOAD in gap.refused_by
+
+
+def test_legacy_user_message_is_refused_by_seed_but_not_by_load() -> None:
+    events = minimal_events()
+    events[2]["data"] = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}
+    (finding,) = [f for f in check(header(), events).findings if f.rule is RuleId.E6]
+    assert OfficialLayer.SEED in finding.refused_by and OfficialLayer.LOAD not in finding.refused_by
+
+
+def test_e9_checks_system_messages_in_format_3_only() -> None:
+    sysmsg = {"type": "system/message", "seq": 17, "time": 1, "data": {"id": "s", "role": "system", "content": [], "source": {"kind": "user"}}, "surfaceOp": "append"}
+    good = copy.deepcopy(sysmsg)
+    good["data"]["source"] = {"kind": "plugin", "plugin": "p"}
+    assert RuleId.E9 in fired(check(header(version=3), minimal_events() + [sysmsg]))
+    assert RuleId.E9 not in fired(check(header(version=3), minimal_events() + [good]))
+
+
+def test_e10_in_format_3_requires_omitting_system_and_empty_lists() -> None:
+    events = minimal_events()
+    events[3]["data"]["header"]["system"] = "be brief"
+    assert RuleId.E10 in fired(check(header(version=3), events))
+    assert RuleId.E10 not in fired(check(header(version=0), events))
+
+
+def _with_rows(texts_and_values: list[tuple[str, Any, str]]):
+    """A log whose event rows are given as (line text, parsed value, row kind)."""
+    log = session_log(header(), [])
+    for text, value, kind in texts_and_values:
+        n = len(log.lines) + 1
+        log.lines.append(Line(n, text, value, error=None if kind != "not-json" else "bad JSON"))
+        log.rows.append(Row(line=n, kind=kind, value=value))
+    return log
+
+
+def _turn_end_row() -> tuple[str, Any, str]:
+    v = {"type": "turn/end", "seq": 9, "time": 1, "data": {"turn": 1, "reason": {"kind": "completed"}}}
+    return dumps(v), v, "event"
+
+
+def test_r1_fires_on_an_unparsable_committed_line_and_names_load_only_before_a_turn_end() -> None:
+    report = check_log_strict(_with_rows([("{oops", MISSING, "not-json"), _turn_end_row()]))
+    (f,) = [f for f in report.findings if f.rule is RuleId.R1]
+    assert OfficialLayer.LOAD in f.refused_by and f.line == 2
+    report = check_log_strict(_with_rows([("{oops", MISSING, "not-json")]))
+    (f,) = [f for f in report.findings if f.rule is RuleId.R1]
+    assert OfficialLayer.LOAD not in f.refused_by
+
+
+def test_r1_ignores_a_torn_final_line() -> None:
+    log = _with_rows([("{oops", MISSING, "not-json")])
+    log.lines[-1].terminated = False
+    assert RuleId.R1 not in fired(check_log_strict(log))
+
+
+def _packed(**changes: Any) -> dict[str, Any]:
+    row = {"type": "text-chunks", "seq0": 0, "time0": 5, "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}}
+    row["data"].update(changes.pop("data", {}))
+    row.update(changes)
+    return row
+
+
+@pytest.mark.parametrize(
+    ("rule", "row"),
+    [
+        (RuleId.R2, _packed(data={"dt": [1]})),
+        (RuleId.R2, _packed(extra=1)),
+        (RuleId.R2, _packed(data={"texts": []})),
+        (RuleId.R3, _packed(seq0=2**53 - 2)),
+        (RuleId.R3, _packed(time0=2**53 - 2)),
+    ],
+)
+def test_malformed_packed_rows_are_r2_and_overflowing_ones_r3(rule: RuleId, row: dict[str, Any]) -> None:
+    report = check_log_strict(_with_rows([(dumps(row), row, "malformed-packed")]))
+    assert {f.rule for f in report.findings if f.rule in (RuleId.R2, RuleId.R3)} == {rule}

@@ -1,0 +1,125 @@
+"""Surface rules S1-S8: each fires on a minimal broken log and not on its near twin;
+S8's verdict agrees with the reference fold (``dshfuzz.oracle.fold_surface``) on
+mutated logs, and the linear fold handles replace-heavy logs."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshfuzz.checker import RuleId
+from dshfuzz.checker._surface import LinearSurface
+from dshfuzz.oracle import Accepted, fold_surface
+
+from checker_logs import check, ev, explain, fired, header, minimal_events, tool_result_message
+
+
+def _compaction(op: Any, sources: Any, **extra: Any) -> dict[str, Any]:
+    """A user/message replace appended at seq 17 (the minimal surface is 2, 7, 9, 14)."""
+    data = {"id": "msg-compact", "role": "user", "content": [{"type": "text", "text": "summary"}], "source": {"kind": "plugin", "plugin": "compact", "compactionId": "c1"}}
+    e = ev(17, "user/message", data, surfaceOp=op, sourceEventSeqs=sources)
+    e.update(extra)
+    return e
+
+
+def _result_rewrite(start: int, end: int, sources: list[int], text: str = "shorter", **message: Any) -> dict[str, Any]:
+    msg = tool_result_message("msg-tool-3", "call_1", text)
+    msg.update(message)
+    return ev(17, "tool/result", {"turn": 1, "step": 1, "message": msg}, surfaceOp={"op": "replace", "start": start, "end": end}, sourceEventSeqs=sources)
+
+
+CASES = [
+    (RuleId.S1, lambda e: e[2].pop("surfaceOp"), lambda e: e[2].update(surfaceOp="append")),
+    (RuleId.S2, lambda e: e[0].update(surfaceOp="append"), lambda e: e[0].update(data={"turn": 1})),
+    (RuleId.S2, lambda e: e[8].update(sourceEventSeqs=[4]), lambda e: e[9].update(sourceEventSeqs=[4, 8])),
+    (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[9]), lambda e: e[9].update(sourceEventSeqs=[8])),
+    (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[8, 8]), lambda e: e[9].update(sourceEventSeqs=[8, 4])),
+    (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[]), lambda e: e[7].update(sourceEventSeqs=[])),
+    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 3}, [2])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 9, "end": 2}, [2, 7, 9])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9]))),
+    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2, "x": 1}, [2])), lambda e: e.append(_compaction("append", None))),
+    (RuleId.S5, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 9])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9, 8]))),
+    (RuleId.S6, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2, 2])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2, 1]))),
+    (RuleId.S6, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, "2")), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S7, lambda e: e.append(_result_rewrite(7, 9, [7, 9])), lambda e: e.append(_result_rewrite(9, 9, [9]))),
+    (RuleId.S7, lambda e: e.append(_result_rewrite(7, 7, [7])), lambda e: e.append(_result_rewrite(9, 9, [9, 7]))),
+    (RuleId.S7, lambda e: e.append(_result_rewrite(9, 9, [9], id="msg-other")), lambda e: e.append(_result_rewrite(9, 9, [9], text="x"))),
+    (RuleId.S8, lambda e: e[2].pop("surfaceOp"), lambda e: None),
+]
+
+
+def _clean(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for e in events:
+        if e.get("sourceEventSeqs", 0) is None:
+            del e["sourceEventSeqs"]
+    return events
+
+
+@pytest.mark.parametrize(("rule", "breaks", "keeps"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_surface_rule_fires_exactly_on_the_broken_log(rule: RuleId, breaks, keeps) -> None:
+    bad, good = minimal_events(), minimal_events()
+    breaks(bad)
+    keeps(good)
+    bad, good = _clean(bad), _clean(good)
+    r_bad, r_good = check(header(), bad), check(header(), good)
+    assert rule in fired(r_bad), explain(r_bad, header(), bad)
+    assert rule not in fired(r_good), explain(r_good, header(), good)
+    assert (RuleId.S8 in fired(r_bad)) and RuleId.S8 not in fired(r_good)
+
+
+def test_s5_names_the_seqs_the_replace_left_uncovered() -> None:
+    events = minimal_events() + [_compaction({"op": "replace", "start": 2, "end": 14}, [2, 9, 14])]
+    (f,) = [f for f in check(header(), events).findings if f.rule is RuleId.S5]
+    assert f.context["missing"] == [7]
+    assert f.seq == 17 and f.line == 19
+
+
+def test_v3_replace_ops_use_start_seq_and_end_seq() -> None:
+    events = minimal_events()
+    for e in events:
+        if e["type"] == "assistant/message":
+            del e["sourceEventSeqs"]
+    v3 = _compaction({"op": "replace", "startSeq": 2, "endSeq": 9}, [2, 7, 9])
+    assert not {RuleId.S4, RuleId.S8} & fired(check(header(version=3), events + [v3]))
+    assert RuleId.S4 in fired(check(header(version=0), minimal_events() + [v3]))
+
+
+_EVENT_MUTATIONS = st.sampled_from(["drop-op", "op-on-chunk", "replace", "sources", "seq"])
+
+
+@given(st.lists(st.tuples(_EVENT_MUTATIONS, st.integers(0, 17), st.integers(0, 17), st.integers(0, 17)), max_size=4))
+def test_s8_agrees_with_the_reference_fold(mutations: list[tuple[str, int, int, int]]) -> None:
+    """S8 fires exactly when the reference fold refuses, on randomly broken logs."""
+    events = minimal_events() + [_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9])]
+    for kind, i, a, b in mutations:
+        e = events[i]
+        if kind == "drop-op":
+            e.pop("surfaceOp", None)
+        elif kind == "op-on-chunk":
+            e["surfaceOp"] = "append"
+        elif kind == "replace":
+            e["surfaceOp"] = {"op": "replace", "start": a, "end": b}
+        elif kind == "sources":
+            e["sourceEventSeqs"] = sorted({a, b})
+        else:
+            e["seq"] = a
+    events = copy.deepcopy(events)
+    official = fold_surface(events)
+    report = check(header(), events)
+    assert (RuleId.S8 in fired(report)) is not isinstance(official, Accepted), explain(report, header(), events)
+
+
+def test_linear_surface_keeps_official_order_through_replaces() -> None:
+    s = LinearSurface()
+    for seq in range(6):
+        s.append(seq)
+    s.replace(s.span(1, 3), 6)
+    assert list(s) == [0, 6, 4, 5]
+    assert s.ordered(0, 6) and s.ordered(6, 5) and not s.ordered(5, 6)
+    s.replace(s.span(5, 5), 7)
+    s.append(8)
+    assert list(s) == [0, 6, 4, 7, 8]
