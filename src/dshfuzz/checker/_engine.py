@@ -1,0 +1,520 @@
+"""Engine rules: turn/step structure (T1 T3 T4 M1), the token meter (T1 T2), turn/end
+reasons (T5) and the inbox replay (I1).
+
+Three official moments judge turn/step structure, each with its own state machine:
+the invariant companion (SI:20-102), the token meter's ``_foldEvent`` (TM:510-572)
+and the released validator's relationship walk (V01:2270). :class:`_Structure`
+runs all three side by side over the raw events. Each refusal becomes a finding of
+the rule that names it (step numbering is T3, a missing turn T4, a null-turn
+append M1, every other enclosure or pairing break T1) whose ``refused_by`` lists
+exactly the moments that refuse that event. After a refusal the walk applies the
+official transition anyway, so one broken event does not hide the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+from dshfuzz.oracle._js import is_safe_integer, js_string, number_key, strict_equal, to_integer_or_infinity
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._run import rule_pass
+from .rules import OfficialLayer, RuleId
+
+__all__: list[str] = []
+
+_L = OfficialLayer
+_STEP_SCOPED = frozenset({"step/end", "assistant/chunk", "assistant/message", "tool/call"})
+_TURN_SCOPED = frozenset({"request/header", "request/context", "todo/write"})
+_LAYER_ORDER = {layer: i for i, layer in enumerate(OfficialLayer)}
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+def _field(data: Any, key: str) -> Any:
+    """``data[key]`` as JavaScript reads it; ``None`` stands in for the TypeError of a null/undefined ``data``."""
+    if data is None or data is MISSING:
+        raise _Unreadable
+    return _get(data, key)
+
+
+class _Unreadable(Exception):
+    """``event.data`` is null or undefined: the official read of ``data.turn`` throws."""
+
+
+def _show(value: Any) -> str:
+    return js_string(value)
+
+
+def _rule_for(event: Event, kind: Any, default: RuleId) -> RuleId:
+    """T4/M1 take over from ``default`` when the reason is a missing or null turn."""
+    data = event.data
+    turn = _get(data, "turn")
+    if kind == "assistant/message" and event.surfaceOp == "append":
+        if turn is None or _get(data, "step") is None:
+            return RuleId.M1
+        if turn is MISSING:
+            return RuleId.T4
+    elif kind in ("step/start", "step/end") and (turn is None or turn is MISSING):
+        return RuleId.T4
+    return default
+
+
+@dataclass(slots=True)
+class _Hit:
+    index: int
+    rule: RuleId
+    message: str
+    layers: set[OfficialLayer]
+
+
+class _Structure:
+    """The invariant companion, the token meter and the released walk, side by side."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.hits: dict[tuple[int, RuleId], _Hit] = {}
+        self.inv_turn: Any = None
+        self.inv_step: Any = None
+        self.next_turn = 1
+        self.next_step = 1
+        self.meter_step: dict[str, Any] | None = None
+        self.header_seen = False
+
+    def hit(self, index: int, rule: RuleId, layer: OfficialLayer, message: str) -> None:
+        key = (index, rule)
+        found = self.hits.get(key)
+        if found is None:
+            self.hits[key] = _Hit(index, rule, message, {layer})
+        else:
+            found.layers.add(layer)
+
+    def run(self) -> list[_Hit]:
+        for index, event in enumerate(self.events):
+            kind = event.type
+            if type(kind) is not str:
+                continue
+            self.structure(index, event, kind)
+            self.meter(index, event, kind)
+        return sorted(self.hits.values(), key=lambda h: (h.index, h.rule))
+
+    def both(self, index: int, rule: RuleId, message: str, *, released: bool = True) -> None:
+        self.hit(index, rule, _L.INVARIANTS, message)
+        if released:
+            self.hit(index, rule, _L.RELEASED, message)
+
+    def structure(self, index: int, event: Event, kind: str) -> None:
+        """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
+        data = event.data
+        rule = _rule_for(event, kind, RuleId.T1)
+        try:
+            if kind == "turn/start":
+                turn = _field(data, "turn")
+                if self.inv_turn is not None:
+                    self.both(index, rule, f"turn/start {_show(turn)} while turn {_show(self.inv_turn)} is still open")
+                if not strict_equal(turn, self.next_turn):
+                    self.both(index, rule, f"turn/start expected turn {self.next_turn}, got {_show(turn)}")
+                self.inv_turn, self.inv_step, self.next_step = turn, None, 1
+            elif kind == "turn/end":
+                turn = _field(data, "turn")
+                if not strict_equal(self.inv_turn, turn):
+                    self.both(index, rule, f"turn/end {_show(turn)} does not match open turn {_show(self.inv_turn)}")
+                if self.inv_step is not None:
+                    self.both(index, rule, f"turn/end {_show(turn)} while step {_show(self.inv_step)} is still open")
+                self.inv_turn, self.inv_step = None, None
+                self.next_turn += 1
+            elif kind == "step/start":
+                turn, step = _field(data, "turn"), _field(data, "step")
+                if not strict_equal(self.inv_turn, turn):
+                    self.both(index, rule, f"step/start in turn {_show(turn)} but open turn is {_show(self.inv_turn)}")
+                if self.inv_step is not None:
+                    self.both(index, rule, f"step/start {_show(step)} while step {_show(self.inv_step)} is still open")
+                if not strict_equal(step, self.next_step):
+                    self.both(index, RuleId.T3, f"step/start expected step {self.next_step} in turn {_show(turn)}, got {_show(step)}")
+                self.inv_step = step
+            elif kind in _STEP_SCOPED or (kind == "tool/result" and event.surfaceOp == "append"):
+                self.require_open_step(index, kind, rule, _field(data, "turn"), _field(data, "step"))
+                if kind == "step/end":
+                    self.inv_step = None
+                    self.next_step += 1
+            elif kind == "tool/result":
+                if self.inv_turn is None:
+                    self.both(index, rule, "tool/result surface replacement appended outside any open turn")
+            elif kind in _TURN_SCOPED and self.inv_turn is None:
+                self.both(index, rule, f"{kind} appended outside any open turn (core execution events must be turn-enclosed)")
+        except _Unreadable:
+            self.both(index, rule, f"{kind} data is {_show(data) if data is not MISSING else 'missing'}, so its turn cannot be read")
+
+    def require_open_step(self, index: int, kind: str, rule: RuleId, turn: Any, step: Any) -> None:
+        message = f"{kind} names turn {_show(turn)}/step {_show(step)} but open is turn {_show(self.inv_turn)}/step {_show(self.inv_step)}"
+        if not strict_equal(self.inv_turn, turn) or not strict_equal(self.inv_step, step):
+            self.both(index, rule, message)
+        elif self.inv_turn is None or self.inv_step is None:
+            self.hit(index, rule, _L.RELEASED, message)
+
+    def meter(self, index: int, event: Event, kind: str) -> None:
+        """The token meter's ``_foldEvent`` pairing (TM:510-545) and cited chunks (TM:578-594)."""
+        data = event.data
+        rule = _rule_for(event, kind, RuleId.T1)
+        seq = _show(event.seq)
+        if kind == "request/header":
+            self.header_seen = True
+        elif kind == "step/start":
+            if self.meter_step is not None:
+                self.hit(index, rule, _L.METER, f"token meter: step/start at seq {seq} arrived before turn "
+                         f"{_show(self.meter_step.get('turn', MISSING))}/step {_show(self.meter_step.get('step', MISSING))} ended")
+            self.meter_step = dict(data) if type(data) is dict else {}
+        elif kind in ("step/end", "assistant/message"):
+            opened = self.meter_step
+            if data is None or data is MISSING or opened is None or not strict_equal(
+                opened.get("turn", MISSING), _get(data, "turn")
+            ) or not strict_equal(opened.get("step", MISSING), _get(data, "step")):
+                self.hit(index, rule, _L.METER, f"token meter: {kind} at seq {seq} has no matching step/start event")
+                if kind == "step/end":
+                    self.meter_step = None
+                return
+            if kind == "step/end":
+                self.meter_step = None
+            elif _get(data, "usage") is not MISSING and self.header_seen:
+                self.cited_chunks(index, event)
+
+    def cited_chunks(self, index: int, event: Event) -> None:
+        """``_estimateProviderAssistant``: cited seqs are earlier, unique, same-step chunks that assemble."""
+        sources = event.sourceEventSeqs
+        if sources is MISSING:
+            return
+        seq = _show(event.seq)
+        prefix = f"token meter: assistant/message at seq {seq}"
+        if type(sources) is not list:
+            self.hit(index, RuleId.T2, _L.METER, f"{prefix} sourceEventSeqs is not iterable")
+            return
+        seen: set[Any] = set()
+        chunks: list[Any] = []
+        for source in sources:
+            problem = self.cited_problem(event, source, seen)
+            if problem is not None:
+                self.hit(index, RuleId.T2, _L.METER, f"{prefix} {problem}")
+                return
+            chunks.append(_get(self.events[int(source)].data, "chunk"))
+        problem = _assembly_problem(chunks)
+        if problem is not None:
+            self.hit(index, RuleId.T2, _L.METER, f"{prefix} cites chunks that do not assemble: {problem}")
+
+    def cited_problem(self, event: Event, source: Any, seen: set[Any]) -> str | None:
+        if type(source) not in (int, float) or type(event.seq) not in (int, float):
+            return f"source seq {_show(source)} is not a seq"
+        if source >= event.seq:
+            return f"source seq {_show(source)} is not earlier"
+        key = number_key(source)
+        if key in seen:
+            return f"repeats source seq {_show(source)}"
+        seen.add(key)
+        if not is_safe_integer(source) or not 0 <= source < len(self.events):
+            return f"source seq {_show(source)} names no event"
+        cited = self.events[int(source)]
+        if cited.type != "assistant/chunk":
+            return f"source seq {_show(source)} is not assistant/chunk"
+        cited_data = cited.data
+        if cited_data is None or cited_data is MISSING:
+            return f"source seq {_show(source)} has no data"
+        if not strict_equal(_get(cited_data, "turn"), _get(event.data, "turn")) or not strict_equal(
+            _get(cited_data, "step"), _get(event.data, "step")
+        ):
+            return f"source seq {_show(source)} belongs to another step"
+        return None
+
+
+_CHUNK_TYPES = frozenset({"block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish"})
+_ASSEMBLED = frozenset({"text", "reasoning", "tool-call"})
+
+
+def _assembly_problem(chunks: list[Any]) -> str | None:
+    """Why ``BlockAssembler`` (dsh-llm) plus ``estimateContent`` would throw on ``chunks``, or ``None``."""
+    partials: dict[Any, dict[str, Any]] = {}
+    for chunk in chunks:
+        if chunk is None or chunk is MISSING:
+            return "a chunk is missing"
+        kind = _get(chunk, "type")
+        if kind not in _CHUNK_TYPES:
+            return f"unknown chunk type {_show(kind)}"
+        if kind in ("usage", "finish"):
+            continue
+        index = number_key(_get(chunk, "index"))
+        if kind == "block-start":
+            partials.setdefault(index, {"type": _get(chunk, "blockType")})
+        elif kind == "block-end":
+            block = _get(chunk, "block")
+            if block is None or block is MISSING:
+                return "a block-end chunk carries no block"
+            partial = partials.setdefault(index, {"type": _get(block, "type")})
+            partial.setdefault("block", block)
+        else:
+            partials.setdefault(index, {"type": "tool-call" if kind == "tool-call-delta" else "text"})
+    for partial in partials.values():
+        block = partial.get("block")
+        if block is None:
+            if partial["type"] not in _ASSEMBLED:
+                return f"cannot assemble incomplete block of type {_show(partial['type'])}"
+            continue
+        problem = _estimate_problem(block)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _estimate_problem(block: Any) -> str | None:
+    """Where ``estimateContent`` (TM:23-38) would throw on one block."""
+    kind = _get(block, "type")
+    if kind in ("text", "reasoning"):
+        return None if _has_length(_get(block, "text")) else f"{kind} block text has no length"
+    if kind == "tool-call":
+        ok = _has_length(_get(block, "name")) and _has_length(_get(block, "arguments"))
+        return None if ok else "tool-call block name or arguments has no length"
+    if kind == "tool-result":
+        content = _get(block, "content")
+        if type(content) is not list:
+            return "tool-result block content is not iterable"
+        for inner in content:
+            if inner is None or inner is MISSING:
+                return "tool-result block holds a null block"
+            problem = _estimate_problem(inner)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _has_length(value: Any) -> bool:
+    """``value.length`` does not throw (any value but null/undefined)."""
+    return value is not None and value is not MISSING
+
+
+def _finding(ctx: CheckContext, hit: _Hit) -> Finding:
+    layers = tuple(sorted(hit.layers, key=_LAYER_ORDER.__getitem__))
+    return ctx.finding(hit.rule, hit.message, event=ctx.events[hit.index], refused_by=layers)
+
+
+@rule_pass(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1)
+def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
+    """T1 T2 T3 T4 M1: one walk of the three official turn/step moments."""
+    hits = _Structure(ctx.events).run()
+    flagged = {h.index for h in hits if h.rule in (RuleId.T4, RuleId.M1)}
+    for hit in hits:
+        yield _finding(ctx, hit)
+    for index, event in enumerate(ctx.events):
+        if index in flagged:
+            continue
+        rule = _rule_for(event, event.type, RuleId.T1)
+        if rule in (RuleId.T4, RuleId.M1) and event.type in ("step/start", "step/end", "assistant/message"):
+            yield ctx.finding(rule, _null_turn_message(event, rule), event=event, refused_by=())
+
+
+def _null_turn_message(event: Event, rule: RuleId) -> str:
+    data = event.data
+    if rule is RuleId.M1:
+        return (f"assistant/message appends with turn {_show(_get(data, 'turn'))}/step {_show(_get(data, 'step'))}; "
+                "a null-turn marker must be a replace")
+    return f"{event.type} carries no turn"
+
+
+def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:
+    """Why the v0 loader (migrateLegacyTurnEndEvent, SP:579-659) and the released
+    migration (normalizeLegacyTurnEnd + turnEndReasonValue, V01:1068/2096) refuse a turn/end."""
+    out: list[tuple[OfficialLayer, str]] = []
+    load = _load_turn_end_problem(data)
+    if load is not None:
+        out.append((_L.LOAD, load))
+    released = _released_turn_end_problem(data)
+    if released is not None:
+        out.append((_L.RELEASED, released))
+    return out
+
+
+def _only_keys(record: dict[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
+    required = tuple(required)
+    allowed = set(required) | set(optional)
+    return all(k in allowed for k in record) and all(k in record for k in required)
+
+
+def _load_turn_end_problem(data: Any) -> str | None:
+    if type(data) is not dict:
+        return None
+    reason = data.get("reason", MISSING)
+    turn = data.get("turn", MISSING)
+    if not is_safe_integer(turn) or turn < 1 or not _only_keys(data, ("turn", "reason")):
+        return "data must be exactly {turn, reason} with turn >= 1"
+    if type(reason) is not dict or type(reason.get("kind")) is not str:
+        return "data.reason.kind is missing"
+    kind = reason["kind"]
+    if kind in ("completed", "blocked", "max-tokens", "interrupted", "disposed"):
+        return None if _only_keys(reason, ("kind",)) else f"reason {kind} carries extra members"
+    if kind == "aborted":
+        return None if "reason" in reason or _only_keys(reason, ("kind",)) else "reason aborted carries extra members"
+    if kind == "error" and "error" not in reason:
+        return _legacy_error_problem(reason, strict=False)
+    return None
+
+
+def _legacy_error_problem(reason: dict[str, Any], *, strict: bool) -> str | None:
+    """The legacy ``error{step, failure|message}`` forms both migrations upgrade."""
+    step = reason.get("step", MISSING)
+    if not is_safe_integer(step) or step < 0:
+        return "legacy error reason lacks a step"
+    failure = reason.get("failure", MISSING)
+    if type(failure) is dict and _only_keys(reason, ("kind", "step", "failure")):
+        if not _only_keys(failure, ("message", "code"), ("status", "providerRetryAfterMs", "requestId")):
+            return "legacy error failure has unexpected members"
+        if type(failure.get("message")) is not str or type(failure.get("code")) is not str:
+            return "legacy error failure lacks message or code"
+        return _llm_failure_problem(failure) if strict else None
+    if strict and failure is not MISSING:
+        return "legacy error failure must be a JSON object"
+    keys = ("kind", "step", "message", "code") if reason.get("code", MISSING) is not MISSING else ("kind", "step", "message")
+    if not _only_keys(reason, keys) or type(reason.get("message")) is not str:
+        return "legacy error reason lacks a message"
+    code = reason.get("code", MISSING)
+    if code is not MISSING and type(code) is not str:
+        return "legacy error code must be a string"
+    if strict:
+        return _llm_failure_problem({"message": reason["message"], "code": code if type(code) is str else "UNKNOWN"})
+    return None
+
+
+def _released_turn_end_problem(data: Any) -> str | None:
+    if type(data) is not dict:
+        return "data must be a JSON object"
+    if not _only_keys(data, ("turn", "reason")):
+        return "data must be exactly {turn, reason}"
+    turn = data["turn"]
+    if not is_safe_integer(turn) or turn < 1:
+        return "turn must be a positive safe integer"
+    reason = data["reason"]
+    if type(reason) is not dict:
+        return "reason must be a JSON object"
+    kind = reason.get("kind", MISSING)
+    if type(kind) is not str:
+        return "reason.kind must be a string"
+    if kind in ("completed", "blocked", "max-tokens", "interrupted", "disposed"):
+        return None if _only_keys(reason, ("kind",)) else f"reason {kind} has unexpected members"
+    if kind == "aborted":
+        if "reason" not in reason:
+            return None if _only_keys(reason, ("kind",)) else "reason aborted has unexpected members"
+        if not _only_keys(reason, ("kind", "reason")):
+            return "reason aborted has unexpected members"
+        cause = reason["reason"]
+        if type(cause) is not dict:
+            return "reason abort cause must be a JSON object"
+        if cause.get("kind") == "hook":
+            return None if _only_keys(cause, ("kind", "reason")) and type(cause.get("reason")) is str else "hook abort cause is malformed"
+        ok = _only_keys(cause, ("kind",)) and cause.get("kind") in ("user", "parent", "disposed", "legacy")
+        return None if ok else "abort cause kind must be one of user, parent, disposed, legacy"
+    if kind == "error":
+        if "error" not in reason:
+            return _legacy_error_problem(reason, strict=True)
+        if not _only_keys(reason, ("kind", "error")):
+            return "reason error has unexpected members"
+        return _llm_failure_problem(reason["error"])
+    return None if kind else "reason.kind must be a non-empty string"
+
+
+def _llm_failure_problem(failure: Any) -> str | None:
+    """``llmFailureValue`` (V01:623-637)."""
+    if type(failure) is not dict or not _only_keys(failure, ("message", "code"), ("status", "providerRetryAfterMs", "requestId")):
+        return "error must be exactly {message, code, status?, providerRetryAfterMs?, requestId?}"
+    for key in ("message", "code"):
+        if type(failure[key]) is not str or not failure[key]:
+            return f"error {key} must be a non-empty string"
+    status = failure.get("status", MISSING)
+    if status is not MISSING and (not is_safe_integer(status) or not 100 <= status <= 599):
+        return "error status must be 100 through 599"
+    retry = failure.get("providerRetryAfterMs", MISSING)
+    if retry is not MISSING and (type(retry) not in (int, float) or not retry > 0):
+        return "error providerRetryAfterMs must be positive"
+    request_id = failure.get("requestId", MISSING)
+    if request_id is not MISSING and (type(request_id) is not str or not request_id):
+        return "error requestId must be a non-empty string"
+    return None
+
+
+@rule_pass(RuleId.T5)
+def turn_end_reason(ctx: CheckContext) -> Iterator[Finding]:
+    """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind."""
+    for event in ctx.events:
+        if event.type != "turn/end":
+            continue
+        data = event.data
+        if ctx.version == 0:
+            problems = _reason_problems_v0(data)
+            if problems:
+                message = "; ".join(f"{layer}: {text}" for layer, text in problems)
+                yield ctx.finding(RuleId.T5, f"turn/end is malformed ({message})", event=event,
+                                  refused_by=tuple(layer for layer, _ in problems))
+            continue
+        kind = _get(_get(data, "reason"), "kind")
+        if type(kind) is not str or not kind:
+            yield ctx.finding(RuleId.T5, "turn/end lacks data.reason.kind", event=event)
+
+
+@rule_pass(RuleId.I1)
+def inbox_replay(ctx: CheckContext) -> Iterator[Finding]:
+    """I1: replay agent/inbox/spliced from header.seedLength exactly as ``Inbox`` does (AG:12-170)."""
+    events = ctx.events
+    header = ctx.log.header
+    seed_length = header.seedLength if header is not None else MISSING
+    start = 0 if seed_length is None or seed_length is MISSING else to_integer_or_infinity(seed_length)
+    start = int(max(len(events) + start, 0) if start < 0 else min(start, len(events)))
+    queues: dict[str, list[Any]] = {"next-turn": [], "next-step": []}
+    for event in events[start:]:
+        if event.type != "agent/inbox/spliced":
+            continue
+        problem = _splice(queues, event.data)
+        if problem is not None:
+            yield ctx.finding(
+                RuleId.I1,
+                f"invalid persisted inbox splice at session seq {_show(event.seq)}: {problem}",
+                event=event,
+                context={"nextTurn": len(queues["next-turn"]), "nextStep": len(queues["next-step"])},
+            )
+
+
+def _splice(queues: dict[str, list[Any]], splice: Any) -> str | None:
+    """Validate and apply one splice (``Inbox.validate`` + ``apply``); on refusal leave the queues as they were."""
+    if splice is None or splice is MISSING:
+        return "the splice is missing"
+    target = _get(splice, "target")
+    queue = queues.get(target) if type(target) is str else None
+    if queue is None:
+        return f"target {_show(target)} is neither next-turn nor next-step"
+    start = _get(splice, "start")
+    removed = _get(splice, "removedCount")
+    removed = 0 if removed is None or removed is MISSING else removed
+    if (
+        not is_safe_integer(start) or start < 0 or start > len(queue)
+        or not is_safe_integer(removed) or removed < 0 or start + removed > len(queue)
+    ):
+        return (f"invalid inbox splice (start {_show(start)}, removedCount {_show(removed)}, "
+                f"{target} holds {len(queue)})")
+    inserted = _get(splice, "inserted")
+    if type(inserted) is str:
+        inserted = list(inserted)
+    if type(inserted) is not list:
+        return "inserted is not iterable"
+    start, removed = int(start), int(removed)
+    candidate = queue[:start] + inserted + queue[start + removed :]
+    other = queues["next-step" if target == "next-turn" else "next-turn"]
+    seen: set[Any] = set()
+    for message in (candidate + other if target == "next-turn" else other + candidate):
+        if message is None or message is MISSING:
+            return "a pending message is null"
+        ident = _get(message, "id") if type(message) is dict else MISSING
+        key = number_key(ident)
+        if key in seen:
+            return f'message "{_show(ident)}" is already pending'
+        seen.add(key)
+    queue[start : start + removed] = inserted
+    return None

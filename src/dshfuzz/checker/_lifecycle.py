@@ -1,0 +1,265 @@
+"""Tool-call bookkeeping shared by the plugin (P5) and wire (W3 W4 W5) passes.
+
+Two official moments track tool calls over the raw events, each with its own
+predicate, and both are reproduced here in one pass over the log:
+
+- the invariant companion (``dsh-session/invariant``, SI:20-102) keeps the set of
+  ``tool/call`` ids started in the open step; a ``tool/result`` append must answer
+  one of them unless it is a synthetic ``TOOL_NOT_STARTED`` result, and step/end
+  forgets the rest;
+- the released validator (``assertReleasedArtifactRelationships``, V01:2270) keeps
+  a lifecycle per advertised call id (advertised by an assistant tool-call block,
+  started by the matching ``tool/call``, resolved by a ``tool/result`` append) and
+  refuses, at step/end and turn/end, any call left unresolved.
+
+Unlike the official code, which stops at its first refusal, the walk records every
+refusal and keeps going with the official transition applied, so the checker can
+report all of them. Malformed events never raise: an access the official code
+would crash on counts as that moment's refusal of the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+from dshfuzz.oracle._js import js_string, number_key, strict_equal
+
+from ._context import CheckContext
+
+__all__ = ["Advert", "Refusal", "ToolLedger", "call_key", "show_id", "tool_ledger", "upgraded_events"]
+
+
+def call_key(value: Any) -> Any:
+    """The key under which a JavaScript ``Map``/``Set`` identifies a call id."""
+    return number_key(value)
+
+
+def show_id(value: Any) -> str:
+    """A call id as text for messages and finding context."""
+    return value if type(value) is str else repr(value)
+
+
+@dataclass(slots=True)
+class Advert:
+    """One advertised call: the assistant/message position that named it, and its state."""
+
+    call_id: Any
+    message_index: int
+    name: Any
+    arguments: Any
+    state: str = "advertised"
+    call_index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One event an official moment refuses: the event's log position, the call id and why."""
+
+    index: int
+    call_id: Any
+    code: str
+    message: str
+
+
+@dataclass(slots=True)
+class ToolLedger:
+    """Everything the tool-call rules need, from one walk.
+
+    ``released`` and ``invariants`` hold each moment's refusals in log order.
+    ``unresolved`` lists the adverts left open at a step/end or turn/end (the
+    released refusal seed 001 is about); ``tail_pending`` the adverts the official
+    loader would close with a synthetic result because the log ends inside their
+    turn (``interruptedTurnClosers``, S:626).
+    """
+
+    released: list[Refusal] = field(default_factory=list)
+    invariants: list[Refusal] = field(default_factory=list)
+    unresolved: list[Advert] = field(default_factory=list)
+    tail_pending: list[Advert] = field(default_factory=list)
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+def _is_append(event: Event) -> bool:
+    return event.surfaceOp == "append"
+
+
+def _tool_result_call_id(data: Any) -> Any:
+    return _get(_get(_get(data, "message"), "source"), "callId")
+
+
+def _is_synthetic_not_started(data: Any) -> bool:
+    """The invariant companion's exemption (SI:73): an error result coded TOOL_NOT_STARTED."""
+    content = _get(_get(data, "message"), "content")
+    first = content[0] if type(content) is list and content else MISSING
+    return _get(first, "isError") is True and _get(_get(data, "error"), "code") == "TOOL_NOT_STARTED"
+
+
+NOT_STARTED_TEXT = (
+    "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
+)
+
+
+def _is_exact_not_started_repair(event: Event) -> bool:
+    """The released validator's ``isExactToolNotStartedRepair`` (V01:2526)."""
+    data = event.data
+    message = _get(data, "message")
+    call_id = _get(_get(message, "source"), "callId")
+    content = _get(message, "content")
+    block = content[0] if type(content) is list and content else MISSING
+    repair = _get(block, "content")
+    error = _get(data, "error")
+    text = repair[0] if type(repair) is list and len(repair) == 1 else MISSING
+    return (
+        _get(error, "name") == "ToolNotStartedError"
+        and _get(error, "code") == "TOOL_NOT_STARTED"
+        and event.sourceEventSeqs is MISSING
+        and type(call_id) is str
+        and _get(message, "id") == f"interrupted-tool-result-{call_id}-{js_string(event.seq)}"
+        and _get(block, "isError") is True
+        and _get(text, "type") == "text"
+        and _get(text, "text") == NOT_STARTED_TEXT
+    )
+
+
+def _tool_call_blocks(event: Event) -> list[dict[str, Any]]:
+    content = _get(_get(event.data, "message"), "content")
+    if type(content) is not list:
+        return []
+    return [b for b in content if type(b) is dict and b.get("type") == "tool-call"]
+
+
+class _Walk:
+    """The single pass behind :func:`tool_ledger`."""
+
+    def __init__(self) -> None:
+        self.ledger = ToolLedger()
+        self.lifecycles: dict[Any, Advert] = {}
+        self.started: set[Any] = set()
+        self.tail: dict[Any, Advert] = {}
+        self.turn_open = False
+
+    def released(self, index: int, call_id: Any, code: str, message: str) -> None:
+        self.ledger.released.append(Refusal(index, call_id, code, message))
+
+    def close_step(self, index: int, boundary: str) -> None:
+        for advert in self.lifecycles.values():
+            self.ledger.unresolved.append(advert)
+            self.released(index, advert.call_id, "unresolved", f"{boundary} leaves unresolved tool call {show_id(advert.call_id)}")
+        self.lifecycles.clear()
+
+    def event(self, index: int, raw: Event, event: Event) -> None:
+        kind = event.type
+        data = event.data
+        if kind == "turn/start":
+            self.lifecycles.clear()
+            self.tail.clear()
+            self.turn_open = True
+        elif kind == "turn/end":
+            self.close_step(index, "turn/end")
+            self.tail.clear()
+            self.turn_open = False
+        elif kind == "step/end":
+            self.close_step(index, "step/end")
+            self.started.clear()
+            self.tail.clear()
+        elif kind == "assistant/message":
+            for block in _tool_call_blocks(event):
+                call_id = block.get("id", MISSING)
+                key = call_key(call_id)
+                advert = Advert(call_id, index, block.get("name", MISSING), block.get("arguments", MISSING))
+                self.tail[key] = advert
+                if key in self.lifecycles:
+                    self.released(index, call_id, "repeated", f"assistant/message repeats advertised tool call {show_id(call_id)}")
+                    continue
+                self.lifecycles[key] = advert
+        elif kind == "tool/call":
+            call_id = _get(data, "callId")
+            key = call_key(call_id)
+            self.started.add(key)
+            if key in self.tail:
+                self.tail[key].call_index = index
+            advert = self.lifecycles.get(key)
+            if (
+                advert is None
+                or advert.state != "advertised"
+                or not strict_equal(advert.name, _get(data, "name"))
+                or not strict_equal(advert.arguments, _get(data, "arguments"))
+            ):
+                self.released(index, call_id, "unmatched-call", f"tool/call {show_id(call_id)} does not match one advertised tool call")
+            else:
+                advert.state = "started"
+                advert.call_index = index
+        elif kind == "tool/result":
+            call_id = _tool_result_call_id(data)
+            key = call_key(call_id)
+            self.tail.pop(key, None)
+            if not _is_append(event):
+                return
+            self.invariant_result(index, raw)
+            self.started.discard(key)
+            advert = self.lifecycles.get(key)
+            if advert is None:
+                self.released(index, call_id, "no-lifecycle", f"tool/result {show_id(call_id)} has no advertised tool lifecycle")
+                return
+            if advert.state == "advertised" and not _is_exact_not_started_repair(event):
+                self.released(index, call_id, "not-repair", f"tool/result {show_id(call_id)} is not the exact TOOL_NOT_STARTED repair")
+            del self.lifecycles[key]
+
+    def invariant_result(self, index: int, raw: Event) -> None:
+        """SI:67-75 on the stored event; an unreadable call id is a message-shape defect (E6), not W5."""
+        data = raw.data
+        call_id = _tool_result_call_id(data)
+        if call_id is MISSING and _get(_get(data, "message"), "source") is MISSING:
+            return
+        if call_key(call_id) not in self.started and not _is_synthetic_not_started(data):
+            self.ledger.invariants.append(Refusal(index, call_id, "no-call", f"tool/result for {show_id(call_id)} with no prior tool/call in this step"))
+
+    def finish(self) -> ToolLedger:
+        if self.turn_open:
+            self.ledger.tail_pending = list(self.tail.values())
+        return self.ledger
+
+
+def _upgrade(event: Event) -> Event:
+    """``migrateLegacyMessageEvent`` (SP:665-722): wrap a pre-identity flat assistant/message
+    or tool/result into the current message shape, as both the loader and the released
+    migration do before judging it. Anything else is returned as is."""
+    data = event.data
+    if type(data) is not dict or "message" in data:
+        return event
+    if event.type == "assistant/message" and "content" in data and "provenance" in data:
+        rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+        provenance = data["provenance"] if type(data["provenance"]) is dict else {}
+        message = {"role": "assistant", "content": data["content"], "source": {**provenance, "kind": "model"}}
+    elif event.type == "tool/result" and "callId" in data and "content" in data and "isError" in data:
+        rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+        call_id = data["callId"]
+        block = {"type": "tool-result", "toolCallId": call_id, "content": data["content"], "isError": data["isError"]}
+        message = {"role": "user", "content": [block], "source": {"kind": "tool", "callId": call_id}}
+    else:
+        return event
+    raw = {**event.raw, "data": {**rest, "message": message}}
+    return Event(raw, line=event.line, row=event.row, member=event.member, frame=event.frame)
+
+
+def upgraded_events(ctx: CheckContext) -> list[Event]:
+    """The log's events with legacy flat message shapes upgraded, as load and released see them."""
+    return ctx.memo("upgraded-events", lambda: [_upgrade(e) for e in ctx.events])
+
+
+def tool_ledger(ctx: CheckContext) -> ToolLedger:
+    """The tool-call ledger of ``ctx``'s log, computed once per check. The invariant
+    companion reads the stored events; the released walk reads them upgraded."""
+
+    def build() -> ToolLedger:
+        walk = _Walk()
+        for index, (raw, upgraded) in enumerate(zip(ctx.events, upgraded_events(ctx))):
+            walk.event(index, raw, upgraded)
+        return walk.finish()
+
+    return ctx.memo("tool-ledger", build)

@@ -1,0 +1,102 @@
+"""Migration pre-checks for format-0 files (G1 G2 G3): what the official v0->v1
+migration (``dsh-session-format-v0-to-v1``) will refuse when the file is upgraded,
+reported as warnings because the file still loads today.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._run import rule_pass
+from .rules import RuleId
+
+__all__ = ["RELEASED_V0_EVENT_TYPES", "LEGACY_SOURCE_TYPES"]
+
+RELEASED_V0_EVENT_TYPES = frozenset({
+    "agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided", "approval/policy",
+    "assistant/chunk", "assistant/message", "command/done", "command/run", "compaction/end", "compaction/prune",
+    "compaction/start", "compaction/summary", "feedback/record", "goal/change", "hook/invoked", "hook/result",
+    "llm/retry", "llm/retry-started", "model/selection", "permission/preset", "plan/mode", "request/context",
+    "request/header", "sandbox/mode", "schedule/change", "session-log-deepseek/delivery-accepted",
+    "session/end-seed", "session/title", "session/title-llm-request", "step/end", "step/start",
+    "subagent/descriptor", "subagent/model-selection-policy", "team/member", "team/message/delivered",
+    "team/message/queued", "team/task", "todo/write", "tool-workflow/agent-end", "tool-workflow/agent-start",
+    "tool-workflow/run-end", "tool-workflow/run-start", "tool/call", "tool/code-dispatch",
+    "tool/code-dispatch-start", "tool/result", "turn/end", "turn/start", "user/message",
+    "web/deepseek-search-llm-request",
+})
+"""The keys of ``RELEASED_V0_EVENT_DISPOSITIONS`` (V01:27-235)."""
+
+LEGACY_SOURCE_TYPES = frozenset({
+    "steering/message", "request/header-delta", "mode/set",
+    "compact/start", "compact/summary", "compact/end", "compact/prune",
+})
+"""Legacy types the migration recognises (V01:1460): renamed, or refused as legacy (rule E5), never "unknown"."""
+
+_TITLE_TYPES = ("session/title", "session/title-llm-request")
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+@rule_pass(RuleId.G1, RuleId.G2)
+def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
+    """G1: v0 subagent/descriptor version is 3; G2: every v0 type is in the released inventory."""
+    for event in ctx.events:
+        kind = event.type
+        if type(kind) is not str:
+            continue
+        if kind not in RELEASED_V0_EVENT_TYPES and kind not in LEGACY_SOURCE_TYPES:
+            note = " (even though it is marked ignorable)" if event.ignorable is True else ""
+            yield ctx.finding(RuleId.G2, f"format v0 contains unknown historical event type {kind!r}{note}; "
+                              "the v0->v1 migration refuses it", event=event)
+        elif kind == "subagent/descriptor" and type(event.data) is dict:
+            version = event.data.get("version", MISSING)
+            if not strict_equal(version, 3):
+                yield ctx.finding(RuleId.G1, f"subagent/descriptor uses unsupported descriptor version "
+                                  f"{js_string(version)}; the v0->v1 migration accepts only 3", event=event)
+
+
+@rule_pass(RuleId.G3)
+def title_sources(ctx: CheckContext) -> Iterator[Finding]:
+    """G3: title messageSeqs (V01:439-444 payload check, V01:2541-2556 assertTitleSources)."""
+    events = ctx.events
+    for event in events:
+        if event.type not in _TITLE_TYPES or type(event.data) is not dict:
+            continue
+        problem = _title_problem(events, event)
+        if problem is not None:
+            yield ctx.finding(RuleId.G3, f"{event.type} {js_string(event.seq)} {problem}", event=event,
+                              context={"messageSeqs": event.data.get("messageSeqs")})
+
+
+def _title_problem(events: list[Event], event: Event) -> str | None:
+    data = event.data
+    seqs = data.get("messageSeqs", MISSING)
+    if type(seqs) is not list:
+        return "messageSeqs must be an array"
+    seen: set[Any] = set()
+    for seq in seqs:
+        if not is_event_seq(seq) or not (type(event.seq) in (int, float) and seq < event.seq):
+            return f"messageSeqs entry {js_string(seq)} must identify an earlier event"
+        if number_key(seq) in seen:
+            return f"messageSeqs repeats seq {js_string(seq)}"
+        seen.add(number_key(seq))
+    if event.type == "session/title-llm-request" and not seqs:
+        return "messageSeqs must be non-empty"
+    if event.type == "session/title":
+        kind = _get(data.get("source", MISSING), "kind")
+        if (len(seqs) == 0) != (kind == "user"):
+            return "messageSeqs must be empty exactly for a user title"
+    for seq in seqs:
+        cited = events[int(seq)] if int(seq) < len(events) else None
+        if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
+            return f"messageSeqs must cite earlier human user/message events (seq {js_string(seq)} is not one)"
+    return None

@@ -1,0 +1,123 @@
+"""Plugin-semantics rules: retrace markers (P1 P2), tool pairing for archaeology
+(P3 P4) and seed 002's three call-id positions compared by id (P5).
+
+P5 is the released validator's tool lifecycle (``_lifecycle``): within a step, the
+ids of the assistant tool-call blocks, of ``tool/call.data.callId`` and of
+``tool/result.data.message.source.callId`` must name the same calls (a call may
+skip ``tool/call`` only when its result is the exact ``TOOL_NOT_STARTED`` repair).
+Every disagreement is reported by id, not by count, with the id in the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dshfuzz.model import MISSING
+from dshfuzz.oracle._js import strict_equal
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
+from ._run import rule_pass
+from .rules import RuleId
+
+__all__ = ["MARKER_PREFIXES"]
+
+MARKER_PREFIXES = ("retrace-", "message-editor-")
+"""Message-id prefixes of the known marker plugins (retrace RENAME RULE, lib/client.js:29-44)."""
+
+_MAX_PATHS = 8
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+def _is_replace(op: Any) -> bool:
+    return type(op) is dict and op.get("op") == "replace"
+
+
+@rule_pass(RuleId.P1, RuleId.P2)
+def markers(ctx: CheckContext) -> Iterator[Finding]:
+    """P1: replacing assistant/messages carry a known marker prefix; P2: no marker cites itself."""
+    for event in ctx.events:
+        if event.type != "assistant/message":
+            continue
+        if _is_replace(event.surfaceOp):
+            message_id = _get(_get(event.data, "message"), "id")
+            if type(message_id) is not str or not message_id.startswith(MARKER_PREFIXES):
+                yield ctx.finding(RuleId.P1, f"assistant/message replace carries message id {show_id(message_id)}, "
+                                  f"which no known marker prefix ({', '.join(MARKER_PREFIXES)}) claims", event=event)
+        sources = event.sourceEventSeqs
+        if type(sources) is list and any(strict_equal(s, event.seq) for s in sources):
+            yield ctx.finding(RuleId.P2, f"marker at seq {show_id(event.seq)} lists its own seq in sourceEventSeqs "
+                              "(its shadowed set)", event=event, context={"shadowedSeqs": sources})
+
+
+@rule_pass(RuleId.P3)
+def call_pairing(ctx: CheckContext) -> Iterator[Finding]:
+    """P3: every tool/call's callId is answered by some tool/result's source.callId."""
+    events = upgraded_events(ctx)
+    answered = {
+        call_key(_get(_get(_get(e.data, "message"), "source"), "callId"))
+        for e in events
+        if e.type == "tool/result"
+    }
+    for event in events:
+        if event.type == "tool/call":
+            call_id = _get(event.data, "callId")
+            if call_key(call_id) not in answered:
+                yield ctx.finding(RuleId.P3, f"tool/call {show_id(call_id)} has no tool/result; an archaeology "
+                                  "extraction will miss its output", event=event, context={"callId": show_id(call_id)})
+
+
+def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
+    """Collect the paths of content fragments that are not text (recursively through tool results)."""
+    if type(blocks) is not list:
+        out.append(path)
+        return
+    for i, block in enumerate(blocks):
+        here = f"{path}[{i}]"
+        kind = _get(block, "type")
+        if kind == "text" and type(_get(block, "text")) is str:
+            continue
+        if kind == "tool-result":
+            _unparseable(_get(block, "content"), f"{here}.content", out)
+        elif kind != "image":
+            out.append(here)
+
+
+@rule_pass(RuleId.P4)
+def result_output(ctx: CheckContext) -> Iterator[Finding]:
+    """P4: tool/result content parses recursively into text blocks (empty content is legal)."""
+    for event in upgraded_events(ctx):
+        if event.type != "tool/result":
+            continue
+        paths: list[str] = []
+        _unparseable(_get(_get(event.data, "message"), "content"), "message.content", paths)
+        if paths:
+            shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
+            yield ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
+                              event=event, context={"paths": paths[:_MAX_PATHS], "count": len(paths)})
+
+
+@rule_pass(RuleId.P5)
+def call_id_positions(ctx: CheckContext) -> Iterator[Finding]:
+    """P5: the released lifecycle's disagreements between the three call-id positions."""
+    unresolved: dict[int, list[Any]] = {}
+    for refusal in tool_ledger(ctx).released:
+        if refusal.code == "no-lifecycle":
+            continue
+        if refusal.code == "unresolved":
+            unresolved.setdefault(refusal.index, []).append(refusal.call_id)
+            continue
+        yield ctx.finding(RuleId.P5, refusal.message, event=ctx.events[refusal.index],
+                          context={"callId": show_id(refusal.call_id)})
+    for index, ids in unresolved.items():
+        boundary = ctx.events[index].type
+        shown = [show_id(i) for i in ids]
+        yield ctx.finding(RuleId.P5, f"{boundary} closes with advertised tool call{'s' if len(ids) > 1 else ''} "
+                          f"{', '.join(shown)} that no tool/result answers", event=ctx.events[index],
+                          context={"callIds": shown})
+

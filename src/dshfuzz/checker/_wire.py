@@ -1,0 +1,331 @@
+"""Wire rules: what the provider receives (W1 W2 W3 W5) and what a compaction hid (W4).
+
+The provider never sees events; it sees the request the harness serialises from
+the *current* surface. So the pass folds the surface (leniently: a replace whose
+range is not current is skipped, the S rules report it), derives each node's
+message (``deriveEventMessage``, S:278) and expands it the way
+``dsh-llm-deepseek``'s ``serializeMessages`` does (LD:117-145): an assistant
+message carries ``tool_calls`` for its tool-call blocks; a user-role message
+contributes its text first (when it has text, or has no tool results) and then one
+``role: "tool"`` message per tool-result block. When the log ends inside a turn,
+the loader's crash closers (``interruptedTurnClosers``, S:626) answer the calls
+still open in that turn, so their synthetic results are appended before judging:
+the open tail of a crash is repaired on load, while seed 001's gap (a turn/end
+already written) is not.
+
+The stream is then judged as a strict OpenAI-compatible endpoint does:
+
+- W1: a tool message while no assistant tool call awaits an answer (dangling);
+- W5: a tool message whose id is not among the calls awaiting an answer, while
+  others are (wrong id); also every raw ``tool/result`` the invariant companion or
+  the released walk refuses for answering no pending call (``_lifecycle``);
+- W2: a user message between tool calls and results that do arrive after it;
+- W3: a call never answered before the next assistant message or the end;
+- W4: a call the released walk saw left unresolved whose assistant message is no
+  longer on the surface: a later replace hid the gap from the provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+from dshfuzz.oracle._js import js_string, number_key
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
+from ._run import rule_pass
+from .rules import OfficialLayer, RuleId
+
+__all__ = ["WireMessage", "surface_indices", "wire_messages"]
+
+_L = OfficialLayer
+_V0_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
+_V3_SURFACE = _V0_SURFACE | {"system/message"}
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+@dataclass(slots=True)
+class _Node:
+    index: int
+    order: int
+    prev: Any = None
+    next: Any = None
+
+
+class _LenientFold:
+    """The surface fold as a linked list keyed by seq: O(1) per append and O(removed)
+    per replace, so a log that keeps replacing its newest node stays linear. Each
+    node's ``order`` preserves list order (a replacement inherits its start's), which
+    decides ``startIdx <= endIdx`` without scanning."""
+
+    def __init__(self, version: int | None) -> None:
+        v3 = version == 3
+        self.types = _V3_SURFACE if v3 else _V0_SURFACE
+        self.keys = ("startSeq", "endSeq") if v3 else ("start", "end")
+        self.nodes: dict[Any, _Node] = {}
+        self.head: Any = None
+        self.tail: Any = None
+        self.counter = 0
+
+    def apply(self, index: int, event: Event) -> None:
+        if event.type not in self.types:
+            return
+        op = event.surfaceOp
+        key = number_key(event.seq)
+        if op == "append":
+            if key in self.nodes:
+                return
+            self.counter += 1
+            node = _Node(index, self.counter, prev=self.tail)
+            if self.tail is None:
+                self.head = key
+            else:
+                self.nodes[self.tail].next = key
+            self.nodes[key] = node
+            self.tail = key
+        elif type(op) is dict and op.get("op") == "replace":
+            self.replace(index, key, number_key(op.get(self.keys[0], MISSING)), number_key(op.get(self.keys[1], MISSING)))
+
+    def replace(self, index: int, key: Any, start: Any, end: Any) -> None:
+        first, last = self.nodes.get(start), self.nodes.get(end)
+        if first is None or last is None or first.order > last.order or key in self.nodes:
+            return
+        before, after = first.prev, last.next
+        cursor = start
+        while True:
+            node = self.nodes.pop(cursor)
+            if cursor == end:
+                break
+            cursor = node.next
+        self.nodes[key] = _Node(index, first.order, prev=before, next=after)
+        if before is None:
+            self.head = key
+        else:
+            self.nodes[before].next = key
+        if after is None:
+            self.tail = key
+        else:
+            self.nodes[after].prev = key
+
+    def indices(self) -> list[int]:
+        out = []
+        cursor = self.head
+        while cursor is not None:
+            node = self.nodes[cursor]
+            out.append(node.index)
+            cursor = node.next
+        return out
+
+
+def surface_indices(ctx: CheckContext) -> list[int]:
+    """Log positions of the final surface's nodes, in model-visible order (computed once per check)."""
+
+    def build() -> list[int]:
+        fold = _LenientFold(ctx.version)
+        for index, event in enumerate(ctx.events):
+            fold.apply(index, event)
+        return fold.indices()
+
+    return ctx.memo("wire-surface", build)
+
+
+@dataclass(frozen=True, slots=True)
+class WireMessage:
+    """One serialised message: ``role`` (system, user, assistant, tool), the log
+    position of the event it came from (``None`` for a loader closer), the call ids
+    an assistant message advertises, or the id a tool message answers."""
+
+    role: str
+    index: int | None
+    calls: tuple[Any, ...] = ()
+    answers: Any = MISSING
+
+
+def _message_of(event: Event) -> Any:
+    """``deriveEventMessage`` (S:278): ``None`` when the node derives no message."""
+    data = event.data
+    if event.type == "user/message":
+        return data
+    message = _get(data, "message")
+    if event.type == "assistant/message" and _get(message, "content") == []:
+        return None
+    return message
+
+
+def _serialise(index: int | None, message: Any) -> Iterator[WireMessage]:
+    """``serializeMessages`` (LD:117-145) for one message; malformed content yields nothing."""
+    content = _get(message, "content")
+    if type(content) is not list:
+        return
+    blocks = [b for b in content if type(b) is dict]
+    role = _get(message, "role")
+    if role == "system":
+        yield WireMessage("system", index)
+    elif role == "assistant":
+        yield WireMessage("assistant", index, tuple(b.get("id", MISSING) for b in blocks if b.get("type") == "tool-call"))
+    else:
+        results = [b for b in blocks if b.get("type") == "tool-result"]
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and type(b.get("text")) is str)
+        if text or not results:
+            yield WireMessage("user", index)
+        for result in results:
+            yield WireMessage("tool", index, answers=result.get("toolCallId", MISSING))
+
+
+def wire_messages(ctx: CheckContext) -> list[WireMessage]:
+    """The request history after a load: the surface's messages plus the loader's crash closers."""
+
+    def build() -> list[WireMessage]:
+        out: list[WireMessage] = []
+        events = upgraded_events(ctx)
+        for index in surface_indices(ctx):
+            message = _message_of(events[index])
+            if message is not None:
+                out.extend(_serialise(index, message))
+        for advert in tool_ledger(ctx).tail_pending:
+            out.append(WireMessage("tool", None, answers=advert.call_id))
+        return out
+
+    return ctx.memo("wire-messages", build)
+
+
+@dataclass(slots=True)
+class _Pending:
+    call_id: Any
+    index: int | None
+    interposed: int | None = None
+
+
+@dataclass(slots=True)
+class _Judge:
+    """A strict endpoint's reading of the stream; findings are collected, never raised."""
+
+    ctx: CheckContext
+    pending: dict[Any, _Pending] = field(default_factory=dict)
+    unanswered: dict[int | None, list[Any]] = field(default_factory=dict)
+    closed_by: dict[int | None, str] = field(default_factory=dict)
+    late: dict[int | None, list[Any]] = field(default_factory=dict)
+    dangling: list[tuple[WireMessage, str]] = field(default_factory=list)
+    wrong: list[tuple[WireMessage, list[Any]]] = field(default_factory=list)
+
+    def close(self, reason: str) -> None:
+        for item in self.pending.values():
+            self.unanswered.setdefault(item.index, []).append(item.call_id)
+            self.closed_by.setdefault(item.index, reason)
+        self.pending.clear()
+
+    def read(self, stream: list[WireMessage]) -> None:
+        for message in stream:
+            if message.role == "assistant":
+                self.close(f"the next assistant message (seq {self.seq(message.index)})")
+                for call_id in message.calls:
+                    self.pending.setdefault(call_key(call_id), _Pending(call_id, message.index))
+            elif message.role == "user":
+                for item in self.pending.values():
+                    if item.interposed is None:
+                        item.interposed = message.index
+            elif message.role == "tool":
+                self.answer(message)
+        self.close("the end of history")
+
+    def answer(self, message: WireMessage) -> None:
+        item = self.pending.pop(call_key(message.answers), None)
+        if item is not None:
+            if item.interposed is not None:
+                self.late.setdefault(item.interposed, []).append(item.call_id)
+        elif self.pending:
+            self.wrong.append((message, [p.call_id for p in self.pending.values()]))
+        else:
+            self.dangling.append((message, show_id(message.answers)))
+
+    def seq(self, index: int | None) -> str:
+        return "?" if index is None else js_string(self.ctx.events[index].seq)
+
+
+def _coords(ctx: CheckContext, index: int | None) -> Event | None:
+    return None if index is None else ctx.events[index]
+
+
+@rule_pass(RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5)
+def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
+    """W1-W5 over the post-load request history and the raw tool results."""
+    judge = _Judge(ctx)
+    judge.read(wire_messages(ctx))
+    ledger = tool_ledger(ctx)
+    unresolved_at: dict[int, set[Any]] = {}
+    for advert in ledger.unresolved:
+        unresolved_at.setdefault(advert.message_index, set()).add(call_key(advert.call_id))
+
+    for message, shown in judge.dangling:
+        origin = "the loader's synthetic result" if message.index is None else "tool message"
+        yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call awaiting an answer",
+                          event=_coords(ctx, message.index), context={"callId": shown})
+
+    for interposed, ids in judge.late.items():
+        shown = [show_id(i) for i in ids]
+        yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} sits between tool calls "
+                          f"{', '.join(shown)} and their tool results", event=_coords(ctx, interposed),
+                          context={"callIds": shown})
+
+    for index, ids in judge.unanswered.items():
+        shown = [show_id(i) for i in ids]
+        released = index is not None and any(call_key(i) in unresolved_at.get(index, ()) for i in ids)
+        yield ctx.finding(
+            RuleId.W3,
+            f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} never answered before "
+            f"{judge.closed_by[index]}; every later request fails",
+            event=_coords(ctx, index),
+            context={"callIds": shown},
+            refused_by=(_L.RELEASED, _L.PROVIDER) if released else (_L.PROVIDER,),
+        )
+
+    visible = set(surface_indices(ctx))
+    hidden: dict[int, list[Any]] = {}
+    for advert in ledger.unresolved:
+        if advert.message_index not in visible:
+            hidden.setdefault(advert.message_index, []).append(advert.call_id)
+    for index, ids in hidden.items():
+        shown = [show_id(i) for i in ids]
+        yield ctx.finding(RuleId.W4, f"tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} left unanswered, "
+                          "but a later surface replace already hides the gap from the provider",
+                          event=ctx.events[index], context={"callIds": shown})
+
+    yield from _w5(ctx, judge, ledger)
+
+
+def _w5(ctx: CheckContext, judge: _Judge, ledger: Any) -> Iterator[Finding]:
+    layers: dict[int, set[OfficialLayer]] = {}
+    messages: dict[int, str] = {}
+    ids: dict[int, Any] = {}
+    for layer, refusals in ((_L.INVARIANTS, ledger.invariants), (_L.RELEASED, ledger.released)):
+        for refusal in refusals:
+            if refusal.code in ("no-call", "no-lifecycle"):
+                layers.setdefault(refusal.index, set()).add(layer)
+                messages.setdefault(refusal.index, refusal.message)
+                ids.setdefault(refusal.index, refusal.call_id)
+    synthetic = []
+    for message, pending in judge.wrong:
+        text = (f"tool message answers {show_id(message.answers)} while the calls awaiting an answer are "
+                f"{', '.join(show_id(p) for p in pending)}")
+        if message.index is None:
+            synthetic.append((text, message.answers, pending))
+            continue
+        layers.setdefault(message.index, set()).add(_L.PROVIDER)
+        messages.setdefault(message.index, text)
+        ids.setdefault(message.index, message.answers)
+    order = {layer: i for i, layer in enumerate(OfficialLayer)}
+    for index in sorted(layers):
+        yield ctx.finding(RuleId.W5, messages[index], event=ctx.events[index],
+                          context={"callId": show_id(ids[index])},
+                          refused_by=tuple(sorted(layers[index], key=order.__getitem__)))
+    for text, answered, pending in synthetic:
+        yield ctx.finding(RuleId.W5, f"the loader's synthetic result: {text}",
+                          context={"callId": show_id(answered), "callIds": [show_id(p) for p in pending]},
+                          refused_by=(_L.PROVIDER,))
