@@ -122,7 +122,7 @@ def render_human(report: Report, console: Console) -> None:
         ", ",
         (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
     )
-    console.print(head)
+    console.print(head, soft_wrap=True)
     for layer, group in _by_layer(report.findings):
         table = Table(title=f"{layer} ({len(group)})", title_justify="left", expand=False, show_lines=False)
         table.add_column("rule", no_wrap=True)
