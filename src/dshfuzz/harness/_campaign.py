@@ -112,6 +112,7 @@ def _worker(config: CampaignConfig, worker: int, emit: Callable[[CampaignEvent],
                     judged = judge.judge(example)
                     sigs = tuple(d.signature for d in judged.disagreements)
                     if "signature" not in target:
+                        _steer(judged)
                         emit(
                             ExampleJudged(
                                 worker,
@@ -179,6 +180,17 @@ def _worker(config: CampaignConfig, worker: int, emit: Callable[[CampaignEvent],
     finally:
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
+
+
+def _steer(judged) -> None:  # noqa: ANN001 - a JudgedExample
+    """Label the incident class and steer generation towards hard shapes."""
+    from hypothesis import event, target
+
+    event(f"mutator: {judged.example.mutator or 'valid'}")
+    shape = judged.shape
+    target(float(shape.open_tool_calls), label="open tool calls")
+    target(float(shape.frames), label="zstd frames")
+    target(float(shape.replaces), label="replace depth")
 
 
 def _official():

@@ -17,7 +17,7 @@ from typing import Any
 from ._classify import Disagreement, Truth, classify, truth_from
 from ._judges import CheckerUnderTest, CheckerVerdict
 
-__all__ = ["Example", "JudgedExample", "Judge"]
+__all__ = ["Example", "Judge", "JudgedExample", "Shape"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +37,27 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
+class Shape:
+    """What makes a log hard, for Hypothesis ``target()``: open calls, frames, replaces."""
+
+    events: int
+    frames: int
+    replaces: int
+    open_tool_calls: int
+
+
+@dataclass(frozen=True, slots=True)
 class JudgedExample:
     example: Example
     verdict: CheckerVerdict
     truth: Truth
     official: Mapping[str, Any]
     disagreements: tuple[Disagreement, ...]
-    events: int
+    shape: Shape
+
+    @property
+    def events(self) -> int:
+        return self.shape.events
 
     @property
     def defects(self) -> tuple[Disagreement, ...]:
@@ -99,27 +113,40 @@ class Judge:
             verdict = self.checker.check(path)
             reference = self.reference.check(path) if self.reference is not None else None
             official = self._official_verdicts(path)
-            events = _event_count(example.data, example.compression)
         finally:
             path.unlink(missing_ok=True)
+        shape, oracle_refusing = _reference(example)
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
-            oracle_refusing=_oracle_refusals(example),
+            oracle_refusing=oracle_refusing,
             expected=example.expects,
             mutator=example.mutator,
         )
         disagreements = tuple(classify(verdict, truth, reference=reference))
-        return JudgedExample(example, verdict, truth, official, disagreements, events)
+        return JudgedExample(example, verdict, truth, official, disagreements, shape)
 
 
-def _event_count(data: bytes, compression: str) -> int:
+def _reference(example: Example) -> tuple[Shape, frozenset[str]]:
+    """The log's shape and the layers the reference oracle says refuse it (one parse)."""
     from dshfuzz.model import parse_log
 
-    return len(parse_log(data, compression=compression).events)  # type: ignore[arg-type]
+    from ._reference import reference_refusals
 
-
-def _oracle_refusals(example: Example) -> frozenset[str]:
-    """The official layer each failing reference model stands for."""
-    from dshfuzz.harness._reference import reference_refusals
-
-    return reference_refusals(example.data, example.compression)
+    log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
+    events = [e.raw for e in log.events]
+    calls: set[Any] = set()
+    replaces = 0
+    for ev in events:
+        if not isinstance(ev, dict):
+            continue
+        data = ev.get("data")
+        if isinstance(ev.get("surfaceOp"), dict):
+            replaces += 1
+        if ev.get("type") == "tool/call" and isinstance(data, dict):
+            calls.add(data.get("callId"))
+        elif ev.get("type") == "tool/result" and isinstance(data, dict):
+            source = (data.get("message") or {}).get("source") if isinstance(data.get("message"), dict) else None
+            calls.discard(source.get("callId") if isinstance(source, dict) else None)
+    shape = Shape(len(events), len(log.frames), replaces, len(calls))
+    header = log.header.raw if log.header is not None else None
+    return shape, reference_refusals(events, header, log.format_version)

@@ -1,0 +1,213 @@
+"""The kill matrix: which rule catches which incident, for any checker.
+
+Every mutator runs over ``examples`` generated logs; each mutant is judged by the
+checker under test and (when available) by the official layers. Per mutator the
+matrix records how often each rule fired, recall (the mutator's expected rules
+all fired) and precision (no error-level rule fired outside the expected set),
+and how often each official layer refused. Valid logs and their metamorphic
+variants get rows too: there, any error-level finding is a false alarm.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._judge import Example
+from ._judges import CheckerUnderTest
+
+__all__ = ["MatrixRow", "KillMatrix", "build_matrix", "sample"]
+
+
+def sample(strategy: Any, count: int, seed: int) -> Iterator[Any]:
+    """``count`` examples drawn deterministically from ``strategy`` (no shrinking, no database).
+
+    Uses :func:`hypothesis.find` with a condition that never holds, so Hypothesis'
+    own engine does the drawing (rejections, filters and all) under a fixed seed.
+    """
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    drawn: list[Any] = []
+
+    def keep(example: Any) -> bool:
+        drawn.append(example)
+        return False
+
+    try:
+        find(
+            strategy,
+            keep,
+            settings=settings(
+                max_examples=count,
+                database=None,
+                deadline=None,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            ),
+            random=random.Random(seed),
+        )
+    except NoSuchExample:
+        pass
+    return iter(drawn[:count])
+
+
+@dataclass(slots=True)
+class MatrixRow:
+    """One mutator (or ``valid`` / ``metamorphic:<name>``) across its examples."""
+
+    name: str
+    expects: frozenset[str] = frozenset()
+    official_expected: frozenset[str] = frozenset()
+    examples: int = 0
+    recalled: int = 0
+    precise: int = 0
+    fired: Counter[str] = field(default_factory=Counter)
+    error_fired: Counter[str] = field(default_factory=Counter)
+    refused: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def recall(self) -> float | None:
+        return self.recalled / self.examples if self.examples and self.expects else None
+
+    @property
+    def precision(self) -> float | None:
+        return self.precise / self.examples if self.examples else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "examples": self.examples,
+            "expects": sorted(self.expects),
+            "officialExpected": sorted(self.official_expected),
+            "recall": self.recall,
+            "precision": self.precision,
+            "rules": dict(sorted(self.fired.items())),
+            "errorRules": dict(sorted(self.error_fired.items())),
+            "officialRefused": dict(sorted(self.refused.items())),
+            "checkerFailures": dict(self.failures),
+        }
+
+
+@dataclass(slots=True)
+class KillMatrix:
+    checker: str
+    examples_per_mutator: int
+    rows: dict[str, MatrixRow] = field(default_factory=dict)
+    registry_rules: tuple[str, ...] = ()
+
+    def killed_by(self) -> dict[str, list[str]]:
+        """Rule -> the mutators that expect it and whose mutants it fired on."""
+        out: dict[str, list[str]] = {r: [] for r in self.registry_rules}
+        for name, row in self.rows.items():
+            for rule in sorted(row.expects & set(row.fired)):
+                out.setdefault(rule, []).append(name)
+        return out
+
+    @property
+    def unkilled(self) -> list[str]:
+        return sorted(r for r, ms in self.killed_by().items() if not ms)
+
+    @property
+    def false_alarms(self) -> dict[str, int]:
+        return {
+            name: sum(row.error_fired.values())
+            for name, row in self.rows.items()
+            if name == "valid" or name.startswith("metamorphic:")
+            if row.error_fired
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": "dshfuzz-kill-matrix/1",
+            "checker": self.checker,
+            "examplesPerMutator": self.examples_per_mutator,
+            "rows": {name: row.to_json() for name, row in self.rows.items()},
+            "killedBy": self.killed_by(),
+            "unkilledRules": self.unkilled,
+            "falseAlarms": self.false_alarms,
+        }
+
+
+def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, official: Any, scratch: Path) -> None:
+    path = scratch / f"m{row.examples}{example.suffix}"
+    path.write_bytes(example.data)
+    try:
+        verdict = checker.check(path)
+        if official is not None:
+            for layer, v in official.check(path=str(path)).items():
+                if not v.ok:
+                    row.refused[layer] += 1
+    finally:
+        path.unlink(missing_ok=True)
+    row.examples += 1
+    if verdict.failure is not None:
+        row.failures[verdict.failure] += 1
+        return
+    reported = frozenset(f.rule for f in verdict.findings)
+    row.fired.update(reported)
+    row.error_fired.update(verdict.error_rules)
+    if row.expects and row.expects <= reported:
+        row.recalled += 1
+    if not (verdict.error_rules - row.expects):
+        row.precise += 1
+
+
+def build_matrix(
+    checker: CheckerUnderTest,
+    *,
+    examples: int = 25,
+    seed: int = 0,
+    official: Any | None = None,
+    mutators: list[str] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> KillMatrix:
+    """Run every mutator (and the valid/metamorphic rows) and fold the verdicts."""
+    import tempfile
+
+    from hypothesis import strategies as st
+
+    from dshfuzz.checker import RULES
+    from dshfuzz.generators import session_logs
+    from dshfuzz.mutators import METAMORPHIC, MUTATORS, mutants
+
+    from ._strategy import MAX_EVENTS
+
+    matrix = KillMatrix(checker.name, examples, registry_rules=tuple(str(r) for r in RULES))
+    logs = session_logs(max_events=MAX_EVENTS)
+    with tempfile.TemporaryDirectory(prefix="dshfuzz-matrix-") as tmp:
+        scratch = Path(tmp)
+        valid = MatrixRow("valid")
+        matrix.rows["valid"] = valid
+        progress("valid")
+        valid_logs = list(sample(logs, examples, seed))
+        for i, log in enumerate(valid_logs):
+            zstd = i % 2 == 1
+            _judge_into(
+                valid,
+                Example(log.to_zstd() if zstd else log.to_jsonl(), "zstd" if zstd else "none"),
+                checker,
+                official,
+                scratch,
+            )
+        for name, transform in sorted(METAMORPHIC.items()):
+            row = MatrixRow(f"metamorphic:{name}")
+            matrix.rows[row.name] = row
+            progress(row.name)
+            strategy = st.sampled_from(valid_logs).flatmap(lambda log, t=transform: t.variants(log))
+            for variant in sample(strategy, examples, seed):
+                _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
+        for name in sorted(mutators or MUTATORS):
+            mutator = MUTATORS[name]
+            row = MatrixRow(name, frozenset(mutator.expects), frozenset(mutator.official))
+            matrix.rows[name] = row
+            progress(name)
+            for mutant in sample(mutants(mutator, logs), examples, seed):
+                row.expects = frozenset(mutant.expects)
+                example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(mutant.expects))
+                _judge_into(row, example, checker, official, scratch)
+    return matrix
