@@ -1,0 +1,155 @@
+"""Engine rules T1-T5, M1, I1: each fires on a minimal broken log and stays silent on
+its near twin, names the official moments that refuse the instance, and never crashes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_loop_logs import Builder
+from checker_logs import check, explain, fired
+
+from dshfuzz.checker import RuleId
+
+ENGINE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1}
+
+
+def _base() -> Builder:
+    b = Builder()
+    b.tool_turn()
+    b.text_turn()
+    return b
+
+
+def _index(b: Builder, type_: str, nth: int = 0) -> int:
+    return [i for i, e in enumerate(b.events) if e["type"] == type_][nth]
+
+
+def _marker(b: Builder, *, turn: Any, surface_op: Any) -> None:
+    """A retrace-style edit marker: an empty assistant/message with null coordinates."""
+    target = b.surface[-1]
+    b.push("assistant/message", {"turn": turn, "step": turn, "message": {
+        "id": "retrace-marker-1", "role": "assistant", "content": [],
+        "source": {"kind": "model", "provider": "p", "model": "m"}}},
+        surfaceOp=surface_op if surface_op == "append" else {"op": "replace", "start": target, "end": target},
+        sourceEventSeqs=[] if surface_op == "append" else [target])
+
+
+Mutation = Callable[[Builder], None]
+
+
+def _set(type_: str, nth: int, **data: Any) -> Mutation:
+    def mutate(b: Builder) -> None:
+        b.events[_index(b, type_, nth)]["data"].update(data)
+    return mutate
+
+
+CASES: list[tuple[RuleId, str, Mutation, Mutation]] = [
+    (RuleId.T1, "step/end names another step", _set("step/end", 0, step=2), _set("step/end", 0, step=1)),
+    (RuleId.T1, "assistant/message outside its step", _set("assistant/message", 1, step=1), _set("assistant/message", 1, step=2)),
+    (RuleId.T1, "request/header outside any turn",
+     lambda b: b.events.insert(0, b.events[_index(b, "request/header")]), lambda b: None),
+    (RuleId.T1, "turn/start while a turn is open", _set("turn/end", 0, turn=9), _set("turn/end", 0, turn=1)),
+    (RuleId.T1, "retrace marker replace between turns (the meter refuses)",
+     lambda b: _marker(b, turn=None, surface_op="replace"), lambda b: None),
+    (RuleId.T2, "assistant/message cites a chunk of another step",
+     lambda b: b.events[_index(b, "assistant/message", 1)]["sourceEventSeqs"].insert(0, _index(b, "assistant/chunk")),
+     lambda b: None),
+    (RuleId.T2, "assistant/message cites a non-chunk",
+     lambda b: b.events[_index(b, "assistant/message", 1)]["sourceEventSeqs"].insert(0, _index(b, "step/start", 1)),
+     lambda b: None),
+    (RuleId.T3, "a step number reused in a turn", _set("step/start", 1, step=1), _set("step/start", 1, step=2)),
+    (RuleId.T4, "step/start without a turn",
+     lambda b: b.events[_index(b, "step/start")]["data"].pop("turn"), _set("step/start", 0, turn=1)),
+    (RuleId.T5, "turn/end without a reason",
+     lambda b: b.events[_index(b, "turn/end")]["data"].pop("reason"), lambda b: None),
+    (RuleId.T5, "aborted turn/end with a string cause (released only)",
+     _set("turn/end", 0, reason={"kind": "aborted", "reason": "user"}),
+     _set("turn/end", 0, reason={"kind": "aborted", "reason": {"kind": "user"}})),
+    (RuleId.M1, "a null-turn marker appended", lambda b: _marker(b, turn=None, surface_op="append"),
+     lambda b: _marker(b, turn=None, surface_op="replace")),
+    (RuleId.I1, "a claim larger than the queue",
+     lambda b: b.events[_index(b, "agent/inbox/spliced", 1)]["data"].update(removedCount=2), lambda b: None),
+    (RuleId.I1, "a message id already pending",
+     lambda b: b.followup(copy.deepcopy(b.events[0]["data"]["inserted"][0])) and b.followup(
+         copy.deepcopy(b.events[0]["data"]["inserted"][0])),
+     lambda b: b.followup(b.user_message("again"))),
+]
+
+
+@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Mutation, keep: Mutation) -> None:
+    broken, twin = _base(), _base()
+    brake(broken)
+    keep(twin)
+    report = check(broken.header, broken.events)
+    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
+    twin_report = check(twin.header, twin.events)
+    assert rule not in fired(twin_report), explain(twin_report, twin.header, twin.events)
+
+
+def test_the_base_log_is_clean() -> None:
+    b = _base()
+    report = check(b.header, b.events)
+    assert report.findings == [], explain(report, b.header, b.events)
+
+
+def test_findings_name_exactly_the_refusing_moments() -> None:
+    b = _base()
+    _marker(b, turn=None, surface_op="replace")
+    [t1] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T1]
+    assert [str(x) for x in t1.refused_by] == ["meter", "released"]
+    b = _base()
+    b.events[_index(b, "step/start", 1)]["data"]["step"] = 1
+    [t3] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T3]
+    assert [str(x) for x in t3.refused_by] == ["invariants", "released"]
+    assert "expected step 2" in t3.message
+
+
+def test_every_break_is_reported_not_only_the_first() -> None:
+    b = _base()
+    for i in (0, 1):
+        b.events[_index(b, "turn/end", i)]["data"].pop("reason")
+    assert [f.seq for f in check(b.header, b.events).findings if f.rule is RuleId.T5] == [
+        b.events[_index(b, "turn/end", 0)]["seq"], b.events[_index(b, "turn/end", 1)]["seq"]]
+
+
+def test_inbox_replays_from_the_seed_length() -> None:
+    """A fork child whose first event removes the parent's pending prompt (the 2026-08-28 incident)."""
+    b = Builder()
+    b.claim()
+    b.text_turn()
+    assert RuleId.I1 in fired(check(b.header, b.events))
+    assert RuleId.I1 not in fired(check({**b.header, "seedLength": 1}, b.events))
+
+
+def test_legacy_turn_end_forms_the_loader_upgrades_are_not_t5_for_load() -> None:
+    b = _base()
+    b.events[_index(b, "turn/end")]["data"]["reason"] = {"kind": "error", "step": 1, "message": "boom"}
+    assert RuleId.T5 not in fired(check(b.header, b.events))
+    b.events[_index(b, "turn/end")]["data"]["reason"] = {"kind": "error", "step": 1, "message": ""}
+    [t5] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T5]
+    assert [str(x) for x in t5.refused_by] == ["released"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["turn", "step", "id", "kind", "type"]), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(st.data())
+def test_any_json_in_any_field_never_crashes_the_engine(data: st.DataObject) -> None:
+    b = _base()
+    events = copy.deepcopy(b.events)
+    for _ in range(data.draw(st.integers(1, 4))):
+        event = events[data.draw(st.integers(0, len(events) - 1))]
+        target = event["data"] if isinstance(event.get("data"), dict) and data.draw(st.booleans()) else event
+        key = data.draw(st.sampled_from(sorted(target) + ["turn", "step", "reason", "removedCount", "inserted"]))
+        target[key] = data.draw(_json)
+    check(b.header, events, rules=frozenset(ENGINE))

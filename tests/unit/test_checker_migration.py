@@ -1,0 +1,70 @@
+"""Migration pre-checks G1-G3 (format-0 files only): each fires on a minimal broken log
+and stays silent on its near twin, and none runs on a format-1 file."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from agent_loop_logs import Builder
+from checker_logs import check, explain, fired
+
+from dshfuzz.checker import RuleId
+
+
+def _descriptor(version: Any) -> Callable[[Builder], None]:
+    return lambda b: b.push("subagent/descriptor", {"version": version})
+
+
+def _unknown(ignorable: bool) -> Callable[[Builder], None]:
+    return lambda b: b.push("x-vendor/custom", {}, **({"ignorable": True} if ignorable else {}))
+
+
+def _title(seqs: Any, kind: str = "provider") -> Callable[[Builder], None]:
+    def build(b: Builder) -> None:
+        cited = [s(b) if callable(s) else s for s in seqs] if isinstance(seqs, list) else seqs
+        b.push("session/title", {"title": "t", "messageSeqs": cited, "source": {"kind": kind}})
+    return build
+
+
+def _first_user(b: Builder) -> int:
+    return next(e["seq"] for e in b.events if e["type"] == "user/message")
+
+
+def _first_assistant(b: Builder) -> int:
+    return next(e["seq"] for e in b.events if e["type"] == "assistant/message")
+
+
+CASES = [
+    (RuleId.G1, "descriptor version 2", _descriptor(2), _descriptor(3)),
+    (RuleId.G2, "unknown type even when ignorable", _unknown(True), lambda b: b.push("compact/start", {})),
+    (RuleId.G3, "title citing an assistant message", _title([_first_assistant]), _title([_first_user])),
+    (RuleId.G3, "user title with cited messages", _title([_first_user], kind="user"), _title([], kind="user")),
+    (RuleId.G3, "title citing a future seq", _title([999]), _title([_first_user])),
+    (RuleId.G3, "messageSeqs not an array", _title("4"), _title([_first_user])),
+]
+
+
+@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Callable, keep: Callable) -> None:
+    broken, twin = Builder(), Builder()
+    for b, mutate in ((broken, brake), (twin, keep)):
+        b.text_turn()
+        mutate(b)
+    report = check(broken.header, broken.events)
+    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
+    twin_report = check(twin.header, twin.events)
+    assert rule not in fired(twin_report), explain(twin_report, twin.header, twin.events)
+
+
+@pytest.mark.parametrize("rule", [RuleId.G1, RuleId.G2, RuleId.G3])
+def test_migration_rules_are_warnings_only_for_format_0(rule: RuleId) -> None:
+    b = Builder(version=1)
+    b.text_turn()
+    _descriptor(2)(b)
+    _unknown(True)(b)
+    _title([_first_assistant])(b)
+    assert rule not in fired(check(b.header, b.events))
+    v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is rule]
+    assert v0 and all(str(f.severity) == "warning" for f in v0)

@@ -1,0 +1,109 @@
+"""Plugin rules P1-P5: each fires on a minimal broken log and stays silent on its near
+twin; P5 compares the three call-id positions by id and names the id."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from agent_loop_logs import Builder
+from checker_logs import check, explain, fired
+
+from dshfuzz.checker import RuleId
+
+
+def _marker(b: Builder, message_id: str, *, cite_self: bool = False) -> None:
+    """An assistant/message replace over the newest node (a retrace-style edit marker)."""
+    target = b.surface[-1]
+    sources = [target, b.seq] if cite_self else [target]
+    b.push("assistant/message", {"turn": b.turn, "step": b.step, "message": {
+        "id": message_id, "role": "assistant", "content": [{"type": "text", "text": "edited"}],
+        "source": {"kind": "model", "provider": "p", "model": "m"}}},
+        surfaceOp={"op": "replace", "start": target, "end": target}, sourceEventSeqs=sources)
+
+
+def _edit_step(b: Builder, message_id: str, *, cite_self: bool = False) -> None:
+    b.open_step("edit that")
+    b.assistant([{"type": "text", "text": "ok"}])
+    _marker(b, message_id, cite_self=cite_self)
+    b.step_end()
+    b.turn_end()
+
+
+def _one_call_step(b: Builder, finish: Callable[[Builder, dict[str, Any]], None]) -> None:
+    b.open_step("call")
+    [call] = b.assistant([{"type": "tool-call", "name": "read", "arguments": "{}"}])
+    finish(b, call)
+    b.step_end()
+    b.turn_end()
+
+
+def _tool_result_content(content: Any) -> Callable[[Builder], None]:
+    def build(b: Builder) -> None:
+        b.tool_turn()
+        result = [e for e in b.events if e["type"] == "tool/result"][0]
+        result["data"]["message"]["content"][0]["content"] = content
+    return build
+
+
+CASES: list[tuple[RuleId, str, Callable[[Builder], None], Callable[[Builder], None]]] = [
+    (RuleId.P1, "a marker with an unknown id prefix", lambda b: _edit_step(b, "rewind-7"),
+     lambda b: _edit_step(b, "retrace-7")),
+    (RuleId.P2, "a marker citing its own seq", lambda b: _edit_step(b, "retrace-7", cite_self=True),
+     lambda b: _edit_step(b, "retrace-7")),
+    (RuleId.P3, "a tool/call nobody answers", lambda b: _one_call_step(b, lambda b, c: b.tool_call(c)),
+     lambda b: _one_call_step(b, lambda b, c: b.tool_round(c))),
+    (RuleId.P4, "tool output holding a non-text fragment", _tool_result_content([{"type": "json", "value": 1}]),
+     _tool_result_content([{"type": "text", "text": "x"}])),
+    (RuleId.P4, "tool output that is not a list", _tool_result_content("plain"), _tool_result_content([])),
+    (RuleId.P5, "tool/call for an id no assistant advertised",
+     lambda b: _one_call_step(b, lambda b, c: (b.tool_call({**c, "id": "call-x"}), b.tool_round(c))),
+     lambda b: _one_call_step(b, lambda b, c: b.tool_round(c))),
+    (RuleId.P5, "tool/call whose arguments differ from the advertised block",
+     lambda b: _one_call_step(b, lambda b, c: b.tool_round({**c, "arguments": "{\"x\":1}"})),
+     lambda b: _one_call_step(b, lambda b, c: b.tool_round(c))),
+    (RuleId.P5, "an advertised call answered without tool/call by a non-repair result",
+     lambda b: _one_call_step(b, lambda b, c: b.tool_result(c["id"])),
+     lambda b: _one_call_step(b, lambda b, c: b.not_started_result(c["id"]))),
+    (RuleId.P5, "an advertised call left unresolved at step/end (seed 001)",
+     lambda b: _one_call_step(b, lambda b, c: b.tool_call(c)),
+     lambda b: _one_call_step(b, lambda b, c: b.tool_round(c))),
+]
+
+
+@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Callable, keep: Callable) -> None:
+    broken, twin = Builder(), Builder()
+    brake(broken)
+    keep(twin)
+    report = check(broken.header, broken.events)
+    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
+    twin_report = check(twin.header, twin.events)
+    assert rule not in fired(twin_report), explain(twin_report, twin.header, twin.events)
+
+
+def test_p5_compares_by_id_not_by_count() -> None:
+    """Two advertised calls, two tool/calls, two results: equal counts, but one id swapped."""
+    b = Builder()
+    b.open_step()
+    first, second = b.assistant([{"type": "tool-call", "name": "read", "arguments": "{}"},
+                                 {"type": "tool-call", "name": "read", "arguments": "{}"}])
+    b.tool_round(first)
+    b.tool_round({**second, "id": "call-swapped"})
+    b.step_end()
+    b.turn_end()
+    p5 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.P5]
+    named = {f.context.get("callId") for f in p5} | {i for f in p5 for i in f.context.get("callIds", ())}
+    assert {"call-swapped", second["id"]} <= named, p5
+    assert all(str(layer) == "released" for f in p5 for layer in f.refused_by)
+
+
+def test_legacy_flat_tool_results_pair_after_the_official_upgrade() -> None:
+    """Pre-identity {callId, content, isError} results are wrapped as load and released do."""
+    b = Builder()
+    calls = b.tool_turn()
+    result = [e for e in b.events if e["type"] == "tool/result"][0]
+    result["data"] = {"turn": 1, "step": 1, "callId": calls[0]["id"], "content": [{"type": "text", "text": "x"}],
+                      "isError": False}
+    assert not fired(check(b.header, b.events)) & {RuleId.P3, RuleId.P4, RuleId.P5}

@@ -1,0 +1,149 @@
+"""Wire rules W1-W5: what a strict provider receives after a load. Each fires on a
+minimal broken log and stays silent on its near twin; seed 001's distinctions hold
+(a crash tail the loader closes is not W3; a gap a compaction hid is W4, not W3)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from agent_loop_logs import Builder
+from checker_logs import check, explain, fired, session_log
+
+from dshfuzz.checker import CheckContext, RuleId
+from dshfuzz.checker._wire import surface_indices
+
+WIRE = {RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5}
+
+
+def _call_step(b: Builder, finish: Callable[[Builder, list[dict[str, Any]]], None], n: int = 1) -> None:
+    b.open_step("call")
+    calls = b.assistant([{"type": "tool-call", "name": "read", "arguments": f'{{"n":{i}}}'} for i in range(n)])
+    finish(b, calls)
+    b.step_end()
+    b.turn_end()
+
+
+def _answered(b: Builder, calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        b.tool_round(call)
+
+
+def _interject(before_result: bool) -> Callable[[Builder, list[dict[str, Any]]], None]:
+    def finish(b: Builder, calls: list[dict[str, Any]]) -> None:
+        seq = b.tool_call(calls[0])
+        if before_result:
+            b.user_append(b.user_message("wait, also this"))
+        b.tool_result(calls[0]["id"], call_seq=seq)
+        if not before_result:
+            b.user_append(b.user_message("wait, also this"))
+    return finish
+
+
+def _marker_over_call(b: Builder) -> None:
+    """An edit marker that replaces the assistant(tool_calls) node but leaves its tool/result."""
+    b.open_step("edit")
+    target = next(e["seq"] for e in b.events if e["type"] == "assistant/message" and
+                  any(block["type"] == "tool-call" for block in e["data"]["message"]["content"]))
+    b.push("assistant/message", {"turn": b.turn, "step": b.step, "message": {
+        "id": "retrace-1", "role": "assistant", "content": [{"type": "text", "text": "edited"}],
+        "source": {"kind": "model", "provider": "p", "model": "m"}}},
+        surfaceOp={"op": "replace", "start": target, "end": target}, sourceEventSeqs=[target])
+    b.step_end()
+    b.turn_end()
+
+
+CASES: list[tuple[RuleId, str, Callable[[Builder], None], Callable[[Builder], None]]] = [
+    (RuleId.W1, "a tool result with no call before it",
+     lambda b: _call_step(b, lambda b, c: (b.tool_round(c[0]), b.tool_result("call-ghost"))),
+     lambda b: _call_step(b, _answered)),
+    (RuleId.W1, "a marker hides the call but not its result",
+     lambda b: (b.tool_turn(), _marker_over_call(b)), lambda b: (b.tool_turn(), b.text_turn())),
+    (RuleId.W2, "user text between a call and its result", lambda b: _call_step(b, _interject(True)),
+     lambda b: _call_step(b, _interject(False))),
+    (RuleId.W3, "turn/end written over an unanswered call (seed 001)",
+     lambda b: _call_step(b, lambda b, c: b.tool_call(c[0])), lambda b: _call_step(b, _answered)),
+    (RuleId.W3, "one of two parallel calls unanswered",
+     lambda b: _call_step(b, lambda b, c: (b.tool_round(c[0]), b.tool_call(c[1])), n=2),
+     lambda b: _call_step(b, _answered, n=2)),
+    (RuleId.W5, "a result answering a different id while a call is pending",
+     lambda b: _call_step(b, lambda b, c: b.tool_result("call-other", call_seq=b.tool_call(c[0]))),
+     lambda b: _call_step(b, _answered)),
+]
+
+
+@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Callable, keep: Callable) -> None:
+    broken, twin = Builder(), Builder()
+    brake(broken)
+    keep(twin)
+    report = check(broken.header, broken.events)
+    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
+    twin_report = check(twin.header, twin.events)
+    assert not fired(twin_report) & WIRE, explain(twin_report, twin.header, twin.events)
+
+
+def test_w3_names_the_unanswered_ids_and_both_refusing_moments() -> None:
+    b = Builder()
+    _call_step(b, lambda b, c: (b.tool_round(c[0]), b.tool_call(c[1]), b.tool_call(c[2])), n=3)
+    [w3] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.W3]
+    assert w3.context["callIds"] == ["call-3", "call-4"]
+    assert [str(x) for x in w3.refused_by] == ["released", "provider"]
+    assert w3.seq == next(e["seq"] for e in b.events if e["type"] == "assistant/message")
+
+
+def test_an_open_crash_tail_is_closed_by_the_loader_not_w3() -> None:
+    """No turn/end yet: the official loader answers the call with a synthetic result."""
+    b = Builder()
+    b.open_step()
+    [call] = b.assistant([{"type": "tool-call", "name": "read", "arguments": "{}"}])
+    b.tool_call(call)
+    assert not fired(check(b.header, b.events)) & WIRE
+    b.step_end()
+    assert RuleId.W3 in fired(check(b.header, b.events)), "a closed step is not repaired by the loader"
+
+
+def test_a_gap_a_compaction_hid_is_w4_not_w3() -> None:
+    b = Builder()
+    b.open_step()
+    first = b.surface[-1]
+    [call] = b.assistant([{"type": "tool-call", "name": "read", "arguments": "{}"}])
+    b.tool_call(call)
+    b.step_end()
+    b.step_start()
+    b.assistant([{"type": "text", "text": "moving on"}])
+    b.step_end()
+    b.turn_end()
+    b.compaction(first, b.surface[-1])
+    b.text_turn()
+    report = check(b.header, b.events)
+    assert RuleId.W4 in fired(report) and RuleId.W3 not in fired(report), explain(report, b.header, b.events)
+    [w4] = [f for f in report.findings if f.rule is RuleId.W4]
+    assert w4.context["callIds"] == [call["id"]] and w4.severity.value == "warning"
+
+
+def test_a_raw_orphan_result_is_w5_for_invariants_and_released() -> None:
+    b = Builder()
+    b.open_step()
+    b.assistant([{"type": "text", "text": "no calls"}])
+    b.tool_result("call-ghost")
+    b.step_end()
+    b.turn_end()
+    report = check(b.header, b.events)
+    [w5] = [f for f in report.findings if f.rule is RuleId.W5]
+    assert [str(x) for x in w5.refused_by] == ["invariants", "released"]
+    assert RuleId.W1 in fired(report)
+
+
+def test_replace_heavy_surfaces_fold_linearly() -> None:
+    """Every replace targets the newest node (the official fold's quadratic case)."""
+    b = Builder()
+    b.open_step()
+    for i in range(2000):
+        b.user_append(b.user_message(f"m{i}"))
+        target = b.surface[-1]
+        b.push("user/message", b.user_message(f"r{i}"), surfaceOp={"op": "replace", "start": target, "end": target},
+               sourceEventSeqs=[target])
+    ctx = CheckContext(session_log(b.header, b.events))
+    assert [ctx.events[i].seq for i in surface_indices(ctx)] == b.surface
