@@ -90,7 +90,7 @@ class ServerProcess:
         if debug_ops:
             args.append("--debug-ops")
         self.proc = subprocess.Popen(
-            args, cwd=JS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+            args, cwd=JS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.replies: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
