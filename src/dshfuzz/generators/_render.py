@@ -76,8 +76,9 @@ def _split(text: str, pieces: int) -> list[str]:
 
 
 def _uuid(salt: int, counter: int) -> uuid.UUID:
-    """A UUID-shaped id, unique per (salt, counter): multiplying by an odd constant mod 2**128 is a bijection."""
-    return uuid.UUID(int=((salt << 24) + counter + 1) * _MIX % (1 << 128), version=4)
+    """A UUID-shaped id, unique per (salt, counter): both steps (odd multiply mod 2**128, xor-shift) are bijections."""
+    value = ((salt << 24) + counter + 1) * _MIX % (1 << 128)
+    return uuid.UUID(int=value ^ (value >> 64), version=4)
 
 
 def _instant(ms: int) -> str:

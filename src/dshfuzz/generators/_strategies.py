@@ -70,7 +70,7 @@ def session_logs(
     format_version: int = 0,
     min_events: int = 0,
     max_events: int = 200,
-    turns: tuple[int, int] = (1, 4),
+    turns: tuple[int, int] = (0, 3),
     weights: FeatureWeights = FeatureWeights(),
 ) -> st.SearchStrategy[GeneratedLog]:
     """Valid DSH session logs written in the agent loop's order (reference §1.5).
@@ -111,7 +111,7 @@ def generate(
     format_version: int = 0,
     min_events: int = 0,
     max_events: int = 200,
-    turns: tuple[int, int] = (1, 4),
+    turns: tuple[int, int] = (0, 3),
     weights: FeatureWeights = FeatureWeights(),
 ) -> Iterator[GeneratedLog]:
     """Yield ``count`` logs, deterministically for ``seed``, independent of Hypothesis' engine.

@@ -95,6 +95,7 @@ class FeatureWeights:
     end_interrupted: float = 0.08
     end_max_tokens: float = 0.04
     end_blocked: float = 0.04
+    empty: float = 0.02
 
     def endings(self) -> list[tuple[str, float]]:
         return [
@@ -254,7 +255,7 @@ def _step(d: Draw, w: FeatureWeights, *, working: bool) -> StepPlan:
         text=_words(d, 1, 12) if not calls or d.chance(0.3) else Words(0, 0),
         reasoning=_words(d, 2, 16) if d.chance(w.reasoning) else None,
         calls=calls,
-        pieces=d.integer(1, 6),
+        pieces=d.integer(1, 5),
         parallel=len(calls) > 1 and d.chance(w.parallel),
         failures=failures,
         header_change=d.chance(w.header_change),
@@ -265,13 +266,17 @@ def _step(d: Draw, w: FeatureWeights, *, working: bool) -> StepPlan:
 
 def _end(d: Draw, w: FeatureWeights) -> TurnEndPlan:
     kind = d.weighted(w.endings())
+    cause = d.pick(ABORT_CAUSES) if kind == "aborted" else "user"
+    failure = d.integer(0, len(FAILURE_CODES) - 1) if kind == "error" else 0
+    crash = d.pick(("stream", "message", "tools")) if kind == "interrupted" else "stream"
+    started = d.integer(1, 3) if crash == "tools" else 0
     return TurnEndPlan(
         kind=kind,
-        cause=d.pick(ABORT_CAUSES) if kind == "aborted" else "user",
-        failure=d.integer(0, len(FAILURE_CODES) - 1) if kind == "error" else 0,
-        crash=d.pick(("stream", "message", "tools")) if kind == "interrupted" else "stream",
-        started=d.integer(0, 3) if kind == "interrupted" else 0,
-        finished=d.integer(0, 3) if kind == "interrupted" else 0,
+        cause=cause,
+        failure=failure,
+        crash=crash,
+        started=started,
+        finished=d.integer(0, started),
     )
 
 
@@ -280,11 +285,17 @@ def _side(d: Draw, kinds: tuple[str, ...]) -> SidePlan:
 
 
 def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
-    working = d.many(lambda e: _step(e, w, working=True), 0, max(0, max_steps - 1))
-    final = _step(d, w, working=False)
+    end = _end(d, w)
+    steps: tuple[StepPlan, ...] = ()
+    # Blocked and hook-aborted turns stop before any step; some provider errors do too (subagent snapshot).
+    if end.kind != "blocked" and end.cause != "hook" and not (end.kind == "error" and d.chance(0.3)):
+        # Most turns take 1-2 steps; a few run long (the 5-step subagent-continuable turn).
+        most = d.weighted([(1, 0.75), (max_steps - 1, 0.25)])
+        working = d.many(lambda e: _step(e, w, working=True), 0, max(0, min(most, max_steps - 1)))
+        steps = (*working, _step(d, w, working=end.kind == "interrupted"))
     return TurnPlan(
-        steps=(*working, final),
-        end=_end(d, w),
+        steps=steps,
+        end=end,
         source=d.pick(USER_SOURCE_KINDS[1:]) if d.chance(w.non_user_source) else "user",
         prompt=_words(d, 2, 20),
         before=tuple(d.many(lambda e: _side(e, BETWEEN_TURN_SIDES), 1, 3)) if d.chance(w.side) else (),
@@ -312,8 +323,11 @@ def draw_session(
     """Draw one session plan; ``turns`` bounds the number of (own, non-inherited) turns."""
     origin = d.weighted([("root", 1.0), ("fork", weights.fork), ("subagent", weights.subagent)])
     prefix = tuple(d.many(lambda e: _turn(e, weights, max_steps), 1, 2)) if origin == "fork" else ()
+    # A prompt blocked before anything was written leaves a header-only log (v1 snapshot).
+    empty = turns[0] == 0 and d.chance(weights.empty)
+    own = () if empty else tuple(d.many(lambda e: _turn(e, weights, max_steps), max(1, turns[0]), turns[1]))
     return SessionPlan(
-        turns=tuple(d.many(lambda e: _turn(e, weights, max_steps), turns[0], turns[1])),
+        turns=own,
         origin=origin,
         prefix=prefix,
         preamble=tuple(d.many(lambda e: _side(e, SESSION_START_SIDES), 1, 2)) if d.chance(weights.side) else (),
