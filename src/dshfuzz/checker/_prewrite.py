@@ -1,0 +1,184 @@
+"""Prewrite (seed 000): judge an edit before it lands, without touching the log.
+
+An edit is either one event to append, or a complete edited event list that
+replaces the log's events. The edited log is built *physically*, as the official
+writer would leave it: an appended event is one more batch (a plain JSONL line,
+or one more checksummed zstd frame) after the log's bytes, cut back first to the
+start of a torn tail as the loader's repair does; an edited list is the header
+plus one batch. The edited bytes are read back through the model and checked in
+full, so every rule (framing and coordinates included) sees exactly the file that
+would exist.
+
+The verdict is defined against the unedited log: the edit is accepted exactly
+when the edited log has no error-level finding that the original lacks. Findings
+are matched by rule and seq (by rule and line where no seq applies), counted as
+a multiset, so an edit that only changes the wording of an existing finding (an
+unanswered call that now ends "before the next assistant message" instead of
+"before the end of history") adds nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from dshfuzz.model import (
+    JsonDecodeError,
+    SessionLog,
+    batch_text,
+    compress_frame,
+    dumps,
+    encode_jsonl,
+    encode_log,
+    encode_zstd,
+    loads,
+    parse_log,
+    read_log,
+)
+
+from ._context import CheckOptions
+from ._finding import Finding, Report
+from ._run import check_log
+
+__all__ = ["EditError", "PrewriteResult", "apply_edit", "prewrite", "run_prewrite"]
+
+EditMode = Literal["append", "replace"]
+
+
+class EditError(ValueError):
+    """The edit is neither an event object nor an event list."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrewriteResult:
+    """The verdict on one edit: ``added`` holds the error-level findings the edit
+    introduces (empty exactly when ``accepted``); ``report`` is the report on
+    ``edited`` (the log as it would be) and ``before`` the original's."""
+
+    mode: EditMode
+    accepted: bool
+    added: tuple[Finding, ...]
+    report: Report
+    before: Report
+    edited: SessionLog
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.before.file,
+            "mode": self.mode,
+            "accepted": self.accepted,
+            "added": [f.to_json() for f in self.added],
+            "report": self.report.to_json(),
+        }
+
+
+def _mode(edit: Any) -> EditMode:
+    if type(edit) is dict:
+        return "append"
+    if type(edit) is list:
+        return "replace"
+    raise EditError("an edit is one event (a JSON object) or a complete event list (a JSON array)")
+
+
+def _intact_bytes(log: SessionLog) -> bytes:
+    """The log's bytes without its torn tail (the loader's repair truncates there before writing)."""
+    data = encode_log(log)
+    if log.torn is not None:
+        data = data[: log.torn.truncate_to]
+    if log.compression == "none" and data and not data.endswith(b"\n"):
+        data += b"\n"
+    return data
+
+
+def apply_edit(log: SessionLog, edit: Any) -> SessionLog:
+    """The log as it would be after the official writer applied ``edit`` (read back, never written)."""
+    mode = _mode(edit)
+    header = log.header.raw if log.header is not None else None
+    if mode == "append":
+        batch = batch_text([edit])
+        data = _intact_bytes(log) + (compress_frame(batch) if log.compression == "zstd" else batch)
+    elif log.compression == "zstd":
+        data = encode_zstd(header, [edit])
+    else:
+        data = encode_jsonl(header, [edit])
+    return parse_log(data, compression=log.compression, path=log.path)
+
+
+def _key(f: Finding) -> tuple[str, Any]:
+    return (str(f.rule), f.seq if f.seq is not None else ("line", f.line))
+
+
+def added_errors(before: Report, after: Report) -> tuple[Finding, ...]:
+    """The error-level findings of ``after`` beyond those of ``before`` (multiset by rule and seq)."""
+    budget = Counter(_key(f) for f in before.findings if f.is_error)
+    out = []
+    for f in after.findings:
+        if not f.is_error:
+            continue
+        key = _key(f)
+        if budget[key] > 0:
+            budget[key] -= 1
+        else:
+            out.append(f)
+    return tuple(out)
+
+
+def prewrite(log: SessionLog, edit: Any, options: CheckOptions = CheckOptions()) -> PrewriteResult:
+    """Judge ``edit`` (one event to append, or a complete edited event list) against ``log``."""
+    mode = _mode(edit)
+    edited = apply_edit(log, edit)
+    before = check_log(log, options)
+    after = check_log(edited, options)
+    added = added_errors(before, after)
+    ok = not added and not after.internal_errors
+    return PrewriteResult(mode, ok, added, after, before, edited)
+
+
+def _fail(message: str) -> int:
+    print(f"dshfuzz check --prewrite: {message}", file=sys.stderr)
+    return 2
+
+
+def run_prewrite(args: argparse.Namespace) -> int:
+    """``dshfuzz check --prewrite EDIT.json --log LOG``: exit 0 accepted, 1 refused, 2 unusable input."""
+    if args.prewrite_log is None:
+        return _fail("--log LOG is required with --prewrite")
+    if args.logs:
+        return _fail("give the log with --log, not as a positional LOG")
+    try:
+        edit = loads(Path(args.prewrite).read_bytes())
+        _mode(edit)
+    except OSError as exc:
+        return _fail(f"cannot read {args.prewrite}: {exc.strerror or exc}")
+    except (JsonDecodeError, EditError) as exc:
+        return _fail(f"{args.prewrite}: {exc}")
+    try:
+        log = read_log(args.prewrite_log)
+    except OSError as exc:
+        return _fail(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
+    result = prewrite(log, edit, CheckOptions(format_version=args.format_version))
+    if result.report.internal_errors:
+        return _fail(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
+    if args.redact:
+        from ._output import redact_report
+
+        result = replace(
+            result,
+            added=tuple(redact_report(replace(result.report, findings=list(result.added)), result.edited).findings),
+            report=redact_report(result.report, result.edited),
+        )
+    added: Sequence[Finding] = result.added
+    if args.json:
+        sys.stdout.write(dumps(result.to_json()) + "\n")
+    else:
+        verdict = "ACCEPTED" if result.accepted else "REFUSED"
+        print(f"{verdict}  {result.mode} to {args.prewrite_log}: {len(added)} new error-level finding(s)")
+        for f in added:
+            where = f"seq {f.seq}" if f.seq is not None else f"line {f.line}"
+            print(f"  {f.rule} {where}: {f.message}  (refused by: {', '.join(map(str, f.refused_by)) or 'none'})")
+    return 0 if result.accepted else 1

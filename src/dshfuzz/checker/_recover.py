@@ -1,0 +1,168 @@
+"""Recovery planning (seed 001): the latest complete turn a session can safely fork at.
+
+A session log is append-only, and a defect the provider or the loader refuses is
+replayed by every later request, so the repair is a fork: a new session seeded
+with a prefix of the old one. The planner proposes the prefix; it never writes.
+
+Candidates are the complete-turn boundaries (the position just after a
+``turn/end``) whose turn/end seq is at or before ``at``, latest first. A candidate
+is safe when the prefix, as the fork would write it (the header plus the events up
+to and including that turn/end, one batch), has no *blocking* finding: no
+error-level finding, and no finding of any severity that an official moment
+(a harness layer, the migration, or the provider) refuses. That is what makes the
+recommended prefix pass every official layer. Each candidate is checked in full
+and independently, because a shorter prefix can lose or gain findings (a later
+marker can strand an earlier tool result; a later compaction can hide an earlier
+gap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dshfuzz.model import SessionLog
+
+from ._context import CheckOptions, is_safe_int
+from ._finding import Finding, Report
+from ._prewrite import apply_edit
+from ._run import check_log
+
+__all__ = ["ForkPoint", "RecoveryPlan", "Rejected", "blocking", "recover_plan"]
+
+_SHOWN = 5
+
+
+def blocking(finding: Finding) -> bool:
+    """Whether a finding rules a prefix out: an error, or anything an official moment refuses."""
+    return finding.is_error or bool(finding.refused_by)
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
+    """Where to fork: after the turn/end with ``seq`` (``events`` events kept) that ends ``turn``.
+
+    ``line`` is that turn/end's 1-based line. ``offset`` is the byte offset in the
+    original file just past the boundary, when the boundary falls on a record (plain
+    JSONL) or frame (zstd) end; for zstd ``frame`` is the frame holding the turn/end,
+    and when later events share that frame ``offset`` is ``None`` and
+    ``frame_offset`` is where that frame starts: the fork must re-frame its head.
+    """
+
+    seq: int
+    turn: Any
+    events: int
+    line: int | None
+    frame: int | None
+    offset: int | None
+    frame_offset: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "turn": self.turn,
+            "events": self.events,
+            "line": self.line,
+            "frame": self.frame,
+            "offset": self.offset,
+            "frameOffset": self.frame_offset,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A candidate boundary ruled out, with its first blocking findings."""
+
+    point: ForkPoint
+    findings: tuple[Finding, ...]
+    total: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"boundary": self.point.to_json(), "blocking": self.total,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryPlan:
+    """The plan: ``fork`` is the recommended boundary, or ``None`` when a new session is needed."""
+
+    file: str | None
+    at: int | None
+    fork: ForkPoint | None
+    rejected: tuple[Rejected, ...] = ()
+    candidates: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def found(self) -> bool:
+        return self.fork is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "at": self.at,
+            "found": self.found,
+            "fork": None if self.fork is None else self.fork.to_json(),
+            "candidates": self.candidates,
+            "rejected": [r.to_json() for r in self.rejected],
+            "notes": list(self.notes),
+        }
+
+
+def _byte_end(log: SessionLog, line_number: int | None) -> tuple[int | None, int | None, int | None]:
+    """(offset just past the line if it ends a record/frame, its frame, the frame's start)."""
+    if line_number is None or not 0 < line_number <= len(log.lines):
+        return None, None, None
+    line = log.lines[line_number - 1]
+    if log.compression != "zstd":
+        if line.offset is None:
+            return None, None, None
+        return line.offset + len(line.text.encode("utf-8", "surrogatepass")) + 1, None, None
+    frame = next((f for f in log.frames if line_number in f.lines), None)
+    if frame is None:
+        return None, line.frame, None
+    if frame.lines and line_number == frame.lines[-1]:
+        return frame.offset + frame.size, frame.index, frame.offset
+    return None, frame.index, frame.offset
+
+
+def _candidates(log: SessionLog, at: int | None) -> Iterator[ForkPoint]:
+    """Complete-turn boundaries with turn/end seq <= ``at``, latest first."""
+    for index in range(len(log.events) - 1, -1, -1):
+        event = log.events[index]
+        seq = event.seq
+        if event.type != "turn/end" or not is_safe_int(seq):
+            continue
+        if at is not None and seq > at:
+            continue
+        data = event.data
+        turn = data.get("turn") if type(data) is dict else None
+        offset, frame, frame_offset = _byte_end(log, event.line)
+        yield ForkPoint(int(seq), turn, index + 1, event.line, frame, offset, frame_offset)
+
+
+def _prefix_report(log: SessionLog, point: ForkPoint, options: CheckOptions) -> Report:
+    prefix = [e.raw for e in log.events[: point.events]]
+    return check_log(apply_edit(log, prefix), options)
+
+
+def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions = CheckOptions()) -> RecoveryPlan:
+    """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises)."""
+    rejected: list[Rejected] = []
+    notes: list[str] = []
+    count = 0
+    for point in _candidates(log, at):
+        count += 1
+        report = _prefix_report(log, point, options)
+        if report.internal_errors:
+            notes.append(f"the checker failed on the prefix ending at seq {point.seq}; it was not recommended")
+            rejected.append(Rejected(point, (), 0))
+            continue
+        blockers = [f for f in report.findings if blocking(f)]
+        if not blockers:
+            return RecoveryPlan(log.path, at, point, tuple(rejected), count, tuple(notes))
+        rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
+    if count == 0:
+        notes.append("the log holds no complete turn at or before the anchor")
+    return RecoveryPlan(log.path, at, None, tuple(rejected), count, tuple(notes))
