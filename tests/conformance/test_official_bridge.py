@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import shutil
+import threading
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -162,6 +163,7 @@ def test_unknown_type_is_refused_by_load_unless_ignorable_and_always_by_released
             error = verdicts[name].error
             assert error.kind == "SessionFormatUnsupportedError" and error.seq == 42
             assert "(raw log:" not in error.message and str(tmp_path) not in error.message
+            assert "<scratch>" not in error.message
         assert verdicts["load"].error == verdicts["loadApp"].error
 
 
@@ -248,6 +250,23 @@ def test_inputs_are_not_mutated_and_layers_judge_the_same_input(official: Offici
     alone = {name: official.layer(name, events=events, header=header) for name in together}
     assert (header, events) == before
     assert together == alone
+
+
+def test_concurrent_callers_each_get_their_own_reply(official: OfficialOracle, valid):
+    _, events = valid
+    prefixes = [events[:n] for n in (5, 13, 29, 42)]
+    expected = [official.fold(p) for p in prefixes]
+    results: dict[int, list] = {}
+
+    def worker(i: int) -> None:
+        results[i] = [official.fold(prefixes[i]) for _ in range(10)]
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(prefixes))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[i] == [expected[i]] * 10 for i in range(len(prefixes)))
 
 
 def test_user_files_are_byte_identical_after_every_op(official: OfficialOracle, valid, fixtures_dir, tmp_path):

@@ -61,14 +61,15 @@ _OFFSET_PATTERN = re.compile(r"\bat byte (\d+)")
 def normalise_message(message: str, paths: Iterable[str] = ()) -> str:
     """The message with run-specific text removed.
 
-    Strips ``(raw log: ...)`` suffixes, replaces each of ``paths`` (the judged
-    file, as given, absolute and resolved) with ``<file>`` and any path below the
-    server's scratch root with ``<scratch>``.
+    Strips ``(raw log: ...)`` suffixes and replaces each of ``paths`` (the judged
+    file, as given, absolute and resolved) with ``<file>``, and so any path below
+    the server's scratch root (``loadApp``'s symlink to the judged file), so that
+    ``load`` and ``loadApp`` word one refusal identically.
     """
     out = _RAW_LOG_SUFFIX.sub("", message)
     for path in sorted({p for p in paths if p}, key=len, reverse=True):
         out = out.replace(path, "<file>")
-    return _SCRATCH.sub("<scratch>", out)
+    return _SCRATCH.sub("<file>", out)
 
 
 def parse_coordinates(message: str) -> tuple[int | None, int | None, int | None]:
