@@ -432,10 +432,17 @@ class _Relationships:
                 raise _Fail("command-done-source", f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq")
 
     def _session_log_deepseek_delivery_accepted(self, event: Any, data: dict[str, Any], seq: Any) -> None:
+        # The migration checks v0 markers (V01:1944) and the relationships v1 ones; a
+        # marker of either generation must name this session unless it was inherited.
         version = data.get("sessionFormatVersion", MISSING)
-        if not _js.strict_equal(0 if version is MISSING or version is None else version, 1):
-            return  # the artifact is version 1 after migration; older markers are historical
-        inherited = self.header.get("parentSession", MISSING) is not MISSING and _js.is_number(seq) and seq < _seed_length(self.header)
+        accepted = 0 if version is MISSING or version is None else version
+        if not (_js.strict_equal(accepted, 0) or _js.strict_equal(accepted, 1)):
+            return
+        inherited = (
+            self.header.get("parentSession", MISSING) is not MISSING
+            and _js.is_number(seq)
+            and seq < _seed_length(self.header)
+        )
         if not inherited and not _js.strict_equal(data.get("sessionId", MISSING), self.header.get("id", MISSING)):
             raise _Fail("delivery-wrong-session", "current-generation delivery marker names the wrong Session")
 
