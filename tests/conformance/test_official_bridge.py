@@ -77,6 +77,12 @@ def test_fixture_passes_every_layer(official: OfficialOracle, fixtures_dir: Path
     assert report.layers["released"].result["events"] == 76
 
 
+def test_relative_paths_are_the_callers(official: OfficialOracle, fixtures_dir: Path, monkeypatch):
+    monkeypatch.chdir(fixtures_dir)
+    assert official.check(path="valid-v0.jsonl", layers=["load", "loadApp"])["loadApp"].ok
+    assert official.read_raw("valid-v0.jsonl").torn is False
+
+
 def test_fixture_events_inline_pass_every_event_layer(official: OfficialOracle, valid):
     header, events = valid
     verdicts = official.check(events=events, header=header)

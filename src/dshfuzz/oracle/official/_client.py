@@ -81,7 +81,7 @@ def _log_fields(events: Sequence[Any] | None, header: Any, path: PathLike | None
     if header is not None:
         fields["header"] = _raw(header)
     if path is not None:
-        fields["path"] = os.path.abspath(os.fspath(path))
+        fields["path"] = os.fspath(path)
     return fields
 
 
@@ -127,9 +127,10 @@ class OfficialOracle:
 
     @property
     def stderr_tail(self) -> str:
-        """The last lines the current server wrote to stderr (bounded buffer)."""
-        with self._lock:
-            return self._server.stderr_tail() if self._server else ""
+        """The last lines the current server wrote to stderr (bounded buffer).
+        Lock-free, so it can be read while another thread waits on a call."""
+        server = self._server
+        return server.stderr_tail() if server else ""
 
     def _ensure(self) -> ServerProcess:
         if self._closed:
@@ -156,7 +157,9 @@ class OfficialOracle:
             server.kill()
             raise OracleTimeout("startup", self.startup_timeout) from None
         if line is None:
-            raise OracleCrashed("startup", server.returncode(), server.stderr_tail())
+            code = server.returncode()
+            server.close(grace=0)
+            raise OracleCrashed("startup", code, server.stderr_tail())
         if not (isinstance(ready := loads(line), dict) and ready.get("ready") is True):
             server.kill()
             raise OracleProtocolError(f"server did not announce itself: {line[:200]!r}")
@@ -173,7 +176,11 @@ class OfficialOracle:
     # -- transport ------------------------------------------------------------
 
     def _encode(self, request: Mapping[str, Any], rid: int) -> bytes:
-        return (dumps({"id": rid, **request}) + "\n").encode("utf-8")
+        """One request line; a ``path`` is made absolute (the server runs in ``js/``)."""
+        fields = dict(request)
+        if fields.get("path") is not None:
+            fields["path"] = os.path.abspath(os.fspath(fields["path"]))
+        return (dumps({"id": rid, **fields}) + "\n").encode("utf-8")
 
     def _await(self, server: ServerProcess, rid: int, op: str, path: PathLike | None, timeout: float) -> Reply:
         try:
@@ -357,7 +364,7 @@ class OfficialOracle:
 
     def read_raw(self, path: PathLike) -> RawLog:
         """The official raw read of a file: header, rows, torn flag."""
-        value = self._value("readRaw", path=os.path.abspath(os.fspath(path)))
+        value = self._value("readRaw", path=os.fspath(path))
         return RawLog(value["compression"], value["header"], value["rows"], bool(value["torn"]))
 
     def version(self) -> dict[str, Any]:
