@@ -1,0 +1,206 @@
+"""The generators: determinism, the write-order invariants every rendered log keeps, coverage.
+
+These run without Node; ``tests/conformance/test_generated_official.py`` asks the
+official layers themselves.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+
+from dshfuzz.cli import main
+from dshfuzz.generators import (
+    FeatureWeights,
+    GeneratedLog,
+    SessionPlan,
+    StepPlan,
+    ToolCallPlan,
+    TurnEndPlan,
+    TurnPlan,
+    coverage_stats,
+    generate,
+    interrupted_turn_closers,
+    render,
+    session_logs,
+)
+from dshfuzz.generators._stats import real_shapes
+from dshfuzz.model import parse_log
+
+
+def _dump(log: GeneratedLog) -> str:
+    return log.to_jsonl(pack=False).decode()
+
+
+def _write_order_problems(log: GeneratedLog) -> list[str]:
+    """The enclosure, pairing, citation and surface rules the official layers enforce (see reference §1)."""
+    problems: list[str] = []
+    open_turn = open_step = None
+    next_turn = 1
+    next_step = 1
+    lifecycles: dict[str, str] = {}
+    surface: list[int] = []
+    events = log.events
+    for index, event in enumerate(events):
+        kind, data, seq = event["type"], event["data"], event["seq"]
+        if seq != index:
+            problems.append(f"seq {seq} at index {index}")
+        if kind == "turn/start":
+            if open_turn is not None or data["turn"] != next_turn:
+                problems.append(f"seq {seq}: turn/start {data['turn']} (open {open_turn}, next {next_turn})")
+            open_turn, next_step = data["turn"], 1
+            lifecycles.clear()
+        elif kind == "turn/end":
+            if open_turn != data["turn"] or open_step is not None or lifecycles:
+                problems.append(f"seq {seq}: turn/end {data['turn']} (open {open_turn}/{open_step}, calls {lifecycles})")
+            open_turn, next_turn = None, next_turn + 1
+        elif kind == "step/start":
+            if open_turn != data["turn"] or open_step is not None or data["step"] != next_step:
+                problems.append(f"seq {seq}: step/start {data['turn']}/{data['step']}")
+            open_step = data["step"]
+        elif kind == "step/end":
+            if (open_turn, open_step) != (data["turn"], data["step"]) or lifecycles:
+                problems.append(f"seq {seq}: step/end leaves {sorted(lifecycles)} or is not open")
+            open_step, next_step = None, next_step + 1
+        elif kind == "assistant/message":
+            for source in event["sourceEventSeqs"]:
+                cited = events[source]
+                if cited["type"] != "assistant/chunk" or cited["data"]["step"] != data["step"] or source >= seq:
+                    problems.append(f"seq {seq}: cites {source} ({cited['type']})")
+            for block in data["message"]["content"]:
+                if block["type"] == "tool-call":
+                    lifecycles[block["id"]] = "advertised"
+        elif kind == "tool/call":
+            if lifecycles.get(data["callId"]) != "advertised":
+                problems.append(f"seq {seq}: tool/call {data['callId']} was not advertised")
+            lifecycles[data["callId"]] = "started"
+        elif kind == "tool/result" and event["surfaceOp"] == "append":
+            call_id = data["message"]["source"]["callId"]
+            if call_id not in lifecycles:
+                problems.append(f"seq {seq}: tool/result for {call_id} without a lifecycle")
+            lifecycles.pop(call_id, None)
+        elif kind == "session/title":
+            for cited in data["messageSeqs"]:
+                if events[cited]["type"] != "user/message" or events[cited]["data"]["source"]["kind"] != "user":
+                    problems.append(f"seq {seq}: title cites {cited}")
+        op = event.get("surfaceOp")
+        if op == "append":
+            surface.append(seq)
+        elif op is not None:
+            start, end = surface.index(op["start"]), surface.index(op["end"])
+            if set(surface[start : end + 1]) - set(event["sourceEventSeqs"]):
+                problems.append(f"seq {seq}: replace omits a shadowed node")
+            surface[start : end + 1] = [seq]
+    if log.batches and log.batches[-1] != len(events):
+        problems.append(f"last batch ends at {log.batches[-1]}, log has {len(events)} events")
+    if log.batches != sorted(set(log.batches)):
+        problems.append(f"batches not strictly increasing: {log.batches}")
+    return problems
+
+
+@given(session_logs())
+def test_every_generated_log_keeps_the_agent_loop_invariants(log: GeneratedLog) -> None:
+    assert _write_order_problems(log) == [], _dump(log)
+
+
+@given(session_logs(format_version=1, max_events=80))
+def test_format_1_logs_are_v0_rows_under_a_version_1_header(log: GeneratedLog) -> None:
+    assert log.header["version"] == 1
+    assert _write_order_problems(log) == [], _dump(log)
+
+
+@given(session_logs(max_events=60))
+def test_encoded_bytes_read_back_to_the_same_events(log: GeneratedLog) -> None:
+    for data in (log.to_jsonl(), log.to_zstd()):
+        parsed = parse_log(data)
+        assert [e.raw for e in parsed.events] == log.events, _dump(log)
+        assert not parsed.diagnostics, parsed.diagnostics
+
+
+def test_generate_is_deterministic_for_a_seed() -> None:
+    first = [log.to_jsonl() for log in generate(25, 11)]
+    again = [log.to_jsonl() for log in generate(25, 11)]
+    other = [log.to_jsonl() for log in generate(25, 12)]
+    assert first == again
+    assert first != other
+
+
+def test_generate_respects_the_event_range() -> None:
+    sizes = [len(log.events) for log in generate(40, 3, min_events=20, max_events=45)]
+    assert all(20 <= n <= 45 for n in sizes), sizes
+
+
+def test_three_hundred_logs_cover_the_whole_v0_vocabulary() -> None:
+    stats = coverage_stats(generate(300, 7, max_events=250))
+    assert {k: v for k, v in stats.missing().items() if v} == {}
+
+
+def test_real_sessions_lie_within_what_the_generators_produce(real_sessions_dir: Path) -> None:
+    stats = coverage_stats(generate(300, 7, max_events=250))
+    real = real_shapes(real_sessions_dir / "concrete")
+    assert real.logs >= 30
+    outside = [c for c in stats.comparison(real) if not c.within]
+    assert outside == [], stats.render(real)
+
+
+def test_crash_closers_match_the_official_repair() -> None:
+    """A turn cut after two advertised calls, one started: outcome-unknown, not-started, step/end, turn/end."""
+    crash = TurnEndPlan(kind="interrupted", crash="tools", started=1, finished=0)
+    calls = (ToolCallPlan(tool=0, args=TurnPlan().prompt), ToolCallPlan(tool=1, args=TurnPlan().prompt))
+    plan = SessionPlan(turns=(TurnPlan(steps=(StepPlan(calls=calls),), end=crash),))
+    events = render(plan).events
+    tail = [(e["type"], e["data"].get("error", {}).get("code"), e["data"].get("reason")) for e in events[-4:]]
+    assert tail == [
+        ("tool/result", "TOOL_OUTCOME_UNKNOWN", None),
+        ("tool/result", "TOOL_NOT_STARTED", None),
+        ("step/end", None, None),
+        ("turn/end", None, {"kind": "interrupted"}),
+    ]
+    not_started = events[-3]
+    assert not_started["data"]["message"]["id"] == f"interrupted-tool-result-{not_started['data']['message']['source']['callId']}-{not_started['seq']}"
+    assert "sourceEventSeqs" not in not_started
+    assert interrupted_turn_closers(events) == []
+
+
+def test_a_shrunk_plan_still_renders_a_valid_log() -> None:
+    """The smallest plan Hypothesis can reach: one turn, one step, one word."""
+    log = render(SessionPlan())
+    types = [e["type"] for e in log.events]
+    assert types[:5] == ["agent/inbox/spliced", "turn/start", "agent/inbox/spliced", "step/start", "user/message"]
+    assert types[-2:] == ["step/end", "turn/end"]
+
+
+def test_max_events_drops_whole_trailing_turns() -> None:
+    plan = SessionPlan(turns=(TurnPlan(),) * 6)
+    full = render(plan).events
+    cut = render(plan, max_events=len(full) - 1).events
+    assert len(cut) < len(full)
+    assert cut[-1]["type"] == "turn/end"
+    assert Counter(e["type"] for e in cut)["turn/start"] == 5
+
+
+def test_ignorable_plugin_events_appear_only_in_format_1() -> None:
+    weights = FeatureWeights(side=1.0)
+    v0 = {e["type"] for log in generate(60, 5, weights=weights) for e in log.events}
+    v1 = [e for log in generate(60, 5, weights=weights, format_version=1) for e in log.events if e.get("ignorable")]
+    assert not any(t.startswith("x-") for t in v0)
+    assert v1 and all(e["type"].startswith("x-") for e in v1)
+
+
+def test_cli_writes_deterministic_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "--count", "4", "--seed", "9", "--out", str(tmp_path / "a"), "--zstd"]) == 0
+    assert main(["generate", "--count", "4", "--seed", "9", "--out", str(tmp_path / "b"), "--zstd", "--stats"]) == 0
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == ["0000.jsonl.zstd", "0001.jsonl.zstd", "0002.jsonl.zstd", "0003.jsonl.zstd"]
+    assert all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in names)
+    assert "event type" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["5..2", "x..3", "-1..4"])
+def test_cli_rejects_a_bad_event_range(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "--count", "1", "--out", str(tmp_path), "--events", bad])
+    assert exc.value.code == 2
