@@ -39,6 +39,16 @@ def _marker(b: Builder, *, turn: Any, surface_op: Any) -> None:
         sourceEventSeqs=[] if surface_op == "append" else [target])
 
 
+def _empty_step(b: Builder, coordinate: Any) -> None:
+    """A turn whose only step appends an empty assistant/message (usage host) at ``coordinate``."""
+    b.open_step()
+    b.push("assistant/message", {"turn": coordinate, "step": coordinate and 1, "message": {
+        "id": "msg-empty", "role": "assistant", "content": [], "source": {"kind": "model", "provider": "p", "model": "m"}}},
+        surfaceOp="append", sourceEventSeqs=[])
+    b.step_end()
+    b.turn_end()
+
+
 Mutation = Callable[[Builder], None]
 
 
@@ -51,8 +61,7 @@ def _set(type_: str, nth: int, **data: Any) -> Mutation:
 CASES: list[tuple[RuleId, str, Mutation, Mutation]] = [
     (RuleId.T1, "step/end names another step", _set("step/end", 0, step=2), _set("step/end", 0, step=1)),
     (RuleId.T1, "assistant/message outside its step", _set("assistant/message", 1, step=1), _set("assistant/message", 1, step=2)),
-    (RuleId.T1, "request/header outside any turn",
-     lambda b: b.events.insert(0, b.events[_index(b, "request/header")]), lambda b: None),
+    (RuleId.T1, "request/header outside any turn", lambda b: b.request_header(), lambda b: None),
     (RuleId.T1, "turn/start while a turn is open", _set("turn/end", 0, turn=9), _set("turn/end", 0, turn=1)),
     (RuleId.T1, "retrace marker replace between turns (the meter refuses)",
      lambda b: _marker(b, turn=None, surface_op="replace"), lambda b: None),
@@ -70,8 +79,8 @@ CASES: list[tuple[RuleId, str, Mutation, Mutation]] = [
     (RuleId.T5, "aborted turn/end with a string cause (released only)",
      _set("turn/end", 0, reason={"kind": "aborted", "reason": "user"}),
      _set("turn/end", 0, reason={"kind": "aborted", "reason": {"kind": "user"}})),
-    (RuleId.M1, "a null-turn marker appended", lambda b: _marker(b, turn=None, surface_op="append"),
-     lambda b: _marker(b, turn=None, surface_op="replace")),
+    (RuleId.M1, "a null-turn empty message appended in a step", lambda b: _empty_step(b, None),
+     lambda b: _empty_step(b, 3)),
     (RuleId.I1, "a claim larger than the queue",
      lambda b: b.events[_index(b, "agent/inbox/spliced", 1)]["data"].update(removedCount=2), lambda b: None),
     (RuleId.I1, "a message id already pending",
@@ -81,11 +90,19 @@ CASES: list[tuple[RuleId, str, Mutation, Mutation]] = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Mutation, keep: Mutation) -> None:
-    broken, twin = _base(), _base()
-    brake(broken)
-    keep(twin)
+def twins() -> list[tuple[RuleId, str, Builder, Builder]]:
+    """Every case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
+    out = []
+    for rule, why, brake, keep in CASES:
+        broken, twin = _base(), _base()
+        brake(broken)
+        keep(twin)
+        out.append((rule, why, broken, twin))
+    return out
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins(), ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, broken: Builder, twin: Builder) -> None:
     report = check(broken.header, broken.events)
     assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
     twin_report = check(twin.header, twin.events)

@@ -14,7 +14,7 @@ from dshfuzz.checker import RuleId
 
 
 def _descriptor(version: Any) -> Callable[[Builder], None]:
-    return lambda b: b.push("subagent/descriptor", {"version": version})
+    return lambda b: b.push("subagent/descriptor", {"mode": "one-shot", "version": version, "provider": "deepseek-official"})
 
 
 def _unknown(ignorable: bool) -> Callable[[Builder], None]:
@@ -24,7 +24,8 @@ def _unknown(ignorable: bool) -> Callable[[Builder], None]:
 def _title(seqs: Any, kind: str = "provider") -> Callable[[Builder], None]:
     def build(b: Builder) -> None:
         cited = [s(b) if callable(s) else s for s in seqs] if isinstance(seqs, list) else seqs
-        b.push("session/title", {"title": "t", "messageSeqs": cited, "source": {"kind": kind}})
+        source = {"kind": kind, "provider": "deepseek-official"} if kind == "provider" else {"kind": kind}
+        b.push("session/title", {"title": "t", "messageSeqs": cited, "source": source})
     return build
 
 
@@ -38,7 +39,7 @@ def _first_assistant(b: Builder) -> int:
 
 CASES = [
     (RuleId.G1, "descriptor version 2", _descriptor(2), _descriptor(3)),
-    (RuleId.G2, "unknown type even when ignorable", _unknown(True), lambda b: b.push("compact/start", {})),
+    (RuleId.G2, "unknown type even when ignorable", _unknown(True), lambda b: None),
     (RuleId.G3, "title citing an assistant message", _title([_first_assistant]), _title([_first_user])),
     (RuleId.G3, "user title with cited messages", _title([_first_user], kind="user"), _title([], kind="user")),
     (RuleId.G3, "title citing a future seq", _title([999]), _title([_first_user])),
@@ -46,12 +47,20 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "why", "brake", "keep"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, brake: Callable, keep: Callable) -> None:
-    broken, twin = Builder(), Builder()
-    for b, mutate in ((broken, brake), (twin, keep)):
-        b.text_turn()
-        mutate(b)
+def twins() -> list[tuple[RuleId, str, Builder, Builder]]:
+    """Every case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
+    out = []
+    for rule, why, brake, keep in CASES:
+        broken, twin = Builder(), Builder()
+        for b, mutate in ((broken, brake), (twin, keep)):
+            b.text_turn()
+            mutate(b)
+        out.append((rule, why, broken, twin))
+    return out
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins(), ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, broken: Builder, twin: Builder) -> None:
     report = check(broken.header, broken.events)
     assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
     twin_report = check(twin.header, twin.events)

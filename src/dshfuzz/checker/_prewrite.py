@@ -45,7 +45,7 @@ from ._context import CheckOptions
 from ._finding import Finding, Report
 from ._run import check_log
 
-__all__ = ["EditError", "PrewriteResult", "apply_edit", "prewrite", "run_prewrite"]
+__all__ = ["EditError", "PrewriteResult", "added_errors", "apply_edit", "edit_bytes", "prewrite", "run_prewrite"]
 
 EditMode = Literal["append", "replace"]
 
@@ -95,18 +95,21 @@ def _intact_bytes(log: SessionLog) -> bytes:
     return data
 
 
-def apply_edit(log: SessionLog, edit: Any) -> SessionLog:
-    """The log as it would be after the official writer applied ``edit`` (read back, never written)."""
+def edit_bytes(log: SessionLog, edit: Any) -> bytes:
+    """The file's bytes after the official writer applied ``edit`` to ``log``."""
     mode = _mode(edit)
     header = log.header.raw if log.header is not None else None
     if mode == "append":
         batch = batch_text([edit])
-        data = _intact_bytes(log) + (compress_frame(batch) if log.compression == "zstd" else batch)
-    elif log.compression == "zstd":
-        data = encode_zstd(header, [edit])
-    else:
-        data = encode_jsonl(header, [edit])
-    return parse_log(data, compression=log.compression, path=log.path)
+        return _intact_bytes(log) + (compress_frame(batch) if log.compression == "zstd" else batch)
+    if log.compression == "zstd":
+        return encode_zstd(header, [edit])
+    return encode_jsonl(header, [edit])
+
+
+def apply_edit(log: SessionLog, edit: Any) -> SessionLog:
+    """The log as it would be after the official writer applied ``edit`` (read back, never written)."""
+    return parse_log(edit_bytes(log, edit), compression=log.compression, path=log.path)
 
 
 def _key(f: Finding) -> tuple[str, Any]:

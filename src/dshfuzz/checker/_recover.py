@@ -26,10 +26,10 @@ from dshfuzz.model import SessionLog
 
 from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
-from ._prewrite import apply_edit
+from ._prewrite import apply_edit, edit_bytes
 from ._run import check_log
 
-__all__ = ["ForkPoint", "RecoveryPlan", "Rejected", "blocking", "recover_plan"]
+__all__ = ["ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
 
 _SHOWN = 5
 
@@ -140,6 +140,11 @@ def _candidates(log: SessionLog, at: int | None) -> Iterator[ForkPoint]:
         turn = data.get("turn") if type(data) is dict else None
         offset, frame, frame_offset = _byte_end(log, event.line)
         yield ForkPoint(int(seq), turn, index + 1, event.line, frame, offset, frame_offset)
+
+
+def fork_bytes(log: SessionLog, point: ForkPoint) -> bytes:
+    """The prefix a fork at ``point`` would seed, as one batch after the header (what the planner checks)."""
+    return edit_bytes(log, [e.raw for e in log.events[: point.events]])
 
 
 def _prefix_report(log: SessionLog, point: ForkPoint, options: CheckOptions) -> Report:

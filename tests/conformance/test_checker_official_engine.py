@@ -1,0 +1,72 @@
+"""The engine, plugin, wire and migration rules name the official moments that really refuse.
+
+Every minimal mutant of the unit tests (``twins()`` of each rule module's tests) is
+written as a file and judged by every official layer. For each of the mutated
+rule's findings, every harness layer its ``refused_by`` lists must refuse the
+mutant (``provider`` is the real endpoint, which no offline layer stands for);
+the unmutated twin must pass every layer, so the refusal belongs to the mutation;
+and every layer that refuses the mutant must be named by some error finding, or
+by a warning of a migration pre-check for the released layer (v0 exactness); the
+offline ``wire`` layer seeds a Session first, so a seed refusal explains it too.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders and mutants
+
+import test_checker_engine  # noqa: E402
+import test_checker_migration  # noqa: E402
+import test_checker_plugin  # noqa: E402
+import test_checker_wire  # noqa: E402
+from agent_loop_logs import Builder, jsonl  # noqa: E402
+
+from dshfuzz.checker import CheckOptions, RuleId, check_path  # noqa: E402
+
+OFFLINE = {"loadApp": "load"}
+TWINS = [*test_checker_engine.twins(), *test_checker_plugin.twins(), *test_checker_wire.twins(),
+         *test_checker_migration.twins()]
+
+
+def _verdicts(official, path: Path) -> dict[str, str | None]:
+    """Layer (loadApp folded into load) -> None when it accepts, else the official message."""
+    out: dict[str, str | None] = {}
+    for name, verdict in official.check(path=path).items():
+        name = OFFLINE.get(name, name)
+        message = None if verdict.ok else (verdict.error.message if verdict.error else "refused")
+        out[name] = out.get(name) or message
+    return out
+
+
+def _write(tmp_path: Path, name: str, b: Builder) -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(jsonl(b.header, b.events), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), TWINS, ids=[f"{c[0]}-{c[1]}" for c in TWINS])
+def test_refused_by_names_exactly_who_refuses(official, tmp_path: Path, rule: RuleId, why: str, broken: Builder,
+                                               twin: Builder) -> None:
+    twin_verdicts = _verdicts(official, _write(tmp_path, "twin", twin))
+    assert not any(twin_verdicts.values()), f"{why}: the twin is refused: {twin_verdicts}"
+
+    path = _write(tmp_path, "broken", broken)
+    verdicts = _verdicts(official, path)
+    report = check_path(path, CheckOptions(strict=True))
+    for finding in (f for f in report.findings if f.rule is rule):
+        for layer in map(str, finding.refused_by):
+            if layer == "provider":
+                continue
+            assert verdicts.get(layer), (f"{why}: {rule} at seq {finding.seq} says {layer} refuses, but it accepts; "
+                                         f"official verdicts: {verdicts}")
+    named = {str(layer) for f in report.findings if f.is_error or str(f.rule).startswith("G") for layer in f.refused_by}
+    if verdicts.get("seed"):
+        named.add("wire")  # the offline wire layer builds its request through Session.create, the seed path
+    unexplained = {layer: message for layer, message in verdicts.items() if message and layer not in named}
+    assert not unexplained, (f"{why}: official layers refuse with no finding naming them: {unexplained}\n"
+                             + "\n".join(f"  {f.rule} {f.seq}: {f.message} {list(map(str, f.refused_by))}"
+                                         for f in report.findings))
