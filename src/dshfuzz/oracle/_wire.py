@@ -92,15 +92,30 @@ class WireStream:
 
 
 class _Refused(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    """The adapter refuses to build the request because of the event at ``seq``."""
+
+    def __init__(self, seq: int, code: str, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.seq, self.code = seq, code
+
+
+class _Malformed(Exception):
+    """A V8 ``TypeError`` while reading the event at ``seq``."""
+
+    def __init__(self, seq: int, message: str) -> None:
+        super().__init__(message)
+        self.seq = seq
 
 
 def wire_stream(events: Iterable[Any], header: Any = None) -> Verdict[WireStream]:
-    """Build the wire stream of the whole log. A log the surface fold refuses has
-    no request (``Session.create`` would throw first): that fold violation is returned.
-    Pairing defects do not make this a :class:`Violation`; see :func:`check_wire`."""
+    """Build the wire stream of the whole log, as the request built after its last event.
+
+    Refused (:class:`Violation`) where the official path throws: a log the surface
+    fold refuses (``Session.create`` throws first), and, once a ``request/header``
+    exists, image content (the default models are text-only) or an unsupported
+    reasoning effort. Without any ``request/header`` the official path sends no
+    request; the messages are still built here, for the pairing. Pairing defects do
+    not make this a :class:`Violation`; see :func:`check_wire`."""
     del header
     log = raw_events(events)
     folder = SurfaceFolder(log)
@@ -110,17 +125,22 @@ def wire_stream(events: Iterable[Any], header: Any = None) -> Verdict[WireStream
         except FoldError as exc:
             return Violation(index, exc.code, str(exc))
     nodes = tuple(folder.nodes)
+    request = _request_header(log)
     bodies: list[tuple[int, dict[str, Any]]] = []
-    system = _system_prompt(log)
-    if system is not None:
-        bodies.append(system)
-    for seq in nodes:
-        try:
+    try:
+        if request is not None:
+            _assert_text_only(log, nodes, request)
+            system = _system_prompt(log, request)
+            if system is not None:
+                bodies.append((request, system))
+        for seq in nodes:
             bodies.extend((seq, body) for body in _serialize(log[seq]))
-        except _Refused as exc:
-            return Violation(seq, exc.code, str(exc))
-        except _js.JsTypeError as exc:
-            return Violation(seq, "malformed-event", str(exc))
+        if request is not None:
+            _assert_reasoning_effort(log, request)
+    except _Refused as exc:
+        return Violation(exc.seq, exc.code, str(exc))
+    except _Malformed as exc:
+        return Violation(exc.seq, "malformed-event", str(exc))
     messages, issues = _pair(bodies)
     return Accepted(WireStream(messages, issues, _hidden_unanswered(log, set(nodes)), nodes))
 
@@ -134,19 +154,53 @@ def check_wire(events: Iterable[Any], header: Any = None) -> Verdict[WireStream]
     return Violation(first.seq, first.code, first.message)
 
 
-def _system_prompt(log: list[Any]) -> tuple[int, dict[str, Any]] | None:
-    """``foldRequestHeader``: the newest ``request/header``'s canonical non-empty system."""
+def _request_header(log: list[Any]) -> int | None:
+    """The seq of the newest ``request/header`` (``foldRequestHeader``), if any."""
     found = None
     for index, event in enumerate(log):
         if type(event) is dict and event.get("type") == "request/header":
             found = index
-    if found is None:
-        return None
-    header = _js.get(_js.get(log[found], "data"), "header")
-    system = _js.get(header, "system") if type(header) is dict else MISSING
-    if system is MISSING or _js.get(system, "length") in (0, MISSING):
-        return None
-    return found, {"role": "system", "content": system}
+    return found
+
+
+def _config(log: list[Any], request: int, key: str) -> Any:
+    try:
+        return _js.get(_js.get(_js.get(_js.get(log[request], "data"), "header"), "config"), key)
+    except _js.JsTypeError as exc:
+        raise _Malformed(request, str(exc)) from None
+
+
+def _system_prompt(log: list[Any], request: int) -> dict[str, Any] | None:
+    """The canonical header's system prompt message (absent when empty)."""
+    try:
+        system = _js.get(_js.get(_js.get(log[request], "data"), "header"), "system")
+        if system is MISSING or not _js.is_number(_js.get(system, "length")) or _js.get(system, "length") <= 0:
+            return None
+    except _js.JsTypeError as exc:
+        raise _Malformed(request, str(exc)) from None
+    return {"role": "system", "content": system}
+
+
+def _assert_text_only(log: list[Any], nodes: tuple[int, ...], request: int) -> None:
+    """The adapter refuses any image for the default catalog's text-only models (LD:677-680)."""
+    for seq in nodes:
+        try:
+            message = _derive(log[seq])
+            has_image = message is not None and _has_image(_js.get(message, "content"))
+        except _js.JsTypeError as exc:
+            raise _Malformed(seq, str(exc)) from None
+        if has_image:
+            model = _js.js_string(_config(log, request, "model"))
+            raise _Refused(seq, "wire-image-content", f'DeepSeek model "{model}" does not accept image input.')
+
+
+def _assert_reasoning_effort(log: list[Any], request: int) -> None:
+    """``resolveThinking``: an effort the request names must be one DeepSeek supports (LD:20-35)."""
+    effort = _config(log, request, "reasoningEffort")
+    if effort is not MISSING and not (type(effort) is str and effort in ("off", "low", "high", "max")):
+        raise _Refused(
+            request, "wire-reasoning-effort", f'DeepSeek does not support reasoning effort "{_js.js_string(effort)}"'
+        )
 
 
 def _derive(event: dict[str, Any]) -> Any:
@@ -188,15 +242,17 @@ def _has_image(blocks: Any) -> bool:
 
 
 def _serialize(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """``serializeMessages`` for one derived message."""
-    message = _derive(event)
+    """``serializeMessages`` for one surface node."""
+    try:
+        return _serialize_message(_derive(event))
+    except _js.JsTypeError as exc:
+        raise _Malformed(event["seq"], str(exc)) from None
+
+
+def _serialize_message(message: Any) -> list[dict[str, Any]]:
     if message is None:
         return []
     content = _js.get(message, "content")
-    if _has_image(content):
-        raise _Refused(
-            "wire-image-content", "The DeepSeek chat-completions adapter does not support image content."
-        )
     role = _js.get(message, "role")
     if _js.strict_equal(role, "system"):
         return [{"role": "system", "content": _flatten_text(content)}]
