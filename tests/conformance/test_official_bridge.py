@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import shutil
+import tempfile
 import threading
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -238,6 +239,15 @@ def test_unpack_refusal_carries_the_official_message(official: OfficialOracle):
     assert caught.value.error.message.startswith("malformed text-chunks storage row")
 
 
+def test_inbox_replays_from_the_seed_length(official: OfficialOracle, valid):
+    header, events = valid
+    queued = events[:1]  # agent/inbox/spliced inserting msg-user-1
+    assert official.layer("inbox", events=queued).result == {"nextTurn": ["msg-user-1"], "nextStep": []}
+    skipped = {"nextTurn": [], "nextStep": []}
+    assert official.layer("inbox", events=queued, options={"seedLength": 1}).result == skipped
+    assert official.layer("inbox", events=queued, header={**header, "seedLength": 1}).result == skipped
+
+
 def test_wire_serialises_the_final_surface_offline(official: OfficialOracle, valid):
     _, events = valid
     body = official.wire(events)
@@ -311,6 +321,22 @@ def test_crash_is_reported_and_the_next_call_works(fragile: OfficialOracle):
     with pytest.raises(OracleCrashed):
         fragile.call("__crash")
     assert fragile.ping()
+
+
+def test_scratch_is_removed_even_after_a_killed_server(fixtures_dir: Path, tmp_path: Path, monkeypatch):
+    if unavailable_reason() is not None:
+        pytest.skip(unavailable_reason())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with OfficialOracle(debug_ops=True) as oracle:
+        assert oracle.layer("loadApp", path=fixtures_dir / "valid-v0.jsonl.zstd").ok
+        [scratch] = tmp_path.iterdir()
+        assert [p.name for p in scratch.iterdir()] == ["zstd"]
+        assert list((scratch / "zstd").iterdir()) == []  # the symlink's directory went with the request
+        with pytest.raises(OracleCrashed):
+            oracle.call("__crash")
+        assert not scratch.exists()
+        assert oracle.ping()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_pipeline_survives_a_wedged_request(fragile: OfficialOracle):

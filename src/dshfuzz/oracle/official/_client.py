@@ -145,7 +145,10 @@ class OfficialOracle:
                     raise OracleUnavailable(reason)
             node = self._node or node_executable()
             assert node is not None
-            server = ServerProcess(node, debug_ops=self._debug_ops)
+            try:
+                server = ServerProcess(node, debug_ops=self._debug_ops)
+            except OSError as exc:
+                raise OracleUnavailable(f"cannot start {node}: {exc}") from exc
             self._await_ready(server)
             self._server = server
         return self._server

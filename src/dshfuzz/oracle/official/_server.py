@@ -14,7 +14,9 @@ import functools
 import os
 import queue
 import re
+import shutil
 import subprocess
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -67,9 +69,15 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _terminate(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """Close stdin, let the server finish, kill it when it does not. The drain
-    threads close stdout and stderr themselves at end of file."""
+def _terminate(proc: subprocess.Popen[bytes], grace: float, scratch: str) -> None:
+    """Close stdin, let the server finish, kill it when it does not, then remove
+    its scratch directory (a killed server cannot). The drain threads close
+    stdout and stderr themselves at end of file."""
+    _stop(proc, grace)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
     if proc.poll() is None:
         try:
             proc.stdin.close()  # type: ignore[union-attr]
@@ -86,18 +94,23 @@ class ServerProcess:
     """One running ``node server.mjs``; not thread-safe (the client serialises use)."""
 
     def __init__(self, node: Path, *, debug_ops: bool = False, stderr_lines: int = 200, grace: float = 10.0) -> None:
-        args = [str(node), "--max-old-space-size=4096", str(JS_DIR / "server.mjs")]
+        self.scratch = tempfile.mkdtemp(prefix="dshfuzz-oracle-")
+        args = [str(node), "--max-old-space-size=4096", str(JS_DIR / "server.mjs"), f"--scratch={self.scratch}"]
         if debug_ops:
             args.append("--debug-ops")
-        self.proc = subprocess.Popen(
-            args, cwd=JS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        try:
+            self.proc = subprocess.Popen(
+                args, cwd=JS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        except OSError:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
         self.replies: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         threading.Thread(target=self._drain_stdout, name="dshfuzz-oracle-stdout", daemon=True).start()
         threading.Thread(target=self._drain_stderr, name="dshfuzz-oracle-stderr", daemon=True).start()
         # Also runs at interpreter exit, so no server outlives its Python process.
-        self._finalizer = weakref.finalize(self, _terminate, self.proc, grace)
+        self._finalizer = weakref.finalize(self, _terminate, self.proc, grace, self.scratch)
 
     def _drain_stdout(self) -> None:
         with self.proc.stdout:  # type: ignore[union-attr]
@@ -140,7 +153,7 @@ class ServerProcess:
             self._finalizer()
         else:
             self._finalizer.detach()
-            _terminate(self.proc, grace)
+            _terminate(self.proc, grace, self.scratch)
 
     def returncode(self, wait: float = 2.0) -> int | None:
         try:

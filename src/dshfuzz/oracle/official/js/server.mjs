@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Long-lived JSON-lines server over the OFFICIAL DSH packages (Node >= 24 for zstd).
 //
-//   node server.mjs [--debug-ops]        (cwd: this directory)
+//   node server.mjs [--scratch=DIR] [--debug-ops]        (cwd: this directory)
 //
 // stdin : one request per line  {"id", "op", "events"?, "rows"?, "header"?, "path"?, "options"?}
 // stdout: one reply per line, strictly in request order:
@@ -28,12 +28,14 @@ const { errorJson, ProtocolError } = await import('./lib/errors.mjs');
 const { deepFreeze } = await import('./lib/freeze.mjs');
 const { filePath, readRaw } = await import('./lib/files.mjs');
 const S = await import('./lib/session.mjs');
-const { load, loadApp, removeScratch } = await import('./lib/persistence.mjs');
+const { load, loadApp, removeScratch, useScratch } = await import('./lib/persistence.mjs');
 const { meter, inbox } = await import('./lib/meter.mjs');
 const { released } = await import('./lib/released.mjs');
 const { wire } = await import('./lib/wire.mjs');
 const { allLayers, LAYER_NAMES } = await import('./lib/layers.mjs');
 
+const scratchArg = process.argv.find((arg) => arg.startsWith('--scratch='));
+if (scratchArg !== undefined) useScratch(scratchArg.slice('--scratch='.length));
 process.on('exit', removeScratch);
 process.on('unhandledRejection', (e) => console.error('[oracle] unhandled rejection:', e));
 process.on('uncaughtException', (e) => {

@@ -46,6 +46,15 @@ export async function load(path) {
 const apps = new Map();
 let scratchParent;
 
+/**
+ * Use `dir` for the persistence apps' scratch roots. The Python client passes a
+ * directory it created, so it can remove it even after killing the server;
+ * without one, a private temporary directory is made on first use.
+ */
+export function useScratch(dir) {
+  scratchParent = dir;
+}
+
 /** Remove every scratch root; called once when the server exits. */
 export function removeScratch() {
   if (scratchParent !== undefined) rmSync(scratchParent, { recursive: true, force: true });
@@ -54,6 +63,7 @@ export function removeScratch() {
 async function persistenceApp(compression) {
   if (!apps.has(compression)) {
     scratchParent ??= mkdtempSync(join(tmpdir(), 'dshfuzz-oracle-'));
+    mkdirSync(scratchParent, { recursive: true });
     registerScratchRoot(scratchParent);
     const root = join(scratchParent, compression);
     mkdirSync(root);
