@@ -23,6 +23,7 @@ console.log = console.error;
 console.info = console.error;
 console.debug = console.error;
 
+// Imported only now, so that nothing a package prints while loading reaches the protocol channel.
 const { SESSION_FORMAT_VERSION, packChunkRuns } = await import('@deepseek-ai/dsh-session');
 const { errorJson, ProtocolError } = await import('./lib/errors.mjs');
 const { deepFreeze } = await import('./lib/freeze.mjs');
