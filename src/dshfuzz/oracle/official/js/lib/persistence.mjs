@@ -8,7 +8,7 @@ import { Context } from '@deepseek-ai/cordis';
 import { Session, SessionStore } from '@deepseek-ai/dsh-session';
 import { JsonlSessionPersistence } from '@deepseek-ai/dsh-session-persistence-jsonl';
 import { PersistenceCoordinator } from '@deepseek-ai/dsh-session-persistence';
-import { compressionOf, headerIdOf } from './files.mjs';
+import { compressionOf, headerIdOf, readHeaderLine } from './files.mjs';
 import { registerScratchRoot } from './errors.mjs';
 
 function summarise(inspection, closers, tornMarker, sessionLength) {
@@ -87,11 +87,8 @@ export async function loadApp(path) {
   const persistence = ctx.sessionPersistence;
   let header = {};
   try {
-    const line = await (compression === 'zstd'
-      ? JsonlSessionPersistence.prototype.readFirstZstdLine.call({}, path)
-      : JsonlSessionPersistence.prototype.readFirstLine.call({}, path));
-    header = JSON.parse(line ?? '{}') ?? {};
-  } catch { /* the official reader below reports the broken header */ }
+    header = JSON.parse((await readHeaderLine(path, compression)) ?? '{}') ?? {};
+  } catch { /* inspect() below reports the broken header */ }
   const id = typeof header.id === 'string' && header.id.length > 0 ? header.id : 'unknown-id';
   const cwd = typeof header.cwd === 'string' ? header.cwd : undefined;
   const target = persistence.locate({ id, cwd }).path;
