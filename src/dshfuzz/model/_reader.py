@@ -19,6 +19,7 @@ JSONL and in the concatenated plaintext of the frames for zstd; line numbers are
 
 from __future__ import annotations
 
+import gc
 import math
 from os import PathLike
 from pathlib import Path
@@ -82,11 +83,19 @@ def parse_log(data: bytes, *, compression: Compression | None = None, path: str 
         compression = sniff_compression(data)
     log = SessionLog(header=None, compression=compression, path=path, size=len(data))
     reader = _Reader(log)
-    if compression == "zstd":
-        _read_zstd(data, reader)
-    else:
-        reader.feed(data, None)
-        reader.finish_plain()
+    # Reading allocates millions of acyclic containers; generational collections over
+    # them would dominate the run time, so the cyclic collector pauses meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if compression == "zstd":
+            _read_zstd(data, reader)
+        else:
+            reader.feed(data, None)
+            reader.finish_plain()
+    finally:
+        if collecting:
+            gc.enable()
     return log
 
 
@@ -327,11 +336,12 @@ class _Reader:
                 return
             events.extend([Event(m, number, row_index, k, frame) for k, m in enumerate(members)])
             rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
+            # Members are contiguous chunk events: the first one decides the scanner's verdict.
+            self._scan_row(members[:1], number, end, len(members))
         else:
-            members = [value]
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
-        self._scan_row(members, number, end)
+            self._scan_row([value], number, end, 1)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log
@@ -355,7 +365,7 @@ class _Reader:
             self.issue = Diagnostic("scan.unparsable", message, line=number)
             self.log.diagnostics.append(self.issue)
 
-    def _scan_row(self, members: list[Any], number: int, end: int) -> None:
+    def _scan_row(self, members: list[Any], number: int, end: int, count: int) -> None:
         log = self.log
         if log.refusal is not None:
             return
@@ -375,7 +385,7 @@ class _Reader:
                 log.diagnostics.append(self.issue)
                 self._closes_turn(members, self.issue)
                 return
-        log.committed_events = expected + len(members)
+        log.committed_events = expected + count
         self.committed_bytes = end
 
     def _closes_turn(self, members: list[Any], issue: Diagnostic) -> None:

@@ -13,6 +13,7 @@ every :class:`RowDecodeError` carries the official message.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, Final, Iterable
 
 from ._types import CHUNK_ROW_TYPES, JsonValue
@@ -167,6 +168,13 @@ def _malformed(tag: str, why: str) -> RowDecodeError:
     return RowDecodeError(f"malformed {tag} storage row: {why}")
 
 
+def _all_safe(values: list[Any]) -> bool:
+    for v in values:
+        if type(v) is not int or not -_MAX_SAFE <= v <= _MAX_SAFE:
+            return all(is_safe_integer(x) for x in values)
+    return True
+
+
 def _validate_run_data(tag: str, data: dict[str, Any], payload_key: str) -> list[str]:
     if not (_is_number(data["turn"]) and _is_number(data["step"]) and _is_number(data["index"])):
         raise _malformed(tag, "turn/step/index must be numbers")
@@ -174,7 +182,7 @@ def _validate_run_data(tag: str, data: dict[str, Any], payload_key: str) -> list
     if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
         raise _malformed(tag, f"{payload_key} must be a non-empty string array")
     dt = data["dt"]
-    if type(dt) is not list or not all(is_safe_integer(gap) for gap in dt):
+    if type(dt) is not list or not _all_safe(dt):
         raise _malformed(tag, "dt must be an array of safe integers")
     if len(dt) != len(payload) - 1:
         raise _malformed(tag, f"dt length {len(dt)} does not match {len(payload)} members")
@@ -187,7 +195,8 @@ _NAMED_CALL_ROW_DATA = ("turn", "step", "index", "id", "name", "dt", "args")
 _TEXT_ROW_DATA = ("turn", "step", "index", "dt", "texts")
 
 
-def _validate_row(value: dict[str, Any], tag: str) -> list[str]:
+def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]]:
+    """Official ``validateRow``; returns the member payloads and the member times."""
     if not _has_exact_keys(value, _ROW_KEYS):
         raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}")
     seq0 = value["seq0"]
@@ -212,38 +221,56 @@ def _validate_row(value: dict[str, Any], tag: str) -> list[str]:
         payload = _validate_run_data(tag, data, "texts")
     if not is_safe_integer(seq0 + len(payload) - 1):
         raise _malformed(tag, "member seqs must stay safe integers")
-    time = value["time0"]
-    for gap in data["dt"]:
-        time += gap
-        if not is_safe_integer(time):
-            raise _malformed(tag, "member times must stay safe integers")
-    return payload
+    # Validated seqs and times are safe integers; members carry them as Python ints.
+    times = list(accumulate([int(g) for g in data["dt"]], initial=int(value["time0"])))
+    if max(times) > _MAX_SAFE or min(times) < -_MAX_SAFE:
+        raise _malformed(tag, "member times must stay safe integers")
+    return payload, times
 
 
-def _expand_row(row: dict[str, Any], tag: str, members: list[str]) -> list[dict[str, Any]]:
-    # Validated seqs and times are safe integers; they are materialised as Python ints.
+def _expand_row(row: dict[str, Any], tag: str, members: list[str], times: list[int]) -> list[dict[str, Any]]:
     data = row["data"]
     turn, step, index = data["turn"], data["step"], data["index"]
-    seq = int(row["seq0"])
-    times = [int(row["time0"])]
-    for gap in data["dt"]:
-        times.append(times[-1] + int(gap))
+    seqs = range(int(row["seq0"]), int(row["seq0"]) + len(members))
     if tag == "tool-call-chunks":
         call_id = data["id"]
         if "name" in data:
             name = data["name"]
-            chunks = [
-                {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": m}
-                for m in members
+            return [
+                {
+                    "type": "assistant/chunk",
+                    "seq": s,
+                    "time": t,
+                    "data": {
+                        "turn": turn,
+                        "step": step,
+                        "chunk": {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": m},
+                    },
+                }
+                for s, t, m in zip(seqs, times, members)
             ]
-        else:
-            chunks = [{"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": m} for m in members]
-    else:
-        delta = "text-delta" if tag == "text-chunks" else "reasoning-delta"
-        chunks = [{"type": delta, "index": index, "text": m} for m in members]
+        return [
+            {
+                "type": "assistant/chunk",
+                "seq": s,
+                "time": t,
+                "data": {
+                    "turn": turn,
+                    "step": step,
+                    "chunk": {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": m},
+                },
+            }
+            for s, t, m in zip(seqs, times, members)
+        ]
+    delta = "text-delta" if tag == "text-chunks" else "reasoning-delta"
     return [
-        {"type": "assistant/chunk", "seq": seq + k, "time": times[k], "data": {"turn": turn, "step": step, "chunk": c}}
-        for k, c in enumerate(chunks)
+        {
+            "type": "assistant/chunk",
+            "seq": s,
+            "time": t,
+            "data": {"turn": turn, "step": step, "chunk": {"type": delta, "index": index, "text": m}},
+        }
+        for s, t, m in zip(seqs, times, members)
     ]
 
 
@@ -257,7 +284,7 @@ def decode_storage_record(value: JsonValue) -> list[JsonValue]:
     tag = value.get("type")
     if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
         return [value]
-    return _expand_row(value, tag, _validate_row(value, tag))
+    return _expand_row(value, tag, *_validate_row(value, tag))
 
 
 def unpack_rows(rows: Iterable[JsonValue]) -> list[JsonValue]:

@@ -1,0 +1,120 @@
+"""``read_log`` of the 200k-event synthetic log vs the official loader, in one run.
+
+    .venv/bin/python benchmarks/read_200k.py [--repeats 5] [--events 200000]
+
+Builds ``.dshfuzz-cache/synth-<events>.jsonl.zstd`` once (``benchmarks/synth.py``),
+then measures, interleaved so that machine load hits every side alike:
+
+- ours: ``read_log`` into the model (wall time, median of ``--repeats``);
+- official warm: the bridge server's own timing of its ``load`` op (readPrefix +
+  prepareCore + Session.fromRestore) on the same file, median of ``--repeats``;
+- official byte layer warm: ``readPrefix`` alone, the part ``read_log`` models,
+  timed inside one Node process (``benchmarks/official_load.mjs``);
+- official cold: a fresh ``node`` process loading the file once (start-up,
+  imports and load), median of ``--repeats``.
+
+Prints a JSON summary and the Markdown block recorded in ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from dshfuzz.model import read_log  # noqa: E402
+from dshfuzz.oracle.official import OfficialOracle  # noqa: E402
+from dshfuzz.oracle.official._server import node_executable  # noqa: E402
+from synth import write_synth  # noqa: E402
+
+TIMER = REPO / "benchmarks" / "official_load.mjs"
+
+
+def cached_log(events: int) -> Path:
+    prefix = REPO / ".dshfuzz-cache" / f"synth-{events // 1000}k"
+    target = prefix.with_name(prefix.name + ".jsonl.zstd")
+    if not target.exists():
+        write_synth(prefix, events=events)
+    return target
+
+
+def time_ours(path: Path) -> float:
+    started = time.perf_counter()
+    log = read_log(path)
+    elapsed = time.perf_counter() - started
+    if log.refusal is not None or log.committed_events != len(log.events):
+        raise SystemExit(f"benchmark log does not read cleanly: {log.refusal}")
+    return elapsed * 1000
+
+
+def official_process(path: Path, repeats: int) -> tuple[float, dict[str, list[float]]]:
+    started = time.perf_counter()
+    out = subprocess.run([node_executable(), str(TIMER), str(path), str(repeats)], capture_output=True, text=True, check=True)
+    return (time.perf_counter() - started) * 1000, json.loads(out.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--events", type=int, default=200_000)
+    args = parser.parse_args()
+    path = cached_log(args.events)
+    ours: list[float] = []
+    warm: list[float] = []
+    cold: list[float] = []
+    with OfficialOracle() as oracle:
+        oracle.call("load", path=str(path))  # warm the server's imports and JIT
+        time_ours(path)
+        for _ in range(args.repeats):
+            ours.append(time_ours(path))
+            warm.append(oracle.call("load", path=str(path)).ms)
+            cold.append(official_process(path, 1)[0])
+    _, inside = official_process(path, args.repeats + 1)
+    prefix_warm = inside["readPrefixMs"][1:]
+    result = {
+        "file": str(path.relative_to(REPO)),
+        "bytes": path.stat().st_size,
+        "events": inside["events"],
+        "ours_read_log_ms": statistics.median(ours),
+        "official_load_warm_ms": statistics.median(warm),
+        "official_readPrefix_warm_ms": statistics.median(prefix_warm),
+        "official_load_cold_process_ms": statistics.median(cold),
+    }
+    result["ratio_vs_load_warm"] = result["ours_read_log_ms"] / result["official_load_warm_ms"]
+    result["ratio_vs_readPrefix_warm"] = result["ours_read_log_ms"] / result["official_readPrefix_warm_ms"]
+    result["ratio_vs_load_cold"] = result["ours_read_log_ms"] / result["official_load_cold_process_ms"]
+    print(json.dumps(result, indent=2))
+    print(_markdown(result, args))
+    return 0
+
+
+def _markdown(r: dict[str, object], args: argparse.Namespace) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} vCPU, Python {platform.python_version()}, load avg {os.getloadavg()[0]:.1f}"
+    return "\n".join(
+        [
+            "",
+            f"`.venv/bin/python benchmarks/read_200k.py --repeats {args.repeats}` ({machine}); "
+            f"{r['events']} events, {r['bytes']} bytes zstd; medians of {args.repeats}, ms:",
+            "",
+            "| measure | ms | ours / this |",
+            "|---|---|---|",
+            f"| ours: `read_log` into the model | {r['ours_read_log_ms']:.0f} | 1.00 |",
+            f"| official `load` (bridge server, warm) | {r['official_load_warm_ms']:.0f} | {r['ratio_vs_load_warm']:.2f} |",
+            f"| official `readPrefix` only (warm) | {r['official_readPrefix_warm_ms']:.0f} | {r['ratio_vs_readPrefix_warm']:.2f} |",
+            f"| official load, fresh `node` process (cold) | {r['official_load_cold_process_ms']:.0f} | {r['ratio_vs_load_cold']:.2f} |",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
