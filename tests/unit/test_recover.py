@@ -1,0 +1,108 @@
+"""Recovery planning: the latest complete turn at or before the anchor whose prefix
+nothing refuses, or a new session; read-only; located by seq, line and bytes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_loop_logs import jsonl
+from recovery_scenarios import DEFECTIVE, HEALTHY, session
+
+from dshfuzz.checker import CheckOptions, check_log
+from dshfuzz.checker._recover import blocking, fork_bytes, recover_plan
+from dshfuzz.cli._recover import run
+from dshfuzz.model import encode_zstd, parse_log
+
+STRICT = CheckOptions(strict=True)
+
+
+def _log(kinds: list[str], zstd: bool = False):
+    b = session(kinds)
+    data = encode_zstd(b.header, [b.events]) if zstd else jsonl(b.header, b.events).encode()
+    return b, parse_log(data, path="s.jsonl")
+
+
+def _turn_ends(b) -> list[int]:
+    return [e["seq"] for e in b.events if e["type"] == "turn/end"]
+
+
+def test_a_healthy_log_forks_after_its_last_turn() -> None:
+    b, log = _log(["text", "tool", "text"])
+    plan = recover_plan(log, options=STRICT)
+    assert plan.fork is not None and plan.fork.seq == _turn_ends(b)[-1] and plan.fork.turn == 3
+    assert plan.fork.offset == len(jsonl(b.header, b.events).encode()) and plan.fork.line == len(b.events) + 1
+
+
+def test_seed_001_forks_before_the_broken_turn() -> None:
+    b, log = _log(["text", "tool", "gap", "text"])
+    plan = recover_plan(log, options=STRICT)
+    assert plan.fork is not None and plan.fork.seq == _turn_ends(b)[1]
+    assert [r.point.turn for r in plan.rejected] == [4, 3]
+    assert any(f.rule == "W3" for f in plan.rejected[0].findings)
+
+
+def test_the_anchor_bounds_the_boundary() -> None:
+    b, log = _log(["text", "tool", "text"])
+    ends = _turn_ends(b)
+    assert recover_plan(log, at=ends[1], options=STRICT).fork.seq == ends[1]
+    assert recover_plan(log, at=ends[1] - 1, options=STRICT).fork.seq == ends[0]
+    plan = recover_plan(log, at=ends[0] - 1, options=STRICT)
+    assert plan.fork is None and plan.candidates == 0
+
+
+def test_a_defect_in_the_first_turn_needs_a_new_session() -> None:
+    _, log = _log(["no-reason", "text"])
+    plan = recover_plan(log, options=STRICT)
+    assert plan.fork is None and len(plan.rejected) == 2
+
+
+def test_zstd_boundaries_name_the_frame_and_whether_it_must_be_split() -> None:
+    b, log = _log(["text", "text"], zstd=True)
+    plan = recover_plan(log, options=STRICT)
+    assert plan.fork.frame == 1 and plan.fork.offset == log.size
+    first = recover_plan(log, at=_turn_ends(b)[0], options=STRICT).fork
+    assert first.frame == 1 and first.offset is None and first.frame_offset == log.frames[1].offset
+
+
+@given(st.lists(st.sampled_from(HEALTHY + DEFECTIVE), min_size=1, max_size=5), st.data())
+def test_the_recommended_prefix_has_no_blocking_finding(kinds: list[str], data: st.DataObject) -> None:
+    b, log = _log(kinds)
+    at = data.draw(st.none() | st.integers(0, max(len(b.events) - 1, 0)), label="at")
+    plan = recover_plan(log, at=at, options=STRICT)
+    if plan.fork is None:
+        assert all(r.total for r in plan.rejected)
+        return
+    assert at is None or plan.fork.seq <= at
+    prefix = parse_log(fork_bytes(log, plan.fork))
+    assert len(prefix.events) == plan.fork.events
+    assert not [f for f in check_log(prefix, STRICT).findings if blocking(f)]
+    later = [e for e in _turn_ends(b) if e > plan.fork.seq and (at is None or e <= at)]
+    assert [r.point.seq for r in plan.rejected] == sorted(later, reverse=True)
+    if not set(kinds) & set(DEFECTIVE):
+        assert not plan.rejected
+
+
+def _args(path: Path, **flags: Any) -> argparse.Namespace:
+    return argparse.Namespace(log=str(path), at=flags.get("at"), json=flags.get("json", False),
+                              format_version=None, redact=flags.get("redact", False))
+
+
+def test_cli_is_read_only_with_exit_0_for_a_fork_and_2_for_a_new_session(tmp_path: Path, capsys: Any) -> None:
+    b = session(["text", "gap"])
+    path = tmp_path / "s.jsonl"
+    path.write_text(jsonl(b.header, b.events), encoding="utf-8")
+    before = path.read_bytes()
+    assert run(_args(path, json=True, redact=True)) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["found"] and plan["fork"]["seq"] == _turn_ends(b)[0] and plan["rejected"][0]["blocking"] >= 1
+    assert "call-" not in json.dumps(plan["rejected"]), "redacted plans quote no call id"
+    assert run(_args(path, at=3)) == 2
+    assert "NEW SESSION" in capsys.readouterr().out
+    assert run(_args(tmp_path / "missing.jsonl")) == 2
+    assert path.read_bytes() == before
