@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._judge import Example
+from ._judge import CAMPAIGN_LAYERS, Example
 from ._judges import CheckerUnderTest
 
 __all__ = ["MatrixRow", "KillMatrix", "build_matrix", "sample"]
@@ -139,7 +139,7 @@ def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, off
     try:
         verdict = checker.check(path)
         if official is not None:
-            for layer, v in official.check(path=str(path)).items():
+            for layer, v in official.check(path=str(path), layers=CAMPAIGN_LAYERS).items():
                 if not v.ok:
                     row.refused[layer] += 1
     finally:
