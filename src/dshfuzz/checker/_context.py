@@ -106,11 +106,10 @@ class CheckContext:
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """Compute ``factory()`` once per check under ``key`` and share the result."""
-        try:
+        if key in self._memo:
             return self._memo[key]
-        except KeyError:
-            value = self._memo[key] = factory()
-            return value
+        value = self._memo[key] = factory()
+        return value
 
     def finding(
         self,
