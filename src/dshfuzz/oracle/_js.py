@@ -186,10 +186,10 @@ def get(value: Any, key: str | int) -> Any:
     if type(value) is dict:
         return value.get(key if type(key) is str else js_string(key), MISSING)
     if type(value) is list or type(value) is str:
-        items = value if type(value) is list else utf16_units(value)
         if key == "length":
-            return len(items)
+            return len(value) if type(value) is list or value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
         index = key if type(key) is int else (int(key) if type(key) is str and is_array_index(key) else -1)
+        items = value if type(value) is list or value.isascii() else utf16_units(value)
         return items[index] if 0 <= index < len(items) else MISSING
     return MISSING
 
