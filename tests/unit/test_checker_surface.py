@@ -18,18 +18,34 @@ from dshfuzz.oracle import Accepted, fold_surface
 from checker_logs import check, ev, explain, fired, header, minimal_events, tool_result_message
 
 
-def _compaction(op: Any, sources: Any, **extra: Any) -> dict[str, Any]:
-    """A user/message replace appended at seq 17 (the minimal surface is 2, 7, 9, 14)."""
+def _compaction(op: Any, sources: Any) -> list[dict[str, Any]]:
+    """A compaction after the minimal log (whose surface is 2, 7, 9, 14): start, summary,
+    the checkpoint ``user/message`` with surface op ``op`` at seq 19, end."""
+    bounds = (op.get("start", op.get("startSeq")), op.get("end", op.get("endSeq"))) if isinstance(op, dict) else (2, 2)
     data = {"id": "msg-compact", "role": "user", "content": [{"type": "text", "text": "summary"}], "source": {"kind": "plugin", "plugin": "compact", "compactionId": "c1"}}
-    e = ev(17, "user/message", data, surfaceOp=op, sourceEventSeqs=sources)
-    e.update(extra)
-    return e
+    summary = {
+        "compactionId": "c1", "summary": [{"type": "text", "text": "summary"}],
+        "shadowedRange": {"start": bounds[0], "end": bounds[1]}, "shadowedSeqs": sorted(set(sources)) if isinstance(sources, list) else [bounds[0]],
+        "shadowedTokenCount": 10, "provider": "deepseek-official", "model": "deepseek-v4-flash",
+    }
+    checkpoint = ev(19, "user/message", data, surfaceOp=op, sourceEventSeqs=sources)
+    return [ev(17, "compaction/start", {"compactionId": "c1", "turn": None}), ev(18, "compaction/summary", summary), checkpoint,
+            ev(20, "compaction/end", {"compactionId": "c1", "turn": None})]
 
 
-def _result_rewrite(start: int, end: int, sources: list[int], text: str = "shorter", **message: Any) -> dict[str, Any]:
+def _result_rewrite(start: int, end: int, sources: list[int], text: str = "shorter", **message: Any):
+    """Replace the minimal log's turn/end with a prune and a tool/result rewrite at seq 17
+    inside the still-open turn, then the turn/end."""
     msg = tool_result_message("msg-tool-3", "call_1", text)
     msg.update(message)
-    return ev(17, "tool/result", {"turn": 1, "step": 1, "message": msg}, surfaceOp={"op": "replace", "start": start, "end": end}, sourceEventSeqs=sources)
+    prune = {"shadowedRange": {"start": start, "end": end}, "shadowedSeqs": sources, "shadowedTokenCount": 3}
+    rewrite = ev(17, "tool/result", {"turn": 1, "step": 1, "message": msg}, surfaceOp={"op": "replace", "start": start, "end": end}, sourceEventSeqs=sources)
+    tail = [ev(16, "compaction/prune", prune), rewrite, ev(18, "turn/end", {"turn": 1, "reason": {"kind": "completed"}})]
+
+    def mutate(events: list[dict[str, Any]]) -> None:
+        events[16:] = tail
+
+    return mutate
 
 
 CASES = [
@@ -39,15 +55,15 @@ CASES = [
     (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[9]), lambda e: e[9].update(sourceEventSeqs=[8])),
     (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[8, 8]), lambda e: e[9].update(sourceEventSeqs=[8, 4])),
     (RuleId.S3, lambda e: e[9].update(sourceEventSeqs=[]), lambda e: e[7].update(sourceEventSeqs=[])),
-    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 3}, [2])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
-    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 9, "end": 2}, [2, 7, 9])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9]))),
-    (RuleId.S4, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2, "x": 1}, [2])), lambda e: e.append(_compaction("append", None))),
-    (RuleId.S5, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 9])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9, 8]))),
-    (RuleId.S6, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2, 2])), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2, 1]))),
-    (RuleId.S6, lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, "2")), lambda e: e.append(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
-    (RuleId.S7, lambda e: e.append(_result_rewrite(7, 9, [7, 9])), lambda e: e.append(_result_rewrite(9, 9, [9]))),
-    (RuleId.S7, lambda e: e.append(_result_rewrite(7, 7, [7])), lambda e: e.append(_result_rewrite(9, 9, [9, 7]))),
-    (RuleId.S7, lambda e: e.append(_result_rewrite(9, 9, [9], id="msg-other")), lambda e: e.append(_result_rewrite(9, 9, [9], text="x"))),
+    (RuleId.S4, lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 3}, [2])), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S4, lambda e: e.extend(_compaction({"op": "replace", "start": 9, "end": 2}, [2, 7, 9])), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9]))),
+    (RuleId.S4, lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2, "x": 1}, [2])), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S5, lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 9])), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9]))),
+    (RuleId.S6, lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, [2, 2])), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S6, lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, "2")), lambda e: e.extend(_compaction({"op": "replace", "start": 2, "end": 2}, [2]))),
+    (RuleId.S7, _result_rewrite(7, 9, [7, 9]), _result_rewrite(9, 9, [9])),
+    (RuleId.S7, _result_rewrite(7, 7, [7]), _result_rewrite(9, 9, [9])),
+    (RuleId.S7, _result_rewrite(9, 9, [9], id="msg-other"), _result_rewrite(9, 9, [9], text="x")),
     (RuleId.S8, lambda e: e[2].pop("surfaceOp"), lambda e: None),
 ]
 
@@ -72,10 +88,10 @@ def test_surface_rule_fires_exactly_on_the_broken_log(rule: RuleId, breaks, keep
 
 
 def test_s5_names_the_seqs_the_replace_left_uncovered() -> None:
-    events = minimal_events() + [_compaction({"op": "replace", "start": 2, "end": 14}, [2, 9, 14])]
+    events = minimal_events() + _compaction({"op": "replace", "start": 2, "end": 14}, [2, 9, 14])
     (f,) = [f for f in check(header(), events).findings if f.rule is RuleId.S5]
     assert f.context["missing"] == [7]
-    assert f.seq == 17 and f.line == 19
+    assert f.seq == 19 and f.line == 21
 
 
 def test_v3_replace_ops_use_start_seq_and_end_seq() -> None:
@@ -84,17 +100,17 @@ def test_v3_replace_ops_use_start_seq_and_end_seq() -> None:
         if e["type"] == "assistant/message":
             del e["sourceEventSeqs"]
     v3 = _compaction({"op": "replace", "startSeq": 2, "endSeq": 9}, [2, 7, 9])
-    assert not {RuleId.S4, RuleId.S8} & fired(check(header(version=3), events + [v3]))
-    assert RuleId.S4 in fired(check(header(version=0), minimal_events() + [v3]))
+    assert not {RuleId.S4, RuleId.S8} & fired(check(header(version=3), events + v3))
+    assert RuleId.S4 in fired(check(header(version=0), minimal_events() + v3))
 
 
 _EVENT_MUTATIONS = st.sampled_from(["drop-op", "op-on-chunk", "replace", "sources", "seq"])
 
 
-@given(st.lists(st.tuples(_EVENT_MUTATIONS, st.integers(0, 17), st.integers(0, 17), st.integers(0, 17)), max_size=4))
+@given(st.lists(st.tuples(_EVENT_MUTATIONS, st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)), max_size=4))
 def test_s8_agrees_with_the_reference_fold(mutations: list[tuple[str, int, int, int]]) -> None:
     """S8 fires exactly when the reference fold refuses, on randomly broken logs."""
-    events = minimal_events() + [_compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9])]
+    events = minimal_events() + _compaction({"op": "replace", "start": 2, "end": 9}, [2, 7, 9])
     for kind, i, a, b in mutations:
         e = events[i]
         if kind == "drop-op":

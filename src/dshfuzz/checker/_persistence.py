@@ -55,6 +55,8 @@ HEADER_OPTIONAL_V0 = ("cwd", "parentSession", "seedLength", "origin", "agentPres
 """The released v0 physical header's exact key set (V01:1596-1609)."""
 
 _ALL_LOAD = (L.SEED, L.LOAD, L.RELEASED)
+# the invariants layer validates the header fields Session.create reads (measured: cwd, createdAt)
+_WITH_INVARIANTS = (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
 
 
 def _s(v: Any) -> str:
@@ -110,10 +112,10 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}")
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or (type(created) is float and created == 0 and str(created).startswith("-")):
-        yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}")
+        yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}", _WITH_INVARIANTS)
     cwd = raw.get("cwd", MISSING)
     if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
-        yield bad(f'session header cwd must be an absolute path, got {_s(cwd)}', (L.SEED, L.LOAD, L.RELEASED))
+        yield bad(f"session header cwd must be an absolute path, got {_s(cwd)}", _WITH_INVARIANTS)
     origin = raw.get("origin", MISSING)
     if origin is not MISSING and origin != "subagent":
         yield bad(f'session header origin must be "subagent", got {_s(origin)}')
@@ -427,7 +429,14 @@ def _envelope_fields(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: Any) 
     if ign is not MISSING and ign is not True:
         problems.append(f"ignorable must be absent or true, got {_s(ign)}")
     if problems:
-        yield ctx.finding(R.E1, "invalid event envelope: " + "; ".join(problems), event=ev, context={"problems": problems})
+        # the fold reads only seq and surface metadata; every other reader checks the envelope (S:1193)
+        yield ctx.finding(
+            R.E1,
+            "invalid event envelope: " + "; ".join(problems),
+            event=ev,
+            context={"problems": problems},
+            refused_by=(L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED),
+        )
 
 
 def _legacy_upgrade(t: str, data: Any) -> Any:
@@ -497,7 +506,8 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
         note = "a legacy pre-identity shape the loader upgrades" if after is None else f"a legacy shape that still fails once upgraded ({after})"
         yield ctx.finding(R.E6, f"{t} {why}: {note}", event=ev, refused_by=refused, context={"legacy": True})
         return
-    yield ctx.finding(R.E6, f"{t} {why}", event=ev)
+    # only the legacy shapes crash the token meter; a current-looking malformed message it reads past
+    yield ctx.finding(R.E6, f"{t} {why}", event=ev, refused_by=(L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED))
 
 
 def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:

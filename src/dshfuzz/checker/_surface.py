@@ -33,6 +33,8 @@ from dshfuzz.model import MISSING, Event
 from ._context import CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import rule_pass
+from .rules import RULES
+from .rules import OfficialLayer as L
 from .rules import RuleId as R
 
 SURFACE_V0 = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -50,10 +52,20 @@ def _seq_ok(v: Any) -> bool:
 
 
 class _Violation(Exception):
-    def __init__(self, rule: R, message: str, **context: Any) -> None:
+    """One failed check; ``refused_by`` narrows the rule's layers for this instance."""
+
+    def __init__(self, rule: R, message: str, refused_by: tuple[L, ...] | None = None, **context: Any) -> None:
         super().__init__(message)
         self.rule = rule
+        self.refused_by = refused_by
         self.context = context
+
+
+# a malformed op never reaches the meter's or the released migration's range checks (measured)
+_OP_SHAPE = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD)
+_SURFACE_PATH = _OP_SHAPE
+# the released migration refuses a non-array sourceEventSeqs, but accepts the other shape breaks (measured)
+_NOT_ARRAY = (*_SURFACE_PATH, L.RELEASED)
 
 
 class LinearSurface:
@@ -131,9 +143,9 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
     if v3 and t == "assistant/message":
         raise _Violation(rule, 'session event "assistant/message" cannot carry sourceEventSeqs in format v3')
     if type(src) is not list:
-        raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present")
+        raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _NOT_ARRAY)
     if not src and t != "assistant/message":
-        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message")
+        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH)
     sources: set[int] = set()
     non_earlier = None
     for s in src:
@@ -144,9 +156,11 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
             non_earlier = int(s)
     if len(sources) != len(src):
         dups = sorted({int(s) for s in src if src.count(s) > 1})
-        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", duplicates=dups)
+        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", _SURFACE_PATH, duplicates=dups)
     if non_earlier is not None:
-        raise _Violation(rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}", source=non_earlier)
+        raise _Violation(
+            rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}", _SURFACE_PATH, source=non_earlier
+        )
     return sources
 
 
@@ -204,10 +218,10 @@ class SurfaceReplay:
         if op == "append" and type(op) is str:
             return "append"
         if type(op) is not dict:
-            raise _Violation(R.S4, f'session event "{t}" carries an invalid surfaceOp')
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid surfaceOp', _OP_SHAPE)
         s, e = op.get(self.start_key, MISSING), op.get(self.end_key, MISSING)
         if not (len(op) == 3 and op.get("op") == "replace" and type(op.get("op")) is str and _seq_ok(s) and _seq_ok(e)):
-            raise _Violation(R.S4, f'session event "{t}" carries an invalid replace surfaceOp')
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid replace surfaceOp', _OP_SHAPE)
         return int(s), int(e)
 
     def step(self, raw: dict[str, Any], seq: int) -> None:
@@ -274,16 +288,25 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
         seq = int(seq)
         if seq != index and first_failure is None:
             first_failure = ctx.finding(
-                R.S8, f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}", event=ev, context={"index": index}
+                R.S8,
+                f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}",
+                event=ev,
+                context={"index": index},
+                refused_by=RULES[R.E2].refused_by,
             )
         replay.by_seq.setdefault(seq, ev)
         try:
             replay.step(raw, seq)
         except _Violation as v:
-            yield ctx.finding(v.rule, str(v), event=ev, context=v.context)
+            finding = ctx.finding(v.rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
+            yield finding
             if first_failure is None:
                 first_failure = ctx.finding(
-                    R.S8, f"foldSurface throws at seq {seq}: {v}", event=ev, context={"rule": str(v.rule), **v.context}
+                    R.S8,
+                    f"foldSurface throws at seq {seq}: {v}",
+                    event=ev,
+                    context={"rule": str(v.rule), **v.context},
+                    refused_by=finding.refused_by,
                 )
     if first_failure is not None:
         yield first_failure

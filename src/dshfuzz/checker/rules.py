@@ -188,7 +188,7 @@ _RULES: tuple[Rule, ...] = (
         "safe integer; cwd, when present, an absolute path; origin only \"subagent\".",
         "@deepseek-ai/dsh-session lib/index.js:1110-1125; persistence-jsonl isHeaderLine/fromHeaderLine; "
         "dsh-session-format-v0-to-v1 released physical header",
-        ALL_FORMATS, (_L.SEED, _L.LOAD, _L.RELEASED),
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
         "For v0 the official readers are stricter than the catalog: delegationDepth is required (load), "
         "the retired keys sandboxMode/approvalPolicy are refused (load), parentSession/seedLength/agentPreset "
         "are typed (seed), and any key outside the released set is refused (released only).",
@@ -297,7 +297,7 @@ _RULES: tuple[Rule, ...] = (
         "user/message, assistant/message and tool/result are surface-eligible; a missing surfaceOp breaks "
         "the contract.",
         "@deepseek-ai/dsh-session lib/index.js:312-317 (surfaceOpOf)",
-        ALL_FORMATS, _SURFACE_PATH,
+        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
     ),
     Rule(
         RuleId.S2, _E, RuleLayer.PERSISTENCE,
@@ -313,7 +313,8 @@ _RULES: tuple[Rule, ...] = (
         "An append is validated with an empty shadowed set: sourceEventSeqs, when present, must pass "
         "assertProvenance (an array, no duplicates, only earlier events).",
         "@deepseek-ai/dsh-session lib/index.js:401-407, :320-337 (assertProvenance)",
-        _V01, _SURFACE_PATH,
+        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
+        "The released migration refuses a non-array sourceEventSeqs but was measured accepting duplicates.",
     ),
     Rule(
         RuleId.S4, _E, RuleLayer.PERSISTENCE,
@@ -321,7 +322,8 @@ _RULES: tuple[Rule, ...] = (
         "A replace is exactly {op:\"replace\", start, end}; start and end name current surface nodes and "
         "startIdx <= endIdx.",
         "@deepseek-ai/dsh-session lib/index.js:300-303 (isReplaceOp), :339-350 (replacementRange)",
-        _V01, _SURFACE_PATH,
+        ALL_FORMATS, (*_SURFACE_PATH, _L.METER, _L.RELEASED),
+        "The token meter also refuses a replace whose range is not on its priced surface.",
     ),
     Rule(
         RuleId.S5, _E, RuleLayer.PERSISTENCE,
@@ -329,7 +331,7 @@ _RULES: tuple[Rule, ...] = (
         "sourceEventSeqs must include every shadowed surface node; one missing node makes the load fail "
         "(SessionPersistenceCorruptionError).",
         "@deepseek-ai/dsh-session lib/index.js:335-336 (assertProvenance)",
-        _V01, (*_SURFACE_PATH, _L.RELEASED),
+        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
     ),
     Rule(
         RuleId.S6, _E, RuleLayer.PERSISTENCE,
@@ -337,7 +339,8 @@ _RULES: tuple[Rule, ...] = (
         "When present, sourceEventSeqs is an array without duplicates citing only earlier events "
         "(< the event's seq), and is non-empty except on assistant/message.",
         "@deepseek-ai/dsh-session lib/index.js:320-333 (assertProvenance)",
-        _V01, _SURFACE_PATH,
+        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
+        "The released migration refuses a non-array sourceEventSeqs but was measured accepting duplicates.",
     ),
     Rule(
         RuleId.S7, _E, RuleLayer.PERSISTENCE,
@@ -345,7 +348,7 @@ _RULES: tuple[Rule, ...] = (
         "A tool/result replace rewrites exactly one current node, which must be a tool/result, and may "
         "change nothing but message.content.",
         "@deepseek-ai/dsh-session lib/index.js:369-395 (assertToolResultRewrite)",
-        _V01, _SURFACE_PATH,
+        ALL_FORMATS, _SURFACE_PATH,
         "rc.8 is stricter than the catalog: only message.content[0].content may change; the released "
         "migration accepts any rewrite.",
     ),
@@ -355,7 +358,8 @@ _RULES: tuple[Rule, ...] = (
         "Final check: folding the whole log with the fold of its header.version does not throw. "
         "Any S1-S7 violation surfaces here too.",
         "@deepseek-ai/dsh-session lib/index.js:444-455 (foldSurface); legacy fold for v0-v2",
-        ALL_FORMATS, _SURFACE_PATH,
+        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
+        "The released migration has its own surface checks and accepts what S2 and S7 refuse.",
     ),
     Rule(
         RuleId.T1, _E, RuleLayer.ENGINE,
@@ -407,7 +411,9 @@ _RULES: tuple[Rule, ...] = (
         "outside the known plugin consumers (retrace/marker, retrace/goal-marker, message-editor/*) "
         "it is reported.",
         "2026-09-09 T2 (E3's ignorable exemption is unvalidated)",
-        ALL_FORMATS, (_L.RELEASED,),
+        ALL_FORMATS, (),
+        "The released migration refuses every unknown type, ignorable or not, consumers included; that is G2's "
+        "concern, so no layer refuses what distinguishes E7.",
     ),
     Rule(
         RuleId.E8, _W, RuleLayer.PERSISTENCE,
@@ -433,7 +439,7 @@ _RULES: tuple[Rule, ...] = (
         "request/header must carry header.config with provider and model; for v3 it must omit "
         "header.system, an empty tools and an empty adapterDefaults.",
         "@deepseek-ai/dsh-session lib/index.js:1220-1244 (rc.8); @0.1.5-rc.1 lib/index.js:231-248",
-        ALL_FORMATS, _SEED_PATH,
+        ALL_FORMATS, (*_SEED_PATH, _L.RELEASED),
         "rc.8 (v0) allows header.system and empty lists but requires provider/model, a non-empty string "
         "reasoningEffort and a config value behind every adapterDefaults marker.",
     ),
