@@ -25,8 +25,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ._json import JsonDecodeError, decode_utf8, js_number, loads
 from ._rows import RowDecodeError, decode_storage_record, is_safe_integer
 from ._types import (
@@ -48,6 +46,7 @@ __all__ = ["parse_log", "read_log", "sniff_compression"]
 
 _ZSTD_PREFIX = "corrupt Zstandard session log: "
 _SKIPPABLE_BASE = 0x184D2A50
+_UNALIGNED = "complete frame does not end on a record boundary (the official scanner joins it to the next frame)"
 
 
 def sniff_compression(data: bytes) -> Compression:
@@ -150,7 +149,7 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
         if frame.content and not frame.content.endswith(b"\n"):
             frame.status = "not-record-aligned"
             log.diagnostics.append(
-                Diagnostic("frame.torn-record", "complete frame does not end on a record boundary", frame=index, offset=lay.offset)
+                Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset)
             )
         first = reader.line_number + 1
         reader.feed(frame.content, index)
@@ -312,11 +311,7 @@ class _Reader:
             log.diagnostics.append(Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=number, frame=frame, offset=offset))
             self._unparsable(number)
             return
-        try:
-            value = orjson.loads(raw) if not _maybe_special(raw) else loads(raw)
-            error = None
-        except (orjson.JSONDecodeError, JsonDecodeError):
-            value, error = _parse(raw)
+        value, error = _parse(raw)
         log.lines.append(Line(number, decode_utf8(raw), value, error, True, frame, offset))
         if error is not None:
             rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
@@ -452,8 +447,3 @@ class _Reader:
             log.torn = TornTail(
                 self.torn_start, self.torn_lines, recovered_events, self.torn_frame, self.torn_lines_from + 1
             )
-
-
-def _maybe_special(raw: bytes) -> bool:
-    # orjson returns int 0 for the token -0, which JSON.parse reads as -0; let loads() decide.
-    return b"-0" in raw

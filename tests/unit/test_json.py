@@ -1,0 +1,154 @@
+"""``loads``/``dumps`` follow ``JSON.parse``/``JSON.stringify`` (expected strings come from Node 24)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshfuzz.model import JsonDecodeError, dumpb, dumps, js_number, loads
+from dshfuzz.model._json import _encode_exact
+
+# (python float, what Node prints for JSON.stringify of that number)
+NUMBERS = [
+    (1.0, "1"),
+    (-0.0, "0"),
+    (0.1, "0.1"),
+    (1e21, "1e+21"),
+    (1e20, "100000000000000000000"),
+    (123456789012345680000.0, "123456789012345680000"),
+    (1e-6, "0.000001"),
+    (1e-7, "1e-7"),
+    (1.5e300, "1.5e+300"),
+    (5e-324, "5e-324"),
+    (2.0**53, "9007199254740992"),
+    (1e16, "10000000000000000"),
+    (-7590199255898464.0, "-7590199255898464"),
+    (123.456, "123.456"),
+    (math.inf, "null"),
+    (-math.inf, "null"),
+    (math.nan, "null"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), NUMBERS)
+def test_numbers_print_as_javascript_prints_them(value: float, expected: str) -> None:
+    assert js_number(value) == expected
+    assert dumps(value) == expected
+    assert dumps([value]) == f"[{expected}]"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (2**53 - 1, "9007199254740991"),
+        (2**53 + 1, "9007199254740992"),
+        (12345678901234567890, "12345678901234567000"),
+        (10**400, "null"),
+    ],
+)
+def test_integers_beyond_the_safe_range_print_as_the_double_javascript_holds(value: int, expected: str) -> None:
+    assert dumps(value) == expected
+
+
+def test_array_index_keys_come_first_in_ascending_order_like_every_js_object() -> None:
+    value = {"b": 1, "10": 2, "a": 3, "2": 4, "01": 5, "4294967295": 6, "4294967294": 7}
+    assert dumps(value) == '{"2":4,"10":2,"4294967294":7,"b":1,"a":3,"01":5,"4294967295":6}'
+
+
+def test_strings_escape_exactly_like_json_stringify() -> None:
+    assert dumps("\x00\x07\b\t\n\x0b\f\r\x1f\x7f\"\\/\u2028é😀") == '"\\u0000\\u0007\\b\\t\\n\\u000b\\f\\r\\u001f\x7f\\"\\\\/\u2028é😀"'
+
+
+def test_lone_surrogates_are_escaped_and_pairs_are_one_character() -> None:
+    assert dumps("\ud800x") == '"\\ud800x"'
+    assert dumps("\udfff") == '"\\udfff"'
+    assert dumps("\ud83d\ude00") == '"😀"'
+    assert dumps({"\ud800": 1}) == '{"\\ud800":1}'
+
+
+def test_dumpb_is_the_utf8_of_dumps() -> None:
+    value = {"k": ["é", 1.5, "\ud800", {"1": None}]}
+    assert dumpb(value) == dumps(value).encode("utf-8", "surrogatepass")
+
+
+def test_non_json_values_are_refused() -> None:
+    with pytest.raises(TypeError):
+        dumps({1: "x"})
+    with pytest.raises(TypeError):
+        dumps(object())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('"\\ud800"', "\ud800"),
+        ('"\\ud83d\\ude00"', "😀"),
+        ("1e400", math.inf),
+        ("-1e400", -math.inf),
+        (" \t\r\n[1]\n", [1]),
+        ('{"a":1,"b":2,"a":3}', {"a": 3, "b": 2}),
+        ("123456789012345678901234", 1.2345678901234568e23),
+        ("1.0", 1.0),
+    ],
+)
+def test_loads_accepts_what_json_parse_accepts(text: str, expected: object) -> None:
+    assert loads(text) == expected
+    assert loads(text.encode()) == expected
+
+
+def test_duplicate_keys_keep_the_first_position_and_the_last_value() -> None:
+    assert list(loads('{"a":1,"b":2,"a":3}').items()) == [("a", 3), ("b", 2)]
+
+
+def test_minus_zero_keeps_its_sign() -> None:
+    value = loads('{"a":-0,"b":[ -0],"c":"x:-0"}')
+    assert math.copysign(1.0, value["a"]) < 0 and math.copysign(1.0, value["b"][0]) < 0
+    assert value["c"] == "x:-0"
+    assert dumps(value) == '{"a":0,"b":[0],"c":"x:-0"}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["NaN", "Infinity", "-Infinity", "\ufeff{}", "[1,]", "{'a':1}", "01", "1 2", "", " ", '"\x01"', "[1]\x0c", "tru"],
+)
+def test_loads_refuses_what_json_parse_refuses(text: str) -> None:
+    with pytest.raises(JsonDecodeError):
+        loads(text)
+    with pytest.raises(JsonDecodeError):
+        loads(text.encode("utf-8"))
+
+
+def test_invalid_utf8_is_read_as_replacement_characters_like_node() -> None:
+    assert loads(b'"a\xffb\xed\xa0\x80"') == "a\ufffdb\ufffd\ufffd\ufffd"
+
+
+def test_deep_nesting_is_a_decode_error_not_a_crash() -> None:
+    with pytest.raises(JsonDecodeError):
+        loads("[" * 100_000)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8") | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=4) | st.integers(0, 20).map(str), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+def test_the_fast_path_agrees_with_the_exact_encoder(value: object) -> None:
+    assert dumps(value) == _encode_exact(value)
+
+
+@given(json_values)
+def test_loads_inverts_dumps_and_dumps_is_idempotent_through_loads(value: object) -> None:
+    text = dumps(value)
+    assert loads(text) == value
+    assert dumps(loads(text)) == text
