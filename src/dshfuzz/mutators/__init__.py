@@ -1,0 +1,49 @@
+"""Incident mutators, metamorphic transforms and robustness perturbations.
+
+Each mutator reproduces one real incident from the contract catalog or the
+seeds (torn frames, seq gaps, orphan tool calls, the seed-001 scheduler
+failure ...): it names the rules that must fire (``expects``) and the official
+layers that must refuse (``official``), and applies itself to a log through a
+Hypothesis ``data`` object, so one mutator yields many shrinkable mutants.
+Metamorphic transforms change a log without changing its meaning; robustness
+perturbations feed checkers malformed input that must become findings.
+
+    >>> from dshfuzz.mutators import MUTATORS, mutants
+    >>> sorted(MUTATORS)[:2]
+    ['append-provenance', 'assistant-outside-step']
+"""
+
+from ._base import CompressionPolicy, Level, Mutant, Mutator, applicable_rules, mutator
+from ._draft import Inapplicable
+from ._metamorphic import METAMORPHIC, Transform, variants
+from ._perturb import PERTURBATIONS, Perturbation, perturbed
+from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, load_mutators
+from ._strategy import apply_seeded, mutants
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "METAMORPHIC",
+    "MUTATORS",
+    "PERTURBATIONS",
+    "CompressionPolicy",
+    "Inapplicable",
+    "Level",
+    "Mutant",
+    "Mutator",
+    "Perturbation",
+    "Transform",
+    "applicable_rules",
+    "apply",
+    "apply_seeded",
+    "get",
+    "load_mutators",
+    "mutants",
+    "mutator",
+    "perturbed",
+    "variants",
+]
+
+
+def apply(mutator: Mutator | str, log: object, data: object) -> Mutant:
+    """Apply the mutator (or the one named) to ``log`` with choices drawn from ``data``."""
+    return (get(mutator) if isinstance(mutator, str) else mutator).apply(log, data)

@@ -1,0 +1,229 @@
+"""What a mutator is, and what it produces.
+
+A :class:`Mutator` reproduces one real incident. It works at one :class:`Level`
+of the log (logical events, packed storage rows, physical lines, zstd frames or
+raw bytes) and is driven by a Hypothesis ``data`` object, so a single mutator
+yields many distinct, shrinkable mutants. Its ``expects`` are the rule ids that
+must fire on every mutant it makes; its ``official`` are the official layers
+that must refuse every one of them -- a claim the conformance suite verifies,
+never one copied from the reference.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hypothesis import reject
+from hypothesis import strategies as st
+
+from dshfuzz.model import Compression
+
+from ._draft import EventDraft, Inapplicable, as_draft
+
+__all__ = [
+    "CompressionPolicy",
+    "DrawAdapter",
+    "Edited",
+    "Level",
+    "MutateFn",
+    "Mutant",
+    "Mutator",
+    "applicable_rules",
+    "mutator",
+    "run_edit",
+    "run_edit_or_reject",
+]
+
+
+class Level(enum.StrEnum):
+    """The representation a mutator edits (see :mod:`dshfuzz.mutators._draft`)."""
+
+    EVENT = "event"
+    ROW = "row"
+    LINE = "line"
+    FRAME = "frame"
+    BYTE = "byte"
+
+
+CompressionPolicy = Literal["any", "none", "zstd"]
+"""Which container a mutator's mutants use: drawn (``any``) or pinned."""
+
+MutateFn = Callable[[Any, Any], str]
+"""``fn(draft, data) -> description``: edits the level's draft in place, drawing
+every choice from ``data``; rejects (``hypothesis.reject``) when its precondition
+does not hold; returns what it injected where."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One mutated log, ready to write to disk or feed to a checker.
+
+    ``expects`` are the rules that must fire on it (the mutator's, restricted to
+    those that apply to the log's format version); ``official`` the official
+    layers that must refuse it.
+    """
+
+    data: bytes
+    compression: Compression
+    mutator: str
+    description: str
+    expects: frozenset[str]
+    official: frozenset[str]
+    format_version: int | None = None
+
+    @property
+    def suffix(self) -> str:
+        """The file suffix the official reader expects for this container."""
+        return ".jsonl.zstd" if self.compression == "zstd" else ".jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class Mutator:
+    """One incident mutator (see the module docstring).
+
+    ``incident`` is one paragraph: what happened in the field and what broke.
+    ``fn`` is the level-specific edit; ``compression`` pins the container when
+    the incident only exists in one (a torn zstd frame, a torn JSONL line).
+    ``min_batches`` is the number of append batches (zstd frames after the
+    header) the edit needs.
+    """
+
+    name: str
+    incident: str
+    level: Level
+    expects: frozenset[str]
+    official: frozenset[str]
+    fn: MutateFn = field(repr=False, compare=False)
+    compression: CompressionPolicy = "any"
+    min_batches: int = 1
+
+    @property
+    def doc(self) -> str:
+        """The edit's docstring: precondition, injection, determinism."""
+        return (self.fn.__doc__ or "").strip()
+
+    def apply(self, log: object, data: Any) -> Mutant:
+        """Inject this incident into ``log`` (a generated log, a draft or a read
+        :class:`~dshfuzz.model.SessionLog`), drawing every choice from the Hypothesis
+        ``data`` object; deterministic given its draws. Rejects the example when the
+        log does not meet the edit's precondition."""
+        try:
+            return self._apply(log, data)
+        except Inapplicable as why:
+            reject()
+            raise AssertionError("unreachable") from why
+
+    def _apply(self, log: object, data: Any) -> Mutant:
+        draft = as_draft(log)
+        if len(draft.batches()) < self.min_batches:
+            raise Inapplicable(f"needs {self.min_batches} append batches")
+        version = draft.format_version
+        edited = run_edit(draft, self.level, self.compression, self.fn, data)
+        return Mutant(
+            data=edited.data,
+            compression=edited.compression,
+            mutator=self.name,
+            description=edited.description,
+            expects=applicable_rules(self.expects, version),
+            official=self.official if version == 0 else frozenset(),
+            format_version=version,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "level": str(self.level),
+            "compression": self.compression,
+            "expects": sorted(self.expects),
+            "official": sorted(self.official),
+            "incident": self.incident,
+        }
+
+
+class DrawAdapter:
+    """Gives a ``@st.composite`` draw function the ``data.draw(strategy, label=...)`` shape."""
+
+    __slots__ = ("_draw",)
+
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        self._draw = draw
+
+    def draw(self, strategy: st.SearchStrategy[Any], label: object = None) -> Any:
+        return self._draw(strategy)
+
+
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """The bytes an edit produced, in which container, and what it changed."""
+
+    data: bytes
+    compression: Compression
+    description: str
+
+
+def run_edit(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: MutateFn, data: Any) -> Edited:
+    """Lower ``draft`` level by level, applying ``fn`` at ``level``, down to the file's bytes.
+
+    The container is pinned by ``policy`` or drawn from ``data``.
+    """
+    compression: Compression
+    if policy == "any":
+        compression = data.draw(st.sampled_from(("none", "zstd")), label="compression")
+    else:
+        compression = policy
+    stage: Any = draft
+    description = ""
+    for current in Level:
+        if current is level:
+            description = fn(stage, data)
+        if current is Level.BYTE:
+            break
+        stage = stage.lower(compression) if current is Level.LINE else stage.lower()
+    return Edited(bytes(stage.data), compression, description)
+
+
+def run_edit_or_reject(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: MutateFn,
+                       data: Any) -> Edited:
+    """:func:`run_edit`, rejecting the Hypothesis example when the edit is inapplicable."""
+    try:
+        return run_edit(draft, level, policy, fn, data)
+    except Inapplicable as why:
+        reject()
+        raise AssertionError("unreachable") from why
+
+
+def applicable_rules(rules: frozenset[str], version: int | None) -> frozenset[str]:
+    """The subset of ``rules`` that the checker runs on a file of format ``version``."""
+    from dshfuzz.checker.rules import RULES, RuleId
+
+    return frozenset(r for r in rules if RULES[RuleId(r)].applies_to(version))
+
+
+def mutator(
+    name: str,
+    *,
+    level: Level,
+    expects: tuple[str, ...],
+    official: tuple[str, ...] = (),
+    incident: str,
+    compression: CompressionPolicy = "any",
+    min_batches: int = 1,
+) -> Callable[[MutateFn], Mutator]:
+    """Declare the decorated edit as the incident mutator ``name``."""
+
+    def wrap(fn: MutateFn) -> Mutator:
+        return Mutator(
+            name=name,
+            incident=" ".join(incident.split()),
+            level=level,
+            expects=frozenset(expects),
+            official=frozenset(official),
+            fn=fn,
+            compression=compression,
+            min_batches=min_batches,
+        )
+
+    return wrap

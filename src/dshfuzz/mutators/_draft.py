@@ -1,0 +1,257 @@
+"""Mutable log drafts, one per :class:`~dshfuzz.mutators.Level`, and the lowering between them.
+
+A log is lowered in one direction only, and a mutator edits the draft of its own
+level, so every edit is expressed where the incident happened:
+
+``EventDraft`` (header + logical events + batch cuts)
+  -> ``RowDraft`` (per batch, the storage rows: chunk runs packed as the official writer does)
+  -> ``LineDraft`` (per frame, the physical lines; frame 0 holds the header line)
+  -> ``FrameDraft`` (per frame, the encoded bytes: a zstd frame, or plain JSONL text)
+  -> ``ByteDraft`` (the whole file).
+
+Unmutated, the chain reproduces the official writer's layout: the header line
+alone in frame 0, then one checksummed frame (without a content-size field) per
+append batch. An edit that cannot apply to a given log raises :class:`Inapplicable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, loads, pack_chunk_runs
+
+__all__ = [
+    "ByteDraft",
+    "EventDraft",
+    "FrameDraft",
+    "Inapplicable",
+    "LineDraft",
+    "RowDraft",
+    "copy_json",
+    "as_draft",
+    "seq_refs",
+]
+
+
+class Inapplicable(Exception):
+    """The log lacks what the edit needs (its precondition does not hold)."""
+
+
+def copy_json(value: JsonValue) -> JsonValue:
+    """A deep copy of a JSON value (drafts never alias their source log)."""
+    return loads(dumpb(value))
+
+
+_SEQ_LIST_KEYS = ("shadowedSeqs", "messageSeqs")
+
+
+def seq_refs(event: JsonValue) -> Iterator[tuple[object, object]]:
+    """Every place in ``event`` that holds another event's seq, as ``(container, key)``.
+
+    Covers ``sourceEventSeqs``, a replace's ``start``/``end``, compaction
+    ``shadowedRange``/``shadowedSeqs`` and title ``messageSeqs``.
+    """
+    if type(event) is not dict:
+        return
+    if type(event.get("sourceEventSeqs")) is list:
+        refs = event["sourceEventSeqs"]
+        yield from ((refs, i) for i in range(len(refs)))
+    op = event.get("surfaceOp")
+    if type(op) is dict:
+        yield from ((op, k) for k in ("start", "end") if k in op)
+    data = event.get("data")
+    if type(data) is not dict:
+        return
+    rng = data.get("shadowedRange")
+    if type(rng) is dict:
+        yield from ((rng, k) for k in ("start", "end") if k in rng)
+    for key in _SEQ_LIST_KEYS:
+        if type(data.get(key)) is list:
+            refs = data[key]
+            yield from ((refs, i) for i in range(len(refs)))
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+@dataclass(slots=True)
+class EventDraft:
+    """The logical log: header value, events (raw JSON, ``seq == index`` when valid)
+    and ``cuts``, the ascending end indices of the append batches."""
+
+    header: JsonValue
+    events: list[JsonValue]
+    cuts: list[int]
+
+    @classmethod
+    def of(cls, header: JsonValue, events: list[JsonValue], batches: list[int] | None = None) -> EventDraft:
+        """A detached draft; ``batches`` are batch end indices (one batch when omitted)."""
+        n = len(events)
+        cuts = sorted({c for c in (batches or ()) if type(c) is int and 0 < c < n} | ({n} if n else set()))
+        return cls(copy_json(header), [copy_json(e) for e in events], cuts)
+
+    @property
+    def format_version(self) -> int | None:
+        version = self.header.get("version") if type(self.header) is dict else None
+        return version if _is_int(version) and 0 <= version <= 3 else None
+
+    def batches(self) -> list[list[JsonValue]]:
+        out, start = [], 0
+        for end in self.cuts:
+            if end > start:
+                out.append(self.events[start:end])
+            start = end
+        return out
+
+    def of_type(self, *types: str) -> list[int]:
+        """Indices of the events whose ``type`` is one of ``types``."""
+        wanted = set(types)
+        return [i for i, e in enumerate(self.events) if type(e) is dict and e.get("type") in wanted]
+
+    def referenced(self, seq: int) -> bool:
+        """Whether any later event cites ``seq`` (provenance, ranges, shadowed or title seqs)."""
+        return any(c[k] == seq for e in self.events for c, k in seq_refs(e))
+
+    def insert(self, index: int, event: JsonValue) -> None:
+        """Insert ``event`` at ``index`` as seq ``index``, renumbering later events and every
+        reference to them (and ``header.seedLength`` when the insert lands inside the seed)."""
+        self._shift(index, +1)
+        if self._seed_length() > index:
+            self.header["seedLength"] += 1
+        if type(event) is dict:
+            event["seq"] = index
+        self.events.insert(index, event)
+        self.cuts = [c + 1 if c > index or (c == index == len(self.events) - 1) else c for c in self.cuts]
+        if not self.cuts:
+            self.cuts = [len(self.events)]
+
+    def remove(self, index: int) -> JsonValue:
+        """Remove the event at ``index`` and renumber the rest; references to it are dropped
+        from seq lists. :class:`Inapplicable` when a range endpoint names it."""
+        for e in self.events:
+            for container, key in seq_refs(e):
+                if container[key] == index and type(container) is dict:
+                    raise Inapplicable(f"seq {index} is a range endpoint of seq {e.get('seq')}")
+        for e in self.events:
+            for container, _ in list(seq_refs(e)):
+                if type(container) is list and index in container:
+                    container[:] = [s for s in container if s != index]
+        event = self.events.pop(index)
+        self._shift(index + 1, -1)
+        if self._seed_length() > index:
+            self.header["seedLength"] -= 1
+        self.cuts = [c - 1 if c > index else c for c in self.cuts]
+        self.cuts = sorted({c for c in self.cuts if c > 0})
+        return event
+
+    def truncate(self, end: int) -> None:
+        """Keep only the events before ``end`` (references only point backwards)."""
+        if self._seed_length() > end:
+            raise Inapplicable(f"truncating at seq {end} would cut into the inherited seed")
+        del self.events[end:]
+        self.cuts = sorted({min(c, end) for c in self.cuts if min(c, end) > 0})
+        if self.events and (not self.cuts or self.cuts[-1] != end):
+            self.cuts.append(end)
+
+    def _seed_length(self) -> int:
+        seed = self.header.get("seedLength") if type(self.header) is dict else None
+        return seed if _is_int(seed) else 0
+
+    def _shift(self, first: int, delta: int) -> None:
+        for e in self.events:
+            if type(e) is not dict:
+                continue
+            if _is_int(e.get("seq")) and e["seq"] >= first:
+                e["seq"] += delta
+            for container, key in seq_refs(e):
+                if _is_int(container[key]) and container[key] >= first:
+                    container[key] += delta
+
+    def lower(self) -> RowDraft:
+        return RowDraft(self.header, [pack_chunk_runs(copy_json(b)) for b in self.batches()])
+
+
+@dataclass(slots=True)
+class RowDraft:
+    """Per append batch, the storage rows (plain events and packed chunk rows)."""
+
+    header: JsonValue
+    batches: list[list[JsonValue]]
+
+    def lower(self) -> LineDraft:
+        frames = [[dumpb(self.header)]]
+        frames += [[dumpb(row) for row in batch] for batch in self.batches]
+        return LineDraft(frames)
+
+
+@dataclass(slots=True)
+class LineDraft:
+    """Per frame, the physical lines (without ``\\n``); ``frames[0]`` is the header frame.
+
+    ``torn`` marks a final line written without its terminator (a torn JSONL tail).
+    """
+
+    frames: list[list[bytes]]
+    torn: bool = False
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """``(frame, index)`` of the 0-based physical ``line``."""
+        for f, lines in enumerate(self.frames):
+            if line < len(lines):
+                return f, line
+            line -= len(lines)
+        raise IndexError(line)
+
+    @property
+    def count(self) -> int:
+        return sum(len(lines) for lines in self.frames)
+
+    def lower(self, compression: Compression) -> FrameDraft:
+        texts = [b"".join(line + b"\n" for line in lines) for lines in self.frames]
+        if self.torn and texts and texts[-1].endswith(b"\n"):
+            texts[-1] = texts[-1][:-1]
+        if compression == "zstd":
+            return FrameDraft([compress_frame(t) for t in texts if t], "zstd")
+        return FrameDraft([t for t in texts if t], "none")
+
+
+@dataclass(slots=True)
+class FrameDraft:
+    """Per frame, its encoded bytes (for ``none``: the frame's JSONL text)."""
+
+    frames: list[bytes]
+    compression: Compression
+
+    def lower(self) -> ByteDraft:
+        return ByteDraft(bytearray(b"".join(self.frames)), self.compression)
+
+
+@dataclass(slots=True)
+class ByteDraft:
+    """The whole file."""
+
+    data: bytearray
+    compression: Compression = "none"
+
+
+def as_draft(log: object) -> EventDraft:
+    """A detached :class:`EventDraft` of ``log``.
+
+    Accepts an :class:`EventDraft`, a generated log (``.header``, ``.events``,
+    ``.batches`` as batch end indices) or a read :class:`~dshfuzz.model.SessionLog`,
+    whose zstd frames give the batches (a JSONL file records none, so it is cut
+    after every ``turn/end``, where the agent loop commits).
+    """
+    if isinstance(log, EventDraft):
+        return EventDraft.of(log.header, log.events, log.cuts)
+    if isinstance(log, SessionLog):
+        raws = [e.raw for e in log.events]
+        header = log.header.raw if log.header is not None else None
+        if log.compression == "zstd":
+            cuts = [i + 1 for i, e in enumerate(log.events[:-1]) if e.frame != log.events[i + 1].frame]
+        else:
+            cuts = [i + 1 for i, e in enumerate(raws) if type(e) is dict and e.get("type") == "turn/end"]
+        return EventDraft.of(header, raws, cuts)
+    return EventDraft.of(log.header, list(log.events), list(log.batches))

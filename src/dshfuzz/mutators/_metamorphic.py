@@ -1,0 +1,197 @@
+"""Metamorphic transforms: rewrite a log without changing what it means.
+
+A checker's verdict on a transformed log must equal its verdict on the original,
+except that a transform marked ``framing_only`` (a framing the official reader
+refuses, such as skippable frames) may change framing verdicts and nothing else.
+The transforms cover re-framing (batch boundaries, block types, checksums,
+content sizes, skippable frames), packing and unpacking chunk runs, consistent
+renaming of ids, JSON key order and insignificant whitespace.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import strategies as st
+
+from dshfuzz.model import CHUNK_ROW_TYPES, JsonValue, compress_frame, decode_frame, dumps, loads, skippable_frame, unpack_rows
+
+from ._base import CompressionPolicy, DrawAdapter, Level, Mutant, MutateFn, run_edit_or_reject
+from ._draft import EventDraft, FrameDraft, LineDraft, RowDraft, as_draft
+
+__all__ = ["METAMORPHIC", "Transform", "variants"]
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """One meaning-preserving rewrite at one :class:`Level`."""
+
+    name: str
+    summary: str
+    level: Level
+    fn: MutateFn = field(repr=False, compare=False)
+    framing_only: bool = False
+    compression: CompressionPolicy = "any"
+
+    def apply(self, log: object, data: Any) -> Mutant:
+        """The transformed log (as a :class:`Mutant` with no expectations); deterministic
+        given the draws."""
+        draft = as_draft(log)
+        edited = run_edit_or_reject(draft, self.level, self.compression, self.fn, data)
+        return Mutant(edited.data, edited.compression, self.name, edited.description,
+                      frozenset(), frozenset(), draft.format_version)
+
+
+_TRANSFORMS: list[Transform] = []
+
+
+def transform(name: str, summary: str, level: Level, *, framing_only: bool = False,
+              compression: CompressionPolicy = "any") -> Callable[[MutateFn], MutateFn]:
+    def wrap(fn: MutateFn) -> MutateFn:
+        _TRANSFORMS.append(Transform(name, summary, level, fn, framing_only, compression))
+        return fn
+
+    return wrap
+
+
+@transform("rebatch", "move append-batch boundaries (one zstd frame per batch)", Level.EVENT)
+def rebatch(draft: EventDraft, data: Any) -> str:
+    """Redraws the batch cuts anywhere between events."""
+    n = len(draft.events)
+    cuts = data.draw(st.sets(st.integers(1, n - 1), max_size=min(n - 1, 24)), label="cuts") if n > 1 else set()
+    draft.cuts = sorted(cuts | ({n} if n else set()))
+    return f"{len(draft.cuts)} batches"
+
+
+_BLOCKS = st.tuples(st.sampled_from(("compressed", "raw", "rle")), st.booleans(), st.booleans())
+
+
+@transform("reblock", "re-encode frames with raw/RLE/compressed blocks, checksum and content size on or off",
+           Level.FRAME, compression="zstd")
+def reblock(frames: FrameDraft, data: Any) -> str:
+    """Re-encodes every frame's content with a drawn block type, checksum flag and
+    content-size flag."""
+    styles = []
+    for i, frame in enumerate(frames.frames):
+        block, checksum, content_size = data.draw(_BLOCKS, label=f"frame {i}")
+        frames.frames[i] = compress_frame(decode_frame(frame), checksum=checksum, content_size=content_size, block=block)
+        styles.append(block)
+    return "frames re-encoded: " + ",".join(styles)
+
+
+@transform("skippable-frames", "insert skippable frames between frames (refused by the official reader)",
+           Level.FRAME, framing_only=True, compression="zstd")
+def skippable_frames(frames: FrameDraft, data: Any) -> str:
+    """Inserts one to three skippable frames with drawn payloads after the header frame."""
+    count = data.draw(st.integers(1, 3), label="count")
+    for _ in range(count):
+        at = data.draw(st.integers(1, len(frames.frames)), label="position")
+        payload = data.draw(st.binary(max_size=16), label="payload")
+        frames.frames.insert(at, skippable_frame(payload, nibble=data.draw(st.integers(0, 15), label="nibble")))
+    return f"{count} skippable frame(s) inserted"
+
+
+@transform("unpack-chunks", "store a drawn subset of packed chunk rows as their member events", Level.ROW)
+def unpack_chunks(rows: RowDraft, data: Any) -> str:
+    """Expands each packed chunk row with a drawn probability into its member events."""
+    count = 0
+    for b, batch in enumerate(rows.batches):
+        out: list[JsonValue] = []
+        for row in batch:
+            packed = type(row) is dict and row.get("type") in CHUNK_ROW_TYPES
+            if packed and data.draw(st.booleans(), label="unpack"):
+                out.extend(unpack_rows([row]))
+                count += 1
+            else:
+                out.append(row)
+        rows.batches[b] = out
+    return f"{count} packed row(s) unpacked"
+
+
+_ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "messageId"})
+
+
+def _rename(value: JsonValue, mapping: Callable[[str], str]) -> None:
+    if type(value) is dict:
+        for key, item in value.items():
+            if key in _ID_KEYS and type(item) is str:
+                value[key] = mapping(item)
+            else:
+                _rename(item, mapping)
+    elif type(value) is list:
+        for item in value:
+            _rename(item, mapping)
+
+
+@transform("rename-ids", "rename message, call and compaction ids consistently (prefixes kept)", Level.EVENT)
+def rename_ids(draft: EventDraft, data: Any) -> str:
+    """Appends one drawn suffix to every id in every event, so that equal ids stay equal,
+    distinct ids stay distinct and known prefixes (``retrace-`` ...) survive."""
+    suffix = data.draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=6), label="suffix")
+    for event in draft.events:
+        _rename(event, lambda old: f"{old}-{suffix}")
+    return f"ids suffixed with -{suffix}"
+
+
+def _shuffled(value: JsonValue, rnd: random.Random) -> JsonValue:
+    if type(value) is dict:
+        keys = list(value)
+        rnd.shuffle(keys)
+        return {k: _shuffled(value[k], rnd) for k in keys}
+    if type(value) is list:
+        return [_shuffled(v, rnd) for v in value]
+    return value
+
+
+@transform("shuffle-keys", "reorder the keys of every JSON object", Level.ROW)
+def shuffle_keys(rows: RowDraft, data: Any) -> str:
+    """Shuffles every object's keys (header and rows) with a drawn random generator."""
+    rnd = data.draw(st.randoms(use_true_random=False), label="order")
+    rows.header = _shuffled(rows.header, rnd)
+    rows.batches = [[_shuffled(row, rnd) for row in batch] for batch in rows.batches]
+    return "object keys shuffled"
+
+
+_WS = (" ", "\t", "  ", " \t")
+
+
+def _spaced(value: JsonValue, rnd: random.Random) -> str:
+    def ws() -> str:
+        return rnd.choice(_WS) if rnd.random() < 0.5 else ""
+
+    if type(value) is dict:
+        items = [f"{ws()}{dumps(k)}{ws()}:{ws()}{_spaced(v, rnd)}{ws()}" for k, v in value.items()]
+        return "{" + ",".join(items) + ws() + "}"
+    if type(value) is list:
+        return "[" + ",".join(f"{ws()}{_spaced(v, rnd)}{ws()}" for v in value) + ws() + "]"
+    return dumps(value)
+
+
+@transform("whitespace", "insert insignificant JSON whitespace (spaces, tabs) inside lines", Level.LINE)
+def whitespace(lines: LineDraft, data: Any) -> str:
+    """Re-serialises every line with drawn spaces and tabs between tokens and at both ends."""
+    rnd = data.draw(st.randoms(use_true_random=False), label="whitespace")
+    for frame in lines.frames:
+        for i, text in enumerate(frame):
+            lead, trail = rnd.choice(("", " ", "\t")), rnd.choice(("", " ", "\t"))
+            frame[i] = f"{lead}{_spaced(loads(text), rnd)}{trail}".encode()
+    return "whitespace inserted"
+
+
+METAMORPHIC: Mapping[str, Transform] = MappingProxyType({t.name: t for t in _TRANSFORMS})
+
+
+def variants(transform_: Transform | str, logs: st.SearchStrategy[Any]) -> st.SearchStrategy[tuple[Any, Mutant]]:
+    """Pairs ``(log, transformed)`` of logs drawn from ``logs``."""
+    t = METAMORPHIC[transform_] if isinstance(transform_, str) else transform_
+
+    @st.composite
+    def pair(draw: Callable[[st.SearchStrategy[Any]], Any]) -> tuple[Any, Mutant]:
+        log = draw(logs)
+        return log, t.apply(log, DrawAdapter(draw))
+
+    return pair()

@@ -1,0 +1,106 @@
+"""Migration refusals: what the official v0->v1 migration rejects in a format-v0 log
+that every rc.8 read layer accepts (unknown historical types are ``unknown-type-ignorable``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ._base import Level, mutator
+from ._draft import EventDraft, Inapplicable
+from ._envelope import time_near
+from ._select import choose, data_of, message_of
+
+_RELEASED = ("released",)
+
+
+def _between_turns(draft: EventDraft) -> list[int]:
+    """Insert positions outside every turn: the start, and right after each turn/end."""
+    return [0, *(i + 1 for i in draft.of_type("turn/end"))]
+
+
+@mutator(
+    "descriptor-version",
+    level=Level.EVENT,
+    expects=("G1",),
+    official=_RELEASED,
+    incident="""A format-v0 subagent session whose subagent/descriptor has data.version other
+    than 3 (an older descriptor generation). The official v0->v1 migration refuses it: the
+    session cannot be upgraded to the current format.""",
+)
+def descriptor_version(draft: EventDraft, data: Any) -> str:
+    """Precondition: a format-v0 log. Sets a drawn subagent/descriptor's version to a drawn
+    value other than 3, or inserts such a descriptor outside every turn. Deterministic given
+    its draws."""
+    if draft.format_version != 0:
+        raise Inapplicable("the descriptor-version refusal applies to format v0 only")
+    version = data.draw(st.sampled_from((2, 1, 4, 0)), label="descriptor version")
+    existing = draft.of_type("subagent/descriptor")
+    if existing and data.draw(st.booleans(), label="existing"):
+        i = choose(data, existing, "subagent/descriptor")
+        data_of(draft.events[i])["version"] = version
+        return f"seq {i} subagent/descriptor version = {version}"
+    at = choose(data, _between_turns(draft), "position between turns")
+    draft.insert(at, {"type": "subagent/descriptor", "seq": at, "time": time_near(draft, at),
+                      "data": {"mode": "task", "version": version, "provider": "deepseek-official"}})
+    return f"subagent/descriptor version {version} inserted at seq {at}"
+
+
+def _human_user_messages(draft: EventDraft, before: int) -> list[int]:
+    return [
+        i for i in draft.of_type("user/message")
+        if i < before and (message_of(draft.events[i]).get("source") or {}).get("kind") == "user"
+    ]
+
+
+_TITLE_BREAKS = ("cites assistant/message", "cites non-human user/message", "cites later seq",
+                 "user title cites messages", "provider title cites nothing", "messageSeqs not an array")
+
+
+@mutator(
+    "title-sources",
+    level=Level.EVENT,
+    expects=("G3",),
+    official=_RELEASED,
+    incident="""A format-v0 session/title whose messageSeqs break the title relations: citing an
+    assistant message, a plugin-sourced user message or a later seq, a user title that cites
+    messages, or a generated title that cites none. The migration to the current format
+    refuses the session.""",
+)
+def title_sources(draft: EventDraft, data: Any) -> str:
+    """Precondition: a format-v0 session/title (or session/title-llm-request) with object
+    data. Breaks a drawn one's messageSeqs in a drawn way. Deterministic given its draws."""
+    if draft.format_version != 0:
+        raise Inapplicable("the title-relation refusal is checked on format v0 only")
+    i = choose(data, draft.of_type("session/title", "session/title-llm-request"), "title event")
+    payload = data_of(draft.events[i])
+    if not payload:
+        raise Inapplicable("title without object data")
+    ways = list(_TITLE_BREAKS if draft.events[i]["type"] == "session/title" else _TITLE_BREAKS[:3])
+    assistants = [j for j in draft.of_type("assistant/message") if j < i]
+    others = [j for j in draft.of_type("user/message") if j < i and j not in _human_user_messages(draft, i)]
+    if not assistants:
+        ways.remove("cites assistant/message")
+    if not others:
+        ways.remove("cites non-human user/message")
+    if i + 1 >= len(draft.events):
+        ways.remove("cites later seq")
+    how = choose(data, ways, "title break")
+    if how == "cites assistant/message":
+        payload["messageSeqs"] = [choose(data, assistants, "assistant/message")]
+    elif how == "cites non-human user/message":
+        payload["messageSeqs"] = [choose(data, others, "non-human user/message")]
+    elif how == "cites later seq":
+        payload["messageSeqs"] = [data.draw(st.integers(i + 1, len(draft.events) - 1), label="later seq")]
+    elif how == "user title cites messages":
+        humans = _human_user_messages(draft, i)
+        payload["source"] = {"kind": "user"}
+        payload["messageSeqs"] = [choose(data, humans, "human user/message")]
+    elif how == "provider title cites nothing":
+        payload["messageSeqs"] = []
+        if type(payload.get("source")) is not dict or payload["source"].get("kind") == "user":
+            payload["source"] = {"kind": "fallback"}
+    else:
+        payload["messageSeqs"] = data.draw(st.sampled_from(("0", None, {"0": 0})), label="value")
+    return f"seq {i} {draft.events[i]['type']}: {how}"

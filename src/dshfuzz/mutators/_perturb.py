@@ -1,0 +1,201 @@
+"""Robustness perturbations: malformed input a checker must turn into findings, never a crash.
+
+Each perturbation breaks the input in a way no contract allows (a scalar where an
+event belongs, a wrong JSON type in a field, nesting or strings far past normal
+sizes placed where the contract wants something else, invalid UTF-8, a byte-order
+mark, CRLF line ends). ``must_find`` says whether a finding is required; where the
+official reader itself accepts the input (``crlf``: JSON.parse ignores the
+``\\r``) only "no crash, a report" is required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import strategies as st
+
+from dshfuzz.model import ENVELOPE_KEYS, JsonValue, dumpb, loads
+
+from ._base import CompressionPolicy, DrawAdapter, Level, Mutant, MutateFn, run_edit_or_reject
+from ._draft import EventDraft, Inapplicable, LineDraft, as_draft
+from ._select import choose
+
+__all__ = ["PERTURBATIONS", "Perturbation", "perturbed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Perturbation:
+    """One robustness perturbation at one :class:`Level`."""
+
+    name: str
+    summary: str
+    level: Level
+    fn: MutateFn = field(repr=False, compare=False)
+    must_find: bool = True
+    compression: CompressionPolicy = "any"
+
+    def apply(self, log: object, data: Any) -> Mutant:
+        """The perturbed log (a :class:`Mutant` with no expectations); deterministic given
+        the draws; rejects the example when the log lacks what the perturbation needs."""
+        draft = as_draft(log)
+        edited = run_edit_or_reject(draft, self.level, self.compression, self.fn, data)
+        return Mutant(edited.data, edited.compression, self.name, edited.description,
+                      frozenset(), frozenset(), draft.format_version)
+
+
+_PERTURBATIONS: list[Perturbation] = []
+
+
+def perturbation(name: str, summary: str, level: Level, *, must_find: bool = True,
+                 compression: CompressionPolicy = "any") -> Callable[[MutateFn], MutateFn]:
+    def wrap(fn: MutateFn) -> MutateFn:
+        _PERTURBATIONS.append(Perturbation(name, summary, level, fn, must_find, compression))
+        return fn
+
+    return wrap
+
+
+def _event_line(lines: LineDraft, data: Any) -> tuple[int, int]:
+    count = lines.count
+    if count < 2:
+        raise Inapplicable("no event line")
+    return lines.locate(data.draw(st.integers(1, count - 1), label="line"))
+
+
+@perturbation("not-an-event", "JSON null, a scalar or an array where an event row belongs", Level.LINE)
+def not_an_event(lines: LineDraft, data: Any) -> str:
+    """Replaces a drawn event line by a drawn non-object JSON value."""
+    f, i = _event_line(lines, data)
+    value = data.draw(st.sampled_from((None, 0, -1, 1.5, "event", True, False, [], [{}])), label="value")
+    lines.frames[f][i] = dumpb(value)
+    return f"an event line replaced by {value!r}"
+
+
+_OTHER_TYPES: tuple[JsonValue, ...] = (None, True, 0, -7, 2.5, "", "x", [], [1], {}, {"k": 1})
+
+
+@perturbation("wrong-type-envelope", "a wrong JSON type in an envelope field of an event", Level.EVENT)
+def wrong_type_envelope(draft: EventDraft, data: Any) -> str:
+    """Gives a drawn envelope key of a drawn event a value of a different JSON type (an
+    absent optional key is added that way)."""
+    i = choose(data, range(len(draft.events)), "event")
+    key = data.draw(st.sampled_from(ENVELOPE_KEYS), label="key")
+    current = draft.events[i].get(key)
+    others = [v for v in _OTHER_TYPES if not _same_type(v, current) and not (key == "ignorable" and v is True)]
+    draft.events[i][key] = data.draw(st.sampled_from(others), label="value")
+    return f"seq {i} {key} = {draft.events[i][key]!r}"
+
+
+def _same_type(a: JsonValue, b: JsonValue) -> bool:
+    number = (int, float)
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b)
+    return (type(a) in number and type(b) in number) or type(a) is type(b)
+
+
+def _paths(value: JsonValue, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if type(value) is dict:
+        out += [p for k, v in value.items() for p in _paths(v, (*prefix, k))]
+    elif type(value) is list:
+        out += [p for j, v in enumerate(value) for p in _paths(v, (*prefix, j))]
+    return out
+
+
+@perturbation("wrong-type-field", "a wrong JSON type in any field of an event", Level.EVENT, must_find=False)
+def wrong_type_field(draft: EventDraft, data: Any) -> str:
+    """Replaces the value at a drawn path (any depth) of a drawn event by a value of a
+    different JSON type. Some fields constrain nothing, so no finding is required."""
+    i = choose(data, range(len(draft.events)), "event")
+    path = choose(data, _paths(draft.events[i]), "field")
+    holder = draft.events[i]
+    for key in path[:-1]:
+        holder = holder[key]
+    others = [v for v in _OTHER_TYPES if not _same_type(v, holder[path[-1]])]
+    holder[path[-1]] = data.draw(st.sampled_from(others), label="value")
+    return f"seq {i} {'.'.join(map(str, path))} = {holder[path[-1]]!r}"
+
+
+def _splice(lines: LineDraft, f: int, i: int, key: str, literal: bytes) -> None:
+    """Set ``key`` of the object on line ``(f, i)`` to the raw JSON text ``literal``."""
+    value = loads(lines.frames[f][i])
+    marker = "\u2063dshfuzz-splice\u2063"
+    value[key] = marker
+    lines.frames[f][i] = dumpb(value).replace(dumpb(marker), literal)
+
+
+@perturbation("deep-nesting", "arrays nested tens of thousands deep as a line or in place of seq/type",
+              Level.LINE)
+def deep_nesting(lines: LineDraft, data: Any) -> str:
+    """Puts ``[[[...]]]`` of a drawn depth (1,000-200,000) in place of a drawn event line, or
+    of its ``seq`` or ``type``."""
+    f, i = _event_line(lines, data)
+    depth = data.draw(st.integers(1_000, 200_000), label="depth")
+    literal = b"[" * depth + b"]" * depth
+    where = data.draw(st.sampled_from(("line", "seq", "type")), label="where")
+    if where == "line":
+        lines.frames[f][i] = literal
+    else:
+        _splice(lines, f, i, where, literal)
+    return f"{depth}-deep nesting as {where}"
+
+
+@perturbation("huge-string", "a string of megabytes in place of an event's type, seq or surfaceOp", Level.EVENT)
+def huge_string(draft: EventDraft, data: Any) -> str:
+    """Sets a drawn event's ``type``, ``seq`` or ``surfaceOp`` to a string of a drawn size
+    (1-4 MiB) of one drawn character."""
+    i = choose(data, range(len(draft.events)), "event")
+    key = data.draw(st.sampled_from(("type", "seq", "surfaceOp")), label="key")
+    size = data.draw(st.integers(1 << 20, 4 << 20), label="size")
+    char = data.draw(st.sampled_from(("x", "/", "\u00e9", "\U0001f600")), label="char")
+    draft.events[i][key] = char * size
+    return f"seq {i} {key} = {size}-character string"
+
+
+_INVALID_UTF8 = (b"\xff", b"\xfe\xff", b"\xc3\x28", b"\x80", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80")
+
+
+@perturbation("invalid-utf8", "invalid UTF-8 bytes at the start of a line", Level.LINE)
+def invalid_utf8(lines: LineDraft, data: Any) -> str:
+    """Prefixes a drawn line (the header included) with a drawn invalid UTF-8 sequence."""
+    line = data.draw(st.integers(0, lines.count - 1), label="line")
+    f, i = lines.locate(line)
+    bad = data.draw(st.sampled_from(_INVALID_UTF8), label="bytes")
+    lines.frames[f][i] = bad + lines.frames[f][i]
+    return f"line {line + 1} prefixed with {bad!r}"
+
+
+@perturbation("bom", "a UTF-8 byte-order mark before the header (or an event line)", Level.LINE)
+def bom(lines: LineDraft, data: Any) -> str:
+    """Prefixes the header line, or a drawn event line, with ``EF BB BF``."""
+    line = 0 if data.draw(st.booleans(), label="header") or lines.count < 2 else data.draw(
+        st.integers(1, lines.count - 1), label="line")
+    f, i = lines.locate(line)
+    lines.frames[f][i] = b"\xef\xbb\xbf" + lines.frames[f][i]
+    return f"BOM before line {line + 1}"
+
+
+@perturbation("crlf", "CRLF line ends on every line", Level.LINE, must_find=False)
+def crlf(lines: LineDraft, data: Any) -> str:
+    """Terminates every line with ``\\r\\n`` (no draws). JSON.parse treats ``\\r`` as
+    whitespace, so the official reader accepts it."""
+    for frame in lines.frames:
+        frame[:] = [line + b"\r" for line in frame]
+    return "CRLF line ends"
+
+
+PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
+
+
+def perturbed(perturbation_: Perturbation | str, logs: st.SearchStrategy[Any]) -> st.SearchStrategy[Mutant]:
+    """Perturbed logs drawn from ``logs``."""
+    p = PERTURBATIONS[perturbation_] if isinstance(perturbation_, str) else perturbation_
+
+    @st.composite
+    def draw_one(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Mutant:
+        return p.apply(draw(logs), DrawAdapter(draw))
+
+    return draw_one()
