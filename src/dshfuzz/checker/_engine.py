@@ -23,6 +23,7 @@ from dshfuzz.oracle._js import is_safe_integer, js_string, number_key, strict_eq
 from ._context import CheckContext
 from ._finding import Finding
 from ._run import rule_pass
+from ._scan import positions
 from .rules import OfficialLayer, RuleId
 
 __all__: list[str] = []
@@ -31,6 +32,7 @@ _L = OfficialLayer
 _STEP_SCOPED = frozenset({"step/end", "assistant/chunk", "assistant/message", "tool/call"})
 _TURN_SCOPED = frozenset({"request/header", "request/context", "todo/write"})
 _LAYER_ORDER = {layer: i for i, layer in enumerate(OfficialLayer)}
+_WALKED = frozenset({"turn/start", "turn/end", "step/start", "tool/result"}) | _STEP_SCOPED | _TURN_SCOPED
 
 
 def _get(value: Any, key: str) -> Any:
@@ -97,8 +99,17 @@ class _Structure:
 
     def run(self) -> list[_Hit]:
         for index, event in enumerate(self.events):
-            kind = event.type
-            if type(kind) is not str:
+            raw = event.raw
+            kind = raw.get("type") if type(raw) is dict else None
+            if kind == "assistant/chunk":
+                data = raw.get("data")
+                turn, step = self.inv_turn, self.inv_step
+                # The common case, decided without the general walk: exact ints naming the open step.
+                if (type(data) is dict and type(turn) is int and type(step) is int
+                        and type(data.get("turn")) is int and data["turn"] == turn
+                        and type(data.get("step")) is int and data["step"] == step):
+                    continue
+            elif type(kind) is not str or kind not in _WALKED:
                 continue
             self.structure(index, event, kind)
             self.meter(index, event, kind)
@@ -189,32 +200,45 @@ class _Structure:
         sources = event.sourceEventSeqs
         if sources is MISSING:
             return
-        seq = _show(event.seq)
-        prefix = f"token meter: assistant/message at seq {seq}"
+        prefix = f"token meter: assistant/message at seq {_show(event.seq)}"
         if type(sources) is not list:
             self.hit(index, RuleId.T2, _L.METER, f"{prefix} sourceEventSeqs is not iterable")
             return
+        events = self.events
+        seq = event.seq
+        data = event.data
+        turn, step = _get(data, "turn"), _get(data, "step")
         seen: set[Any] = set()
         chunks: list[Any] = []
         for source in sources:
+            # The common case inline: an int seq naming an earlier same-step chunk.
+            if type(source) is int and type(seq) is int and 0 <= source < seq and source not in seen:
+                cited = events[source].raw
+                cited_data = cited.get("data") if type(cited) is dict and cited.get("type") == "assistant/chunk" else None
+                if type(cited_data) is dict and _same(cited_data.get("turn", MISSING), turn) and _same(
+                    cited_data.get("step", MISSING), step
+                ):
+                    seen.add(source)
+                    chunks.append(cited_data.get("chunk", MISSING))
+                    continue
             problem = self.cited_problem(event, source, seen)
             if problem is not None:
                 self.hit(index, RuleId.T2, _L.METER, f"{prefix} {problem}")
                 return
-            chunks.append(_get(self.events[int(source)].data, "chunk"))
+            chunks.append(_get(events[int(source)].data, "chunk"))
         problem = _assembly_problem(chunks)
         if problem is not None:
             self.hit(index, RuleId.T2, _L.METER, f"{prefix} cites chunks that do not assemble: {problem}")
 
     def cited_problem(self, event: Event, source: Any, seen: set[Any]) -> str | None:
+        """Why the meter refuses one cited seq (numbers only reach ``seen``, where 1 and 1.0 coincide as in a JS Set)."""
         if type(source) not in (int, float) or type(event.seq) not in (int, float):
             return f"source seq {_show(source)} is not a seq"
         if source >= event.seq:
             return f"source seq {_show(source)} is not earlier"
-        key = number_key(source)
-        if key in seen:
+        if source in seen:
             return f"repeats source seq {_show(source)}"
-        seen.add(key)
+        seen.add(source)
         if not is_safe_integer(source) or not 0 <= source < len(self.events):
             return f"source seq {_show(source)} names no event"
         cited = self.events[int(source)]
@@ -223,14 +247,21 @@ class _Structure:
         cited_data = cited.data
         if cited_data is None or cited_data is MISSING:
             return f"source seq {_show(source)} has no data"
-        if not strict_equal(_get(cited_data, "turn"), _get(event.data, "turn")) or not strict_equal(
+        if not _same(_get(cited_data, "turn"), _get(event.data, "turn")) or not _same(
             _get(cited_data, "step"), _get(event.data, "step")
         ):
             return f"source seq {_show(source)} belongs to another step"
         return None
 
 
-_CHUNK_TYPES = frozenset({"block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish"})
+def _same(a: Any, b: Any) -> bool:
+    """``a === b``, with the int/int case decided inline."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    return strict_equal(a, b)
+
+
+_CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
 _ASSEMBLED = frozenset({"text", "reasoning", "tool-call"})
 
 
@@ -238,24 +269,28 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
     """Why ``BlockAssembler`` (dsh-llm) plus ``estimateContent`` would throw on ``chunks``, or ``None``."""
     partials: dict[Any, dict[str, Any]] = {}
     for chunk in chunks:
-        if chunk is None or chunk is MISSING:
-            return "a chunk is missing"
-        kind = _get(chunk, "type")
+        if type(chunk) is not dict:
+            if chunk is None or chunk is MISSING:
+                return "a chunk is missing"
+            return "unknown chunk type undefined"
+        kind = chunk.get("type", MISSING)
         if kind not in _CHUNK_TYPES:
             return f"unknown chunk type {_show(kind)}"
-        if kind in ("usage", "finish"):
+        if kind == "usage" or kind == "finish":
             continue
-        index = number_key(_get(chunk, "index"))
+        index = chunk.get("index", MISSING)
+        # A JS Map keys 1 and 1.0 alike, as Python's hashing does for numbers.
+        key = index if type(index) is int or type(index) is float else number_key(index)
         if kind == "block-start":
-            partials.setdefault(index, {"type": _get(chunk, "blockType")})
+            partials.setdefault(key, {"type": chunk.get("blockType", MISSING)})
         elif kind == "block-end":
-            block = _get(chunk, "block")
+            block = chunk.get("block", MISSING)
             if block is None or block is MISSING:
                 return "a block-end chunk carries no block"
-            partial = partials.setdefault(index, {"type": _get(block, "type")})
+            partial = partials.setdefault(key, {"type": _get(block, "type")})
             partial.setdefault("block", block)
         else:
-            partials.setdefault(index, {"type": "tool-call" if kind == "tool-call-delta" else "text"})
+            partials.setdefault(key, {"type": "tool-call" if kind == "tool-call-delta" else "text"})
     for partial in partials.values():
         block = partial.get("block")
         if block is None:
@@ -306,11 +341,12 @@ def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
     flagged = {h.index for h in hits if h.rule in (RuleId.T4, RuleId.M1)}
     for hit in hits:
         yield _finding(ctx, hit)
-    for index, event in enumerate(ctx.events):
+    for index in positions(ctx, ["step/start", "step/end", "assistant/message"]):
+        event = ctx.events[index]
         if index in flagged:
             continue
         rule = _rule_for(event, event.type, RuleId.T1)
-        if rule in (RuleId.T4, RuleId.M1) and event.type in ("step/start", "step/end", "assistant/message"):
+        if rule in (RuleId.T4, RuleId.M1):
             yield ctx.finding(rule, _null_turn_message(event, rule), event=event, refused_by=())
 
 
@@ -444,9 +480,8 @@ def _llm_failure_problem(failure: Any) -> str | None:
 @rule_pass(RuleId.T5)
 def turn_end_reason(ctx: CheckContext) -> Iterator[Finding]:
     """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind."""
-    for event in ctx.events:
-        if event.type != "turn/end":
-            continue
+    for index in positions(ctx, ["turn/end"]):
+        event = ctx.events[index]
         data = event.data
         if ctx.version == 0:
             problems = _reason_problems_v0(data)
@@ -469,9 +504,10 @@ def inbox_replay(ctx: CheckContext) -> Iterator[Finding]:
     start = 0 if seed_length is None or seed_length is MISSING else to_integer_or_infinity(seed_length)
     start = int(max(len(events) + start, 0) if start < 0 else min(start, len(events)))
     queues: dict[str, list[Any]] = {"next-turn": [], "next-step": []}
-    for event in events[start:]:
-        if event.type != "agent/inbox/spliced":
+    for index in positions(ctx, ["agent/inbox/spliced"]):
+        if index < start:
             continue
+        event = events[index]
         problem = _splice(queues, event.data)
         if problem is not None:
             yield ctx.finding(

@@ -27,6 +27,7 @@ from dshfuzz.model import MISSING, Event
 from dshfuzz.oracle._js import js_string, number_key, strict_equal
 
 from ._context import CheckContext
+from ._scan import positions
 
 __all__ = ["Advert", "Refusal", "ToolLedger", "call_key", "show_id", "tool_ledger", "upgraded_events"]
 
@@ -131,6 +132,9 @@ def _tool_call_blocks(event: Event) -> list[dict[str, Any]]:
     if type(content) is not list:
         return []
     return [b for b in content if type(b) is dict and b.get("type") == "tool-call"]
+
+
+_LEDGER_TYPES = ("turn/start", "turn/end", "step/end", "assistant/message", "tool/call", "tool/result")
 
 
 class _Walk:
@@ -249,7 +253,13 @@ def _upgrade(event: Event) -> Event:
 
 def upgraded_events(ctx: CheckContext) -> list[Event]:
     """The log's events with legacy flat message shapes upgraded, as load and released see them."""
-    return ctx.memo("upgraded-events", lambda: [_upgrade(e) for e in ctx.events])
+    def build() -> list[Event]:
+        events = list(ctx.events)
+        for i in positions(ctx, ["assistant/message", "tool/result"]):
+            events[i] = _upgrade(events[i])
+        return events
+
+    return ctx.memo("upgraded-events", build)
 
 
 def tool_ledger(ctx: CheckContext) -> ToolLedger:
@@ -258,8 +268,9 @@ def tool_ledger(ctx: CheckContext) -> ToolLedger:
 
     def build() -> ToolLedger:
         walk = _Walk()
-        for index, (raw, upgraded) in enumerate(zip(ctx.events, upgraded_events(ctx))):
-            walk.event(index, raw, upgraded)
+        upgraded = upgraded_events(ctx)
+        for index in positions(ctx, _LEDGER_TYPES):
+            walk.event(index, ctx.events[index], upgraded[index])
         return walk.finish()
 
     return ctx.memo("tool-ledger", build)

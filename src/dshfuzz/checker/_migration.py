@@ -14,6 +14,7 @@ from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
 from ._context import CheckContext
 from ._finding import Finding
 from ._run import rule_pass
+from ._scan import positions, type_index
 from .rules import RuleId
 
 __all__ = ["RELEASED_V0_EVENT_TYPES", "LEGACY_SOURCE_TYPES"]
@@ -49,10 +50,12 @@ def _get(value: Any, key: str) -> Any:
 @rule_pass(RuleId.G1, RuleId.G2)
 def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
     """G1: v0 subagent/descriptor version is 3; G2: every v0 type is in the released inventory."""
-    for event in ctx.events:
+    index = type_index(ctx)
+    unknown = [i for kind, found in index.items() if kind not in RELEASED_V0_EVENT_TYPES
+               and kind not in LEGACY_SOURCE_TYPES for i in found]
+    for i in sorted(unknown + index.get("subagent/descriptor", [])):
+        event = ctx.events[i]
         kind = event.type
-        if type(kind) is not str:
-            continue
         if kind not in RELEASED_V0_EVENT_TYPES and kind not in LEGACY_SOURCE_TYPES:
             note = " (even though it is marked ignorable)" if event.ignorable is True else ""
             yield ctx.finding(RuleId.G2, f"format v0 contains unknown historical event type {kind!r}{note}; "
@@ -68,8 +71,9 @@ def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
 def title_sources(ctx: CheckContext) -> Iterator[Finding]:
     """G3: title messageSeqs (V01:439-444 payload check, V01:2541-2556 assertTitleSources)."""
     events = ctx.events
-    for event in events:
-        if event.type not in _TITLE_TYPES or type(event.data) is not dict:
+    for i in positions(ctx, _TITLE_TYPES):
+        event = events[i]
+        if type(event.data) is not dict:
             continue
         problem = _title_problem(events, event)
         if problem is not None:

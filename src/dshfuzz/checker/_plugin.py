@@ -20,6 +20,7 @@ from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
 from ._run import rule_pass
+from ._scan import positions
 from .rules import RuleId
 
 __all__ = ["MARKER_PREFIXES"]
@@ -41,9 +42,8 @@ def _is_replace(op: Any) -> bool:
 @rule_pass(RuleId.P1, RuleId.P2)
 def markers(ctx: CheckContext) -> Iterator[Finding]:
     """P1: replacing assistant/messages carry a known marker prefix; P2: no marker cites itself."""
-    for event in ctx.events:
-        if event.type != "assistant/message":
-            continue
+    for index in positions(ctx, ["assistant/message"]):
+        event = ctx.events[index]
         if _is_replace(event.surfaceOp):
             message_id = _get(_get(event.data, "message"), "id")
             if type(message_id) is not str or not message_id.startswith(MARKER_PREFIXES):
@@ -60,16 +60,15 @@ def call_pairing(ctx: CheckContext) -> Iterator[Finding]:
     """P3: every tool/call's callId is answered by some tool/result's source.callId."""
     events = upgraded_events(ctx)
     answered = {
-        call_key(_get(_get(_get(e.data, "message"), "source"), "callId"))
-        for e in events
-        if e.type == "tool/result"
+        call_key(_get(_get(_get(events[i].data, "message"), "source"), "callId"))
+        for i in positions(ctx, ["tool/result"])
     }
-    for event in events:
-        if event.type == "tool/call":
-            call_id = _get(event.data, "callId")
-            if call_key(call_id) not in answered:
-                yield ctx.finding(RuleId.P3, f"tool/call {show_id(call_id)} has no tool/result; an archaeology "
-                                  "extraction will miss its output", event=event, context={"callId": show_id(call_id)})
+    for index in positions(ctx, ["tool/call"]):
+        event = events[index]
+        call_id = _get(event.data, "callId")
+        if call_key(call_id) not in answered:
+            yield ctx.finding(RuleId.P3, f"tool/call {show_id(call_id)} has no tool/result; an archaeology "
+                              "extraction will miss its output", event=event, context={"callId": show_id(call_id)})
 
 
 def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
@@ -91,9 +90,9 @@ def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
 @rule_pass(RuleId.P4)
 def result_output(ctx: CheckContext) -> Iterator[Finding]:
     """P4: tool/result content parses recursively into text blocks (empty content is legal)."""
-    for event in upgraded_events(ctx):
-        if event.type != "tool/result":
-            continue
+    events = upgraded_events(ctx)
+    for index in positions(ctx, ["tool/result"]):
+        event = events[index]
         paths: list[str] = []
         _unparseable(_get(_get(event.data, "message"), "content"), "message.content", paths)
         if paths:

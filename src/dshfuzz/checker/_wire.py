@@ -38,6 +38,7 @@ from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
 from ._run import rule_pass
+from ._scan import positions
 from .rules import OfficialLayer, RuleId
 
 __all__ = ["WireMessage", "surface_indices", "wire_messages"]
@@ -129,8 +130,8 @@ def surface_indices(ctx: CheckContext) -> list[int]:
 
     def build() -> list[int]:
         fold = _LenientFold(ctx.version)
-        for index, event in enumerate(ctx.events):
-            fold.apply(index, event)
+        for index in positions(ctx, fold.types):
+            fold.apply(index, ctx.events[index])
         return fold.indices()
 
     return ctx.memo("wire-surface", build)
