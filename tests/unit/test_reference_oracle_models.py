@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 from reference_oracle_logs import HEADER, MODEL, PROVIDER, call_block, edited, text, tool_turn, verdict_text, without
 
-from dshfuzz.model import dumps
+from dshfuzz.model import Event, SessionHeader, dumps
 from dshfuzz.oracle import (
     Accepted,
     InboxState,
@@ -205,6 +205,7 @@ def test_inbox_replays_splices_from_the_seed_boundary() -> None:
     assert_refuses(replay_inbox, tool_turn().events, "inbox-invalid-splice", 2,
                    "invalid persisted inbox splice at session seq 2: invalid inbox splice", {**HEADER, "seedLength": 1})
     assert_accepts(replay_inbox, tool_turn().events, {**HEADER, "seedLength": 3})
+    assert_accepts(replay_inbox, [Event(e) for e in tool_turn().events], SessionHeader({**HEADER, "seedLength": 3}))
 
 
 INBOX_REFUSED: list[tuple[str, Edit, str, int, str]] = [

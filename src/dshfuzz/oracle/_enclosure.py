@@ -64,7 +64,7 @@ def check_enclosure(events: Iterable[Any], header: Any = None) -> Verdict[Enclos
     for index, event in enumerate(log):
         try:
             seq = _js.get(event, "seq")
-            if _js.is_number(seq) and seq <= last_seq:
+            if _js.less_or_equal(seq, last_seq):
                 raise _Fail("seq-not-increasing", f"seq must strictly increase: saw {s(seq)} after {s(last_seq)}")
             etype = _js.get(event, "type")
             etype = etype if type(etype) is str else None

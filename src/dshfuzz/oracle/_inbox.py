@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from dshfuzz.model import MISSING
 
 from . import _js
-from ._verdict import Accepted, Verdict, Violation, raw_events
+from ._verdict import Accepted, Verdict, Violation, raw_events, raw_header
 
 __all__ = ["InboxState", "replay_inbox"]
 
@@ -59,6 +59,7 @@ class _Pending:
 def replay_inbox(events: Iterable[Any], header: Any = None) -> Verdict[InboxState]:
     """Replay the splices of ``events`` from ``header["seedLength"]`` on."""
     log = raw_events(events)
+    header = raw_header(header)
     seed_length = _js.get(header, "seedLength") if type(header) is dict else MISSING
     first = _slice_start(MISSING if seed_length is None else seed_length, len(log))
     state: dict[str, list[_Pending]] = {"next-turn": [], "next-step": []}

@@ -22,11 +22,13 @@ __all__ = [
     "JsTypeError",
     "deep_equal_json",
     "get",
+    "greater_or_equal",
     "is_array_index",
     "is_number",
     "is_safe_integer",
     "is_event_seq",
     "js_string",
+    "less_or_equal",
     "number_key",
     "spread",
     "strict_equal",
@@ -154,6 +156,31 @@ def to_number(value: Any) -> float:
         return float(text)
     except ValueError:
         return math.nan
+
+
+def _relation(a: Any, b: Any) -> int | None:
+    """The abstract relational comparison of two JSON values: -1, 0, 1, or None (``NaN``)."""
+    pa = js_string(a) if type(a) in (list, dict) else a
+    pb = js_string(b) if type(b) in (list, dict) else b
+    if type(pa) is str and type(pb) is str:
+        ua, ub = utf16_units(pa), utf16_units(pb)
+        return (ua > ub) - (ua < ub)
+    x, y = to_number(pa), to_number(pb)
+    if math.isnan(x) or math.isnan(y):
+        return None
+    return (x > y) - (x < y)
+
+
+def less_or_equal(a: Any, b: Any) -> bool:
+    """``a <= b``."""
+    relation = _relation(a, b)
+    return relation is not None and relation <= 0
+
+
+def greater_or_equal(a: Any, b: Any) -> bool:
+    """``a >= b``."""
+    relation = _relation(a, b)
+    return relation is not None and relation >= 0
 
 
 def to_integer_or_infinity(value: Any) -> float:

@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from dshfuzz.model import MISSING, dumps
 
 from . import _js
-from ._verdict import Accepted, Verdict, Violation, raw_events
+from ._verdict import Accepted, Verdict, Violation, raw_events, raw_header
 
 __all__ = ["LifecycleState", "check_lifecycle"]
 
@@ -590,7 +590,7 @@ def check_lifecycle(events: Iterable[Any], header: Any = None) -> Verdict[Lifecy
     """Walk the released relationships over ``events``; ``header`` supplies the
     session ``id``, ``parentSession`` and ``seedLength`` the delivery marker needs."""
     log = raw_events(events)
-    walk = _Relationships(log, header)
+    walk = _Relationships(log, raw_header(header))
     for index, event in enumerate(log):
         try:
             walk.visit(event)

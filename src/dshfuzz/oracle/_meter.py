@@ -217,14 +217,6 @@ def _fold_surface_tokens(nodes: list[Any], event: Any) -> list[Any]:
     return [*nodes[:start_idx], seq, *nodes[end_idx + 1 :]]
 
 
-def _js_ge(a: Any, b: Any) -> bool:
-    """``a >= b`` for JSON primitives (JavaScript's relational comparison)."""
-    if type(a) is str and type(b) is str:
-        return a >= b
-    x, y = _js.to_number(a), _js.to_number(b)
-    return x >= y  # NaN compares false, as in JavaScript
-
-
 def _element(log: list[Any], key: Any) -> Any:
     """``session.events[key]``."""
     if _js.is_number(key) and float(key).is_integer() and 0 <= key < len(log):
@@ -245,7 +237,7 @@ def _provider_assistant(log: list[Any], event: Any) -> None:
     partials: dict[Any, dict[str, Any]] = {}
     for source in _iterate(sources, "sourceSeqs"):
         prefix = f"token meter: assistant/message at seq {s(seq)} source seq {s(source)}"
-        if _js_ge(source, seq):
+        if _js.greater_or_equal(source, seq):
             raise _Fail("meter-source-not-earlier", f"{prefix} is not earlier")
         key = _js.number_key(source)
         if key in seen:

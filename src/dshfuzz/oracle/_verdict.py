@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Iterable, Literal, TypeVar, Union
 
-from dshfuzz.model import Event
+from dshfuzz.model import Event, SessionHeader
 
-__all__ = ["Accepted", "Violation", "Verdict", "raw_events"]
+__all__ = ["Accepted", "Violation", "Verdict", "raw_events", "raw_header"]
 
 S = TypeVar("S")
 
@@ -45,3 +45,8 @@ Verdict = Union[Accepted[S], Violation]
 def raw_events(events: Iterable[Any]) -> list[Any]:
     """The raw JSON values of ``events`` (``dshfuzz.model.Event`` objects or JSON values)."""
     return [event.raw if isinstance(event, Event) else event for event in events]
+
+
+def raw_header(header: Any) -> Any:
+    """The raw JSON value of a header (a ``dshfuzz.model.SessionHeader`` or a JSON value)."""
+    return header.raw if isinstance(header, SessionHeader) else header
