@@ -262,9 +262,12 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
     increases. C1: one note when either shows the traces of several writers."""
     events = ctx.events
+    if _seqs_are_positions(events):
+        return
     seqs: list[tuple[int, int]] = []
     prev: int | None = None
     backsteps: list[int] = []
+    last_turn_end = max((i for i, ev in enumerate(events) if ev.type == "turn/end"), default=-1)
     for i, ev in enumerate(events):
         s = ev.seq
         if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
@@ -296,7 +299,7 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
         missing = list(range(expected, min(s, expected + 50)))
         gaps.append(expected)
         refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
-        if not zstd and not _turn_end_at_or_after(events, i):
+        if not zstd and i > last_turn_end:
             # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
             refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
         yield ctx.finding(
@@ -316,11 +319,29 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-def _turn_end_at_or_after(events: list[Event], i: int) -> bool:
-    return any(events[j].type == "turn/end" for j in range(i, len(events)))
+def _seqs_are_positions(events: list[Event]) -> bool:
+    """The official shape (every seq an int equal to its position): nothing to report."""
+    for i, ev in enumerate(events):
+        raw = ev.raw
+        s = raw.get("seq") if raw.__class__ is dict else None
+        if s.__class__ is not int or s != i:
+            return False
+    return True
 
 
-_LOSSY_TEXT = re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?(?![\d.eE])|[eE]\+?\d{3,}|Infinity|NaN")
+_LOSSY_PREFILTERS = (
+    re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]"),
+    re.compile(r"e\+?\d\d\d"),
+    re.compile(r"E\+?\d\d\d"),
+)
+"""Cheap pre-filters (each starts with a literal, so the scan runs at C speed) for a
+number token that may parse to negative zero or overflow to infinity through its
+exponent; a candidate line is then re-parsed exactly. An integer literal of 309+
+digits also overflows and is not pre-filtered: no writer emits one."""
+
+
+def _maybe_lossy(text: str) -> bool:
+    return any(p.search(text) for p in _LOSSY_PREFILTERS)
 
 
 class _Lossy(Exception):
@@ -358,38 +379,32 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
     version = ctx.version
     known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
     lines = ctx.log.lines
-    lossy_lines: set[int] = set()
-    for line in lines:
-        if line.number > 1 and _LOSSY_TEXT.search(line.text) and _lossy_token(line.text) is not None:
-            lossy_lines.add(line.number)
+    lossy_lines = {
+        line.number
+        for line in lines
+        if line.number > 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
+    }
+    # the common case takes one branch: a known, payload-free type in an exact envelope
+    plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
+    envelope = ENVELOPE
     for ev in ctx.events:
         raw = ev.raw
-        if type(raw) is not dict:
+        if raw.__class__ is not dict:
             yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)
             continue
         t = raw.get("type", MISSING)
         seq = raw.get("seq", MISSING)
-        if not (type(seq) is int and seq >= 0 and seq <= 9007199254740991) and not is_nonneg_safe_int(seq):
-            yield ctx.finding(R.E1, f"event seq must be a non-negative safe integer, got {_s(seq)}", event=ev)
+        time = raw.get("time", MISSING)
+        if (
+            seq.__class__ is int and 0 <= seq <= 9007199254740991
+            and time.__class__ is int and -9007199254740991 <= time <= 9007199254740991
+            and raw.keys() <= envelope and "data" in raw and raw.get("ignorable", True) is True
+            and ev.line not in lossy_lines
+        ):
+            if t in plain:
+                continue
         else:
-            yield from _envelope_fields(ctx, ev, raw, t)
-        if len(raw) > 4 or any(k not in ENVELOPE for k in raw):
-            extra = [k for k in raw if k not in ENVELOPE]
-            if extra:
-                yield ctx.finding(
-                    R.E8,
-                    f"event envelope has key(s) outside the seven official ones: {', '.join(extra)}",
-                    event=ev,
-                    context={"keys": extra},
-                )
-        if ev.line in lossy_lines:
-            token = _lossy_token(lines[ev.line - 1].text) if ev.line is not None else None
-            yield ctx.finding(
-                R.E4,
-                f"event is not losslessly JSON-serializable: number {token} parses to a non-finite or negative-zero value",
-                event=ev,
-                context={"token": token},
-            )
+            yield from _envelope_defects(ctx, ev, raw, t, seq, lossy_lines)
         if type(t) is not str:
             continue
         if t in RETIRED_TYPES or (t == "request/header" and _is_record(raw.get("data")) and raw["data"].get("reason") == "fallback"):
@@ -414,6 +429,32 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
             yield from _request_header(ctx, ev, raw)
         elif t == "system/message" and version == 3:
             yield from _system_message(ctx, ev, raw)
+
+
+def _envelope_defects(
+    ctx: CheckContext, ev: Event, raw: dict[str, Any], t: Any, seq: Any, lossy_lines: set[int]
+) -> Iterator[Finding]:
+    """E1 (seq, then the other envelope fields), E8 (extra keys), E4 (lossy numbers)."""
+    if not is_nonneg_safe_int(seq):
+        yield ctx.finding(R.E1, f"event seq must be a non-negative safe integer, got {_s(seq)}", event=ev)
+    else:
+        yield from _envelope_fields(ctx, ev, raw, t)
+    extra = [k for k in raw if k not in ENVELOPE]
+    if extra:
+        yield ctx.finding(
+            R.E8,
+            f"event envelope has key(s) outside the seven official ones: {', '.join(extra)}",
+            event=ev,
+            context={"keys": extra},
+        )
+    if ev.line in lossy_lines:
+        token = _lossy_token(ctx.log.lines[ev.line - 1].text)
+        yield ctx.finding(
+            R.E4,
+            f"event is not losslessly JSON-serializable: number {token} parses to a non-finite or negative-zero value",
+            event=ev,
+            context={"token": token},
+        )
 
 
 def _envelope_fields(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: Any) -> Iterator[Finding]:

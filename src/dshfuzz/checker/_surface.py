@@ -273,28 +273,36 @@ class SurfaceReplay:
 @rule_pass(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8)
 def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
     replay = SurfaceReplay(ctx.events, ctx.version)
+    surface_types = replay.types
     first_failure: Finding | None = None
     for index, ev in enumerate(ctx.events):
         raw = ev.raw
-        if type(raw) is not dict:
+        if raw.__class__ is not dict:
             if first_failure is None:
                 first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object", event=ev)
             continue
         seq = raw.get("seq", MISSING)
-        if not _seq_ok(seq):
-            if first_failure is None:
-                first_failure = ctx.finding(R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev)
+        if seq.__class__ is not int or seq != index:
+            if not _seq_ok(seq):
+                if first_failure is None:
+                    first_failure = ctx.finding(
+                        R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev
+                    )
+                continue
+            seq = int(seq)
+            if seq != index and first_failure is None:
+                first_failure = ctx.finding(
+                    R.S8,
+                    f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}",
+                    event=ev,
+                    context={"index": index},
+                    refused_by=RULES[R.E2].refused_by,
+                )
+        t = raw.get("type")
+        if t.__class__ is str and t not in surface_types and "surfaceOp" not in raw and "sourceEventSeqs" not in raw:
             continue
-        seq = int(seq)
-        if seq != index and first_failure is None:
-            first_failure = ctx.finding(
-                R.S8,
-                f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}",
-                event=ev,
-                context={"index": index},
-                refused_by=RULES[R.E2].refused_by,
-            )
-        replay.by_seq.setdefault(seq, ev)
+        if t == "tool/result":
+            replay.by_seq.setdefault(seq, ev)
         try:
             replay.step(raw, seq)
         except _Violation as v:
