@@ -22,10 +22,10 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
     log = ctx.log
     torn = log.torn
     if torn is not None:
-        where = f"frame {torn.frame} " if torn.frame is not None else ""
+        where = f"zstd frame {torn.frame} is incomplete" if torn.frame is not None else "the last line has no newline"
         yield ctx.finding(
             R.Z1,
-            f"torn tail: {where}is incomplete; the official reader keeps the log up to byte {torn.truncate_to} "
+            f"torn tail: {where}; the official reader keeps the log up to byte {torn.truncate_to} "
             f"({torn.recovered_lines} complete record(s) recovered from the torn part)",
             line=torn.line,
             frame=torn.frame,
