@@ -7,10 +7,10 @@ layers that must refuse (``official``), and applies itself to a log through a
 Hypothesis ``data`` object, so one mutator yields many shrinkable mutants.
 Metamorphic transforms change a log without changing its meaning; robustness
 perturbations feed checkers malformed input that must become findings.
-
-    >>> from dshfuzz.mutators import MUTATORS, mutants
-    >>> sorted(MUTATORS)[:2]
-    ['append-provenance', 'assistant-outside-step']
+``MUTATORS`` (name -> :class:`Mutator`) holds the built-ins and any third-party
+mutators registered under the ``dshfuzz.mutators`` entry-point group;
+``mutants(name)`` is the Hypothesis strategy of a mutator's mutants, and
+``apply_seeded`` the seeded one-shot form behind ``dshfuzz mutate``.
 """
 
 from ._base import CompressionPolicy, Level, Mutant, Mutator, applicable_rules, mutator
@@ -18,7 +18,7 @@ from ._draft import Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, load_mutators
-from ._strategy import apply_seeded, mutants
+from ._strategy import apply_seeded, incident_logs, mutants
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -36,6 +36,7 @@ __all__ = [
     "apply",
     "apply_seeded",
     "get",
+    "incident_logs",
     "load_mutators",
     "mutants",
     "mutator",

@@ -12,6 +12,7 @@ never one copied from the reference.
 from __future__ import annotations
 
 import enum
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -103,25 +104,29 @@ class Mutator:
     @property
     def doc(self) -> str:
         """The edit's docstring: precondition, injection, determinism."""
-        return (self.fn.__doc__ or "").strip()
+        return inspect.cleandoc(self.fn.__doc__ or "")
 
-    def apply(self, log: object, data: Any) -> Mutant:
+    def apply(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
         """Inject this incident into ``log`` (a generated log, a draft or a read
         :class:`~dshfuzz.model.SessionLog`), drawing every choice from the Hypothesis
-        ``data`` object; deterministic given its draws. Rejects the example when the
-        log does not meet the edit's precondition."""
+        ``data`` object; deterministic given its draws. ``compression`` pins the
+        container (otherwise drawn, unless the mutator pins it). Rejects the example
+        when the log does not meet the edit's precondition."""
         try:
-            return self._apply(log, data)
+            return self.apply_or_raise(log, data, compression=compression)
         except Inapplicable as why:
             reject()
             raise AssertionError("unreachable") from why
 
-    def _apply(self, log: object, data: Any) -> Mutant:
+    def apply_or_raise(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
+        """:meth:`apply`, raising :class:`Inapplicable` (with the reason) instead of rejecting."""
+        if compression is not None and self.compression not in ("any", compression):
+            raise Inapplicable(f"{self.name} writes {self.compression} logs only")
         draft = as_draft(log)
         if len(draft.batches()) < self.min_batches:
             raise Inapplicable(f"needs {self.min_batches} append batches")
         version = draft.format_version
-        edited = run_edit(draft, self.level, self.compression, self.fn, data)
+        edited = run_edit(draft, self.level, compression or self.compression, self.fn, data)
         return Mutant(
             data=edited.data,
             compression=edited.compression,

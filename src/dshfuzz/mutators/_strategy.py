@@ -5,25 +5,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, reject, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
+
+from dshfuzz.model import Compression
 
 from ._base import DrawAdapter, Mutant, Mutator
 from ._draft import Inapplicable, as_draft
 from ._registry import get
 
-__all__ = ["apply_seeded", "mutants"]
+__all__ = ["apply_seeded", "incident_logs", "mutants"]
+
+
+def incident_logs(*, format_version: int = 0, max_events: int = 150) -> st.SearchStrategy[Any]:
+    """Valid generated logs weighted so that mutator preconditions hold often: at least one
+    turn, tool calls in most steps, compactions, prunes, titles, forks and subagents."""
+    from dshfuzz.generators import FeatureWeights, session_logs
+
+    weights = FeatureWeights(tool_calls=0.9, compaction=0.3, prune=0.4, title=0.9, fork=0.15, subagent=0.15)
+    return session_logs(format_version=format_version, turns=(1, 3), max_events=max_events, weights=weights)
 
 
 def mutants(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
-    """Mutants of ``mutator`` applied to logs drawn from ``logs`` (default: valid v0
-    ``session_logs()``). Logs that miss the mutator's precondition are rejected."""
+    """Mutants of ``mutator`` applied to logs drawn from ``logs`` (default:
+    :func:`incident_logs`). Logs that miss the mutator's precondition are rejected."""
     m = get(mutator) if isinstance(mutator, str) else mutator
     if logs is None:
-        from dshfuzz.generators import session_logs
-
-        logs = session_logs()
+        logs = incident_logs()
 
     @st.composite
     def draw_mutant(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Mutant:
@@ -32,24 +41,34 @@ def mutants(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) 
     return draw_mutant()
 
 
-def apply_seeded(mutator: Mutator, log: object, seed_value: int, *, attempts: int = 200) -> Mutant:
-    """Apply ``mutator`` to one fixed ``log`` with choices drawn from Hypothesis seeded by
-    ``seed_value``: the same seed gives the same mutant. Raises :class:`Inapplicable`
-    when no attempt meets the precondition."""
+_EXAMPLES = 3
+"""Hypothesis' first example is always the simplest one; the seed decides the later ones,
+so the last of a few examples is the seeded mutant."""
+
+
+def apply_seeded(mutator: Mutator, log: object, seed_value: int, *, compression: Compression | None = None) -> Mutant:
+    """Apply ``mutator`` to one fixed ``log`` with choices drawn by Hypothesis seeded with
+    ``seed_value``: the same seed (and Hypothesis version) gives the same mutant. Raises
+    :class:`Inapplicable` with the reason when the log misses the precondition."""
     draft = as_draft(log)
     found: list[Mutant] = []
+    reasons: list[str] = []
 
     @seed(seed_value)
-    @settings(max_examples=1, database=None, phases=[Phase.generate], deadline=None,
+    @settings(max_examples=_EXAMPLES, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def once(data: Any) -> None:
-        found.append(mutator.apply(draft, data))
+        try:
+            found.append(mutator.apply_or_raise(draft, data, compression=compression))
+        except Inapplicable as why:
+            reasons.append(str(why))
+            reject()
 
     try:
         once()
     except Unsatisfiable:
         pass
     if not found:
-        raise Inapplicable(f"mutator {mutator.name!r} does not apply to this log")
+        raise Inapplicable(reasons[-1] if reasons else f"{mutator.name} does not apply to this log")
     return found[-1]

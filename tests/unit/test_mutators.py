@@ -1,0 +1,206 @@
+"""The mutator registry, the log drafts and the transforms, without any checker.
+
+What these specify: every mutator is documented and names real rules and layers;
+the draft pipeline reproduces the official writer when nothing is mutated;
+renumbering keeps every reference pointing at the same event; seeded application
+is deterministic; every mutator applies to the logs the generators make; the
+metamorphic transforms leave the logical events untouched.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshfuzz.checker import RULES
+from dshfuzz.generators import FeatureWeights, GeneratedLog, generate, session_logs
+from dshfuzz.model import parse_log
+from dshfuzz.mutators import (
+    METAMORPHIC,
+    MUTATORS,
+    PERTURBATIONS,
+    Inapplicable,
+    Level,
+    Mutator,
+    apply_seeded,
+    get,
+    load_mutators,
+    mutator,
+    variants,
+)
+from dshfuzz.mutators._base import run_edit
+from dshfuzz.mutators._draft import EventDraft, seq_refs
+from dshfuzz.oracle.official import LAYERS
+
+V3_ONLY = {"system-message-source"}
+
+
+def sample_logs(format_version: int = 0) -> list[GeneratedLog]:
+    """Forty varied valid logs from the generators' seeded (engine-free) stream."""
+    return list(generate(40, seed=7, format_version=format_version, turns=(1, 3)))
+
+
+def as_v3(log: GeneratedLog) -> EventDraft:
+    """A generated log re-tagged as format v3 (the generators write v0 and v1 only)."""
+    draft = EventDraft.of(log.header, log.events, log.batches)
+    draft.header["version"] = 3
+    return draft
+
+
+def identity(draft: Any, data: Any) -> str:
+    return "unchanged"
+
+
+class _Fixed:
+    """A ``data`` object for edits that draw nothing except the pinned container."""
+
+    def draw(self, strategy: Any, label: object = None) -> Any:
+        raise AssertionError("identity edit drew a value")
+
+
+def test_every_mutator_documents_its_incident_precondition_and_determinism() -> None:
+    for m in MUTATORS.values():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-zA-Z0-9]+)*", m.name), m.name
+        assert len(m.incident.split()) >= 15, f"{m.name}: the incident needs its real story"
+        assert m.doc.startswith("Precondition:"), f"{m.name}: docstring must open with its precondition"
+        assert "Deterministic" in m.doc, f"{m.name}: docstring must state determinism"
+        assert m.expects, f"{m.name} expects no rule"
+        assert m.expects <= set(map(str, RULES)), f"{m.name} expects unknown rules"
+        assert m.official <= set(LAYERS), f"{m.name} names unknown official layers"
+        assert isinstance(m.level, Level)
+
+
+def test_transforms_and_perturbations_are_documented() -> None:
+    for t in (*METAMORPHIC.values(), *PERTURBATIONS.values()):
+        assert t.summary and (t.fn.__doc__ or "").strip(), t.name
+    assert not set(METAMORPHIC) & set(PERTURBATIONS) and not set(METAMORPHIC) & set(MUTATORS)
+
+
+@given(session_logs(), st.sampled_from(("none", "zstd")))
+def test_unmutated_draft_lowers_to_the_official_writers_bytes(log: GeneratedLog, compression: str) -> None:
+    draft = EventDraft.of(log.header, log.events, log.batches)
+    edited = run_edit(draft, Level.EVENT, compression, identity, _Fixed())
+    assert edited.data == (log.to_zstd() if compression == "zstd" else log.to_jsonl())
+
+
+@given(session_logs(), st.data())
+def test_insert_renumbers_every_reference_and_remove_undoes_it(log: GeneratedLog, data: st.DataObject) -> None:
+    draft = EventDraft.of(log.header, log.events, log.batches)
+    at = data.draw(st.integers(0, len(draft.events)), label="at")
+    draft.insert(at, {"type": "x-test/probe", "seq": -1, "time": 0, "data": {}})
+    assert [e["seq"] for e in draft.events] == list(range(len(log.events) + 1))
+    for old, new in zip(log.events, draft.events[:at] + draft.events[at + 1 :], strict=True):
+        assert [c[k] for c, k in seq_refs(new)] == [r + (r >= at) for r in (c[k] for c, k in seq_refs(old))]
+    assert draft.cuts[-1] == len(draft.events) and draft.cuts == sorted(set(draft.cuts))
+    draft.remove(at)
+    assert draft.events == log.events and draft.header == log.header
+
+
+@pytest.mark.parametrize("name", sorted(MUTATORS))
+def test_every_mutator_applies_to_generated_logs_and_changes_them(name: str) -> None:
+    m = MUTATORS[name]
+    logs = [as_v3(log) for log in sample_logs()] if name in V3_ONLY else sample_logs()
+    made = []
+    for i, log in enumerate(logs):
+        try:
+            mutant = apply_seeded(m, log, seed_value=i)
+        except Inapplicable:
+            continue
+        original = EventDraft.of(log.header, log.events, log.cuts if isinstance(log, EventDraft) else log.batches)
+        unchanged = run_edit(original, Level.EVENT, mutant.compression, identity, _Fixed()).data
+        assert mutant.data != unchanged, f"{name} left the log unchanged: {mutant.description}"
+        assert mutant.mutator == name and mutant.description
+        assert mutant.expects <= m.expects
+        made.append(mutant)
+        if len(made) == 3:
+            break
+    assert made, f"{name} applied to none of {len(logs)} generated logs"
+
+
+@pytest.mark.parametrize("name", ["seq-gap", "message-shape", "corrupt-frame", "replace-range"])
+def test_seeded_application_is_deterministic_and_depends_on_the_seed(name: str, fixtures_dir) -> None:
+    from dshfuzz.model import read_log
+
+    log = read_log(fixtures_dir / "valid-v0.jsonl.zstd")
+    m = get(name)
+    assert apply_seeded(m, log, 11).data == apply_seeded(m, log, 11).data
+    assert len({apply_seeded(m, log, s).data for s in range(6)}) >= 2
+
+
+def test_an_inapplicable_log_is_refused_with_its_reason() -> None:
+    log = next(generate(1, seed=1, weights=FeatureWeights(tool_calls=0.0)))
+    with pytest.raises(Inapplicable, match="tool/call"):
+        apply_seeded(get("scheduler-failure"), log, 0)
+    with pytest.raises(Inapplicable, match="zstd"):
+        apply_seeded(get("torn-tail-frame"), log, 0, compression="none")
+
+
+def test_get_names_the_known_mutators_on_a_typo() -> None:
+    with pytest.raises(KeyError, match="seq-gap"):
+        get("seq-gapp")
+
+
+@mutator("plugin-probe", level=Level.EVENT, expects=("Z3",), incident="a third-party probe " * 8)
+def _plugin_probe(draft: EventDraft, data: Any) -> str:
+    """Precondition: none. Clears the log. Deterministic."""
+    draft.events.clear()
+    return "cleared"
+
+
+class _EntryPoint:
+    def __init__(self, name: str, value: object) -> None:
+        self.name, self._value = name, value
+
+    def load(self) -> object:
+        if isinstance(self._value, Exception):
+            raise self._value
+        return self._value
+
+
+def test_third_party_mutators_load_from_the_entry_point_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dshfuzz.mutators._registry as registry
+
+    clash = Mutator("seq-gap", "x", Level.EVENT, frozenset({"E2"}), frozenset(), _plugin_probe.fn)
+    eps = [_EntryPoint("probe", _plugin_probe), _EntryPoint("many", [clash]), _EntryPoint("broken", ImportError("no"))]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps if group == "dshfuzz.mutators" else [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = load_mutators()
+    assert "plugin-probe" in table and table["seq-gap"] is MUTATORS["seq-gap"]
+    assert list(table)[: len(MUTATORS)] == list(MUTATORS)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "clashes" in messages and "failed to load" in messages
+    assert "plugin-probe" not in load_mutators(plugins=False)
+
+
+@pytest.mark.parametrize("name", [t for t in METAMORPHIC if t not in {"rename-ids", "skippable-frames"}])
+@given(data=st.data())
+def test_metamorphic_transforms_keep_the_logical_events(name: str, data: st.DataObject) -> None:
+    log, variant = data.draw(variants(name, session_logs()), label="log and variant")
+    read = parse_log(variant.data)
+    assert read.header is not None and read.header.raw == log.header
+    assert [e.raw for e in read.events] == log.events, variant.description
+
+
+@given(data=st.data())
+def test_renaming_ids_is_a_bijection_on_ids(data: st.DataObject) -> None:
+    log, variant = data.draw(variants("rename-ids", session_logs()), label="log and variant")
+    read = [e.raw for e in parse_log(variant.data).events]
+    assert len(read) == len(log.events)
+    old_ids = _ids(log.events)
+    new_ids = _ids(read)
+    assert len(set(old_ids)) == len(set(new_ids)) and len(old_ids) == len(new_ids)
+    assert [o == p for o, p in zip(old_ids, old_ids[1:])] == [o == p for o, p in zip(new_ids, new_ids[1:])]
+
+
+def _ids(value: Any) -> list[str]:
+    if type(value) is dict:
+        return [x for k, v in value.items() for x in ([v] if k in {"id", "callId", "toolCallId"} and type(v) is str else _ids(v))]
+    if type(value) is list:
+        return [x for v in value for x in _ids(v)]
+    return []
