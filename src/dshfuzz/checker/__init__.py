@@ -4,10 +4,14 @@ The registry (:mod:`dshfuzz.checker.rules`) is the single source of truth for
 every rule; rule passes live in private modules grouped by what they read
 (persistence envelope, surface fold, zstd framing, engine state, plugin
 semantics, wire stream, migration pre-checks) and are run by :func:`check_log`.
+:func:`prewrite` judges an edit before it lands; :func:`recover_plan` finds the
+latest safe complete-turn boundary.
 """
 
 from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding, Report
+from ._prewrite import PrewriteResult, prewrite
+from ._recover import RecoveryPlan, recover_plan
 from ._run import check_log, check_path, implemented_rules, rule_pass
 from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
@@ -17,6 +21,8 @@ __all__ = [
     "CheckOptions",
     "Finding",
     "OfficialLayer",
+    "PrewriteResult",
+    "RecoveryPlan",
     "Report",
     "Rule",
     "RuleId",
@@ -27,5 +33,7 @@ __all__ = [
     "implemented_rules",
     "is_nonneg_safe_int",
     "is_safe_int",
+    "prewrite",
+    "recover_plan",
     "rule_pass",
 ]
