@@ -280,6 +280,9 @@ def test_the_plain_reader_verdict_equals_the_official_loader_on_torn_and_damaged
         variants[f"line {i + 1} null"] = b"\n".join(lines[:i] + [b"null"] + lines[i + 1 :])
     variants["header only"] = lines[0] + b"\n"
     variants["no newline at all"] = lines[0]
+    variants["BOM before the header"] = b"\xef\xbb\xbf" + data
+    variants["BOM before line 20"] = b"\n".join(lines[:19] + [b"\xef\xbb\xbf" + lines[19]] + lines[20:])
+    variants["CRLF line ends"] = data.replace(b"\n", b"\r\n")
     assert _compare(official, tmp_path, variants, ".jsonl") > 400
 
 
@@ -314,3 +317,32 @@ def test_synth_is_byte_identical_to_the_sketch_generator(official: OfficialOracl
     subprocess.run([str(REPO / ".venv/bin/python"), str(REPO / "benchmarks/synth.py"), *args, "--out", str(tmp_path / "py")], check=True, capture_output=True)
     for suffix in (".jsonl", ".jsonl.zstd"):
         assert (tmp_path / f"py{suffix}").read_bytes() == (tmp_path / f"js{suffix}").read_bytes(), suffix
+
+
+_BYTE_LAYER = ("corrupt session log:", "corrupt Zstandard session log:", "empty or header-less", "session header uses retired", "Cannot read properties of null")
+
+
+def test_real_sessions_get_the_official_byte_layer_verdict_plain_and_reframed(
+    official: OfficialOracle, real_sessions_dir: Path, tmp_path: Path
+) -> None:
+    variants: dict[str, bytes] = {}
+    for path in sorted((real_sessions_dir / "concrete").glob("*.jsonl")):
+        data = path.read_bytes()
+        variants[path.name] = data
+        lines = data.split(b"\n")
+        groups = [b"".join(line + b"\n" for line in lines[i : i + 5]) for i in range(1, len(lines) - 1, 5)]
+        variants[path.name + ".zstd"] = b"".join(compress_frame(c) for c in [lines[0] + b"\n", *groups])
+    assert len(variants) >= 60
+    for i, (name, data) in enumerate(variants.items()):
+        (tmp_path / f"r{i}{'.jsonl.zstd' if name.endswith('.zstd') else '.jsonl'}").write_bytes(data)
+    paths = [tmp_path / f"r{i}{'.jsonl.zstd' if n.endswith('.zstd') else '.jsonl'}" for i, n in enumerate(variants)]
+    replies = official.pipeline([{"op": "load", "path": str(p)} for p in paths])
+    for (name, data), path, reply in zip(variants.items(), paths, replies):
+        assert isinstance(reply, Reply), f"{name}: {reply}"
+        ours = _verdict(parse_log(data, compression="zstd" if name.endswith(".zstd") else "none"))
+        theirs = _official_verdict(reply)
+        semantic_refusal = theirs[0] == "refused" and not str(theirs[1]).startswith(_BYTE_LAYER) and " uses log format v" not in str(theirs[1])
+        if semantic_refusal:
+            assert ours[0] == "read", f"{name}: we refuse at the byte layer, the official reader only later ({theirs[1]})"
+        else:
+            assert ours == theirs, name

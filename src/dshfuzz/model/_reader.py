@@ -25,7 +25,9 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ._json import JsonDecodeError, decode_utf8, js_number, loads
+import orjson
+
+from ._json import JsonDecodeError, decode_utf8, js_number, loads, orjson_is_exact
 from ._rows import RowDecodeError, decode_storage_record, is_safe_integer
 from ._types import (
     CHUNK_ROW_TYPES,
@@ -283,19 +285,21 @@ class _Reader:
             self.fragment = [first]
             self.fragment_frame, self.fragment_offset = first_frame, first_offset
             return
-        self._line(first, first_frame, first_offset)
+        self._line(first, first_frame, first_offset, first is parts[0] and orjson_is_exact(first))
         offset = start + len(parts[0]) + 1
         last = len(parts) - 1
         line = self._line
+        # One vetting pass over the whole chunk lets every line in it go straight to orjson.
+        exact = orjson_is_exact(chunk)
         for i in range(1, last):
             raw = parts[i]
-            line(raw, frame, offset)
+            line(raw, frame, offset, exact)
             offset += len(raw) + 1
         if parts[last]:
             self.fragment = [parts[last]]
             self.fragment_frame, self.fragment_offset = frame, offset
 
-    def _line(self, raw: bytes, frame: int | None, offset: int) -> None:
+    def _line(self, raw: bytes, frame: int | None, offset: int, exact: bool) -> None:
         log = self.log
         self.line_number = number = self.line_number + 1
         end = offset + len(raw) + 1
@@ -311,7 +315,13 @@ class _Reader:
             log.diagnostics.append(Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=number, frame=frame, offset=offset))
             self._unparsable(number)
             return
-        value, error = _parse(raw)
+        if exact:
+            try:
+                value, error = orjson.loads(raw), None
+            except orjson.JSONDecodeError:
+                value, error = _parse(raw)
+        else:
+            value, error = _parse(raw)
         log.lines.append(Line(number, decode_utf8(raw), value, error, True, frame, offset))
         if error is not None:
             rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
