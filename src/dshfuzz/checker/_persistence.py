@@ -11,6 +11,7 @@ loader upgrades is refused by seed, not by load).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -76,6 +77,10 @@ def _nonempty_str(v: Any) -> bool:
     return type(v) is str and v != ""
 
 
+def _negative_zero(v: Any) -> bool:
+    return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
+
+
 def _is_absolute(path: str) -> bool:
     return path.startswith("/")
 
@@ -111,7 +116,7 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     if type(raw.get("id")) is not str:
         yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}")
     created = raw.get("createdAt", MISSING)
-    if not is_nonneg_safe_int(created) or (type(created) is float and created == 0 and str(created).startswith("-")):
+    if not is_nonneg_safe_int(created) or _negative_zero(created):
         yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}", _WITH_INVARIANTS)
     cwd = raw.get("cwd", MISSING)
     if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
@@ -124,7 +129,7 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     depth = raw.get("delegationDepth", MISSING)
     if depth is MISSING:
         yield bad("session header lacks delegationDepth (the loader requires it)", (L.LOAD, L.RELEASED))
-    elif not is_nonneg_safe_int(depth):
+    elif not is_nonneg_safe_int(depth) or _negative_zero(depth):
         yield bad(f"session header delegationDepth must be a non-negative safe integer, got {_s(depth)}")
     for key, check, what in (
         ("parentSession", lambda v: type(v) is str, "a string"),
@@ -159,11 +164,13 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
     it), not a corrupt line; the framing rules report it.
     """
     rows = ctx.log.rows
+    bad = [i for i, row in enumerate(rows) if row.kind != "event" and row.kind != "packed"]
+    if not bad:
+        return
     turn_end_after = _turn_end_suffix(ctx)
-    for i, row in enumerate(rows):
+    for i in bad:
+        row = rows[i]
         kind = row.kind
-        if kind == "event" or kind == "packed":
-            continue
         if kind in ("not-json", "empty"):
             line = ctx.log.lines[row.line - 1] if 0 < row.line <= len(ctx.log.lines) else None
             if line is not None and not line.terminated:
