@@ -10,6 +10,7 @@ shared with the other checker tests.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from checker_logs import session_log
@@ -106,7 +107,7 @@ class Builder:
         reason = "change" if self._header_logged else "initial"
         self._header_logged = True
         return self.push("request/header", {"header": {"config": {"provider": PROVIDER, "model": MODEL},
-                                                        "tools": TOOLS}, "reason": reason})
+                                                        "tools": copy.deepcopy(TOOLS)}, "reason": reason})
 
     def assistant(self, blocks: list[dict[str, Any]], *, usage: bool = True) -> list[dict[str, Any]]:
         """One model attempt: blocks streamed as chunks, then the assistant/message citing them.

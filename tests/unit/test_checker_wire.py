@@ -4,9 +4,13 @@ minimal broken log and stays silent on its near twin; seed 001's distinctions ho
 
 from __future__ import annotations
 
+import copy
+
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_loop_logs import Builder
 from checker_logs import check, explain, fired, session_log
@@ -155,3 +159,46 @@ def test_replace_heavy_surfaces_fold_linearly() -> None:
                sourceEventSeqs=[target])
     ctx = CheckContext(session_log(b.header, b.events))
     assert [ctx.events[i].seq for i in surface_indices(ctx)] == b.surface
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 40) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["append", "call-2", "tool-result", "tool-call", "text", "user", "assistant", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "id", "toolCallId", "callId", "content", "role", "op", "start", "end", "turn", "step"]),
+        inner, max_size=4),
+    max_leaves=8,
+)
+MINE = frozenset({RuleId(r) for r in "T1 T2 T3 T4 T5 M1 I1 P1 P2 P3 P4 P5 W1 W2 W3 W4 W5 G1 G2 G3".split()})
+
+
+def _paths(value: Any, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*path, i))
+    return out
+
+
+@given(st.data())
+def test_any_json_anywhere_never_crashes_the_rules_of_this_engineer(data: st.DataObject) -> None:
+    b = Builder()
+    b.tool_turn(n_calls=2)
+    b.text_turn()
+    events: list[Any] = copy.deepcopy(b.events)
+    for _ in range(data.draw(st.integers(1, 5), label="edits")):
+        i = data.draw(st.integers(0, len(events) - 1), label="event")
+        paths = _paths(events[i])
+        path = data.draw(st.sampled_from(paths), label="path")
+        value = data.draw(_JSON, label="value")
+        if not path:
+            events[i] = value
+            continue
+        target = events[i]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+    check(b.header, events, rules=MINE)
