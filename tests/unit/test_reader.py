@@ -156,6 +156,9 @@ def test_the_scanner_treats_everything_after_a_seq_gap_as_torn_unless_a_turn_end
 
 def test_a_null_row_crashes_the_official_scanner() -> None:
     assert official_verdict(parse_log(jsonl(HEADER, "null\n"))) == ("refused", "Cannot read properties of null (reading 'seq')")
+    after_gap = parse_log(jsonl(HEADER, ev(1), "null\n"))
+    assert after_gap.refusal is not None and after_gap.refusal.message == "Cannot read properties of null (reading 'type')"
+    assert after_gap.refusal.line == 3
 
 
 @pytest.mark.parametrize(

@@ -103,9 +103,10 @@ def parse_log(data: bytes, *, compression: Compression | None = None, path: str 
 def _read_zstd(data: bytes, reader: _Reader) -> None:
     log = reader.log
     layouts = scan_frames(data)
-    for lay in layouts:
+    # The official scan walks every frame header before decoding anything (SPJ:503-566).
+    for index, lay in enumerate(layouts):
         if lay.error is not None:
-            reader.refuse(_structural_code(lay.error), _ZSTD_PREFIX + lay.error, frame=len(log.frames), offset=lay.offset)
+            reader.refuse(_structural_code(lay.error), _ZSTD_PREFIX + lay.error, frame=index, offset=lay.offset)
             break
     if not any(lay.kind == "zstd" and lay.complete for lay in layouts):
         reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
@@ -150,9 +151,7 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             reader.refuse("frame.header-not-alone", message, frame=0, offset=0)
         if frame.content and not frame.content.endswith(b"\n"):
             frame.status = "not-record-aligned"
-            log.diagnostics.append(
-                Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset)
-            )
+            log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
         first = reader.line_number + 1
         reader.feed(frame.content, index)
         frame.lines = range(first, reader.line_number + 1)
@@ -169,23 +168,24 @@ def _structural_code(error: str) -> str:
 
 
 def _js_string_of(value: Any) -> str:
-    """JavaScript ``String(value)`` for a JSON value (as template literals print it)."""
+    """JavaScript ``String(value)`` for a JSON value (as a template literal prints it)."""
     if value is MISSING:
         return "undefined"
     if value is None:
         return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is str:
         return value
-    if isinstance(value, float) and math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if isinstance(value, (int, float)):
-        return js_number(float(value)) if isinstance(value, float) else str(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string_of(v) for v in value)
+    if type(value) is float:
+        return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else js_number(value)
+    if type(value) is int:
+        return str(value)  # loads() yields ints only within +-2**53, where both print alike
+    if type(value) is list:
+        try:
+            return ",".join("" if v is None else _js_string_of(v) for v in value)
+        except RecursionError:
+            return "[deeply nested array]"
     return "[object Object]"
 
 
@@ -207,7 +207,7 @@ def _header_refusal(value: Any) -> tuple[str, str] | None:
             shown = ident if type(ident) is str else _js_string_of(ident)
             v = _js_string_of(version)
             if version > 0:
-                why = f"the log was written by a newer harness — upgrade the harness to open it"
+                why = "the log was written by a newer harness — upgrade the harness to open it"
                 message = f'session "{shown}" uses log format v{v}, but this harness reads only v0: {why}'
             else:
                 message = f'session "{shown}" uses log format v{v}, older than the supported v0, and this build ships no upgrade path for it'
@@ -274,7 +274,8 @@ class _Reader:
         parts = chunk.split(b"\n")
         start = self.stream_offset
         self.stream_offset += len(chunk)
-        if self.fragment:
+        joined = bool(self.fragment)
+        if joined:
             self.fragment.append(parts[0])
             first = b"".join(self.fragment)
             first_frame, first_offset = self.fragment_frame, self.fragment_offset
@@ -285,7 +286,7 @@ class _Reader:
             self.fragment = [first]
             self.fragment_frame, self.fragment_offset = first_frame, first_offset
             return
-        self._line(first, first_frame, first_offset, first is parts[0] and orjson_is_exact(first))
+        self._line(first, first_frame, first_offset, not joined and orjson_is_exact(first))
         offset = start + len(parts[0]) + 1
         last = len(parts) - 1
         line = self._line
@@ -342,11 +343,11 @@ class _Reader:
             events.extend([Event(m, number, row_index, k, frame) for k, m in enumerate(members)])
             rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
-            self._scan_row(members[:1], number, end, len(members))
+            self._scan_row(members[0], number, end, len(members))
         else:
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
-            self._scan_row([value], number, end, 1)
+            self._scan_row(value, number, end, 1)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log
@@ -370,37 +371,38 @@ class _Reader:
             self.issue = Diagnostic("scan.unparsable", message, line=number)
             self.log.diagnostics.append(self.issue)
 
-    def _scan_row(self, members: list[Any], number: int, end: int, count: int) -> None:
+    def _scan_row(self, event: Any, number: int, end: int, count: int) -> None:
+        """``consumeEventLine`` for a row of ``count`` events whose first is ``event``.
+
+        A packed row's members carry consecutive seqs and are never ``turn/end``,
+        so its first member decides alone.
+        """
         log = self.log
         if log.refusal is not None:
             return
         if self.issue is not None:
-            self._closes_turn(members, self.issue)
+            self._closes_turn(event, number, self.issue)
+            return
+        if event is None:
+            self._crash("seq", number)
             return
         expected = log.committed_events
-        for k, event in enumerate(members):
-            if event is None:
-                self._crash("seq", number)
-                return
-            seq = event.get("seq", MISSING) if type(event) is dict else MISSING
-            if not (_is_number(seq) and seq == expected + k):
-                got = _js_string_of(seq)
-                message = f"corrupt session log: seq gap in committed region at line {number - 1} (expected {expected + k}, got {got})"
-                self.issue = Diagnostic("scan.seq-gap", message, line=number, seq=expected + k)
-                log.diagnostics.append(self.issue)
-                self._closes_turn(members, self.issue)
-                return
+        seq = event.get("seq", MISSING) if type(event) is dict else MISSING
+        if not (_is_number(seq) and seq == expected):
+            got = _js_string_of(seq)
+            message = f"corrupt session log: seq gap in committed region at line {number - 1} (expected {expected}, got {got})"
+            self.issue = Diagnostic("scan.seq-gap", message, line=number, seq=expected)
+            log.diagnostics.append(self.issue)
+            self._closes_turn(event, number, self.issue)
+            return
         log.committed_events = expected + count
         self.committed_bytes = end
 
-    def _closes_turn(self, members: list[Any], issue: Diagnostic) -> None:
-        for event in members:
-            if event is None:
-                self._crash("type", issue.line or 0)
-                return
-            if type(event) is dict and event.get("type") == "turn/end":
-                self.refuse(issue.code, issue.message, line=issue.line, seq=issue.seq)
-                return
+    def _closes_turn(self, event: Any, number: int, issue: Diagnostic) -> None:
+        if event is None:
+            self._crash("type", number)
+        elif type(event) is dict and event.get("type") == "turn/end":
+            self.refuse(issue.code, issue.message, line=issue.line, seq=issue.seq)
 
     def _crash(self, key: str, number: int) -> None:
         # The official scanner reads `.seq` / `.type` of a `null` row and crashes with a TypeError.
