@@ -15,8 +15,9 @@ Shrink direction is part of the contract: :meth:`Draw.chance` shrinks to
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol, TypeVar
 
 from hypothesis import strategies as st
@@ -26,6 +27,8 @@ __all__ = ["Draw", "HypothesisDraw", "RandomDraw"]
 T = TypeVar("T")
 
 _RESOLUTION = 1000
+_PRESENCE = 15
+_ABSENT = object()
 
 
 class Draw(Protocol):
@@ -39,7 +42,9 @@ class Draw(Protocol):
 
     def weighted(self, options: Sequence[tuple[T, float]]) -> T: ...
 
-    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]: ...
+    def many(self, element: Callable[..., T], lo: int, hi: int, *args: Hashable) -> list[T]:
+        """``element(draw, *args)`` repeated ``lo..hi`` times; ``element`` must be a module-level function."""
+        ...
 
 
 class RandomDraw:
@@ -62,12 +67,16 @@ class RandomDraw:
     def weighted(self, options: Sequence[tuple[T, float]]) -> T:
         return self._rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
 
-    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]:
-        return [element(self) for _ in range(self.integer(lo, hi))]
+    def many(self, element: Callable[..., T], lo: int, hi: int, *args: Hashable) -> list[T]:
+        return [element(self, *args) for _ in range(self.integer(lo, hi))]
 
 
 class HypothesisDraw:
-    """:class:`Draw` inside a Hypothesis ``@st.composite`` (``draw`` is its draw function)."""
+    """:class:`Draw` inside a Hypothesis ``@st.composite`` (``draw`` is its draw function).
+
+    Strategies are built once per distinct argument and cached: building a
+    composite on every draw would dominate generation time.
+    """
 
     __slots__ = ("_draw",)
 
@@ -75,31 +84,73 @@ class HypothesisDraw:
         self._draw = draw
 
     def integer(self, lo: int, hi: int) -> int:
-        return self._draw(st.integers(lo, hi)) if hi > lo else lo
+        return self._draw(_integers(lo, hi)) if hi > lo else lo
 
     def chance(self, p: float) -> bool:
         if p <= 0:
             return False
         # Shrinks to 0, i.e. to "feature off".
-        return self._draw(st.integers(0, _RESOLUTION - 1)) >= _RESOLUTION * (1 - p)
+        return self._draw(_integers(0, _RESOLUTION - 1)) >= _RESOLUTION * (1 - p)
 
     def pick(self, options: Sequence[T]) -> T:
-        return options[0] if len(options) == 1 else self._draw(st.sampled_from(options))
+        return options[0] if len(options) == 1 else options[self._draw(_integers(0, len(options) - 1))]
 
     def weighted(self, options: Sequence[tuple[T, float]]) -> T:
         live = [(o, w) for o, w in options if w > 0]
         total = sum(w for _, w in live)
         # Shrinks to the first positive-weight option.
-        point = self._draw(st.integers(0, _RESOLUTION - 1)) * total / _RESOLUTION
+        point = self._draw(_integers(0, _RESOLUTION - 1)) * total / _RESOLUTION
         for option, weight in live:
             if point < weight:
                 return option
             point -= weight
         return live[-1][0]
 
-    def many(self, element: Callable[[Draw], T], lo: int, hi: int) -> list[T]:
-        @st.composite
-        def one(draw: Callable[[st.SearchStrategy[T]], T]) -> T:
-            return element(HypothesisDraw(draw))
+    def many(self, element: Callable[..., T], lo: int, hi: int, *args: Hashable) -> list[T]:
+        # Every drawn element stays deletable (min_size=0: Hypothesis cannot delete a forced
+        # leading element); a list shorter than ``lo`` is padded with minimal elements.
+        drawn = [e for e in self._draw(_lists(element, args, max(lo, hi))) if e is not _ABSENT]
+        return drawn + [element(_MINIMAL, *args) for _ in range(lo - len(drawn))]
 
-        return self._draw(st.lists(one(), min_size=lo, max_size=max(lo, hi)))
+
+class _MinimalDraw:
+    """:class:`Draw` that makes every choice its shrink target, consuming nothing."""
+
+    __slots__ = ()
+
+    def integer(self, lo: int, hi: int) -> int:
+        return lo
+
+    def chance(self, p: float) -> bool:
+        return False
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[0]
+
+    def weighted(self, options: Sequence[tuple[T, float]]) -> T:
+        return next(o for o, w in options if w > 0)
+
+    def many(self, element: Callable[..., T], lo: int, hi: int, *args: Hashable) -> list[T]:
+        return [element(self, *args) for _ in range(lo)]
+
+
+_MINIMAL = _MinimalDraw()
+
+
+@functools.cache
+def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+@functools.cache
+def _lists(element: Callable[..., T], args: tuple, hi: int) -> st.SearchStrategy[list[T]]:
+    @st.composite
+    def one(draw: Callable[[st.SearchStrategy[T]], T]) -> T:
+        # The leading presence choice makes "all choices minimal" mean "no element", so
+        # Hypothesis' trivial-span pass deletes elements anywhere in the list (its node
+        # deletion only removes a few consecutive choices, far fewer than a turn has).
+        if draw(_integers(0, _PRESENCE)) == 0:
+            return _ABSENT
+        return element(HypothesisDraw(draw), *args)
+
+    return st.lists(one(), max_size=hi)

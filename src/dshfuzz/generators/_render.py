@@ -63,7 +63,7 @@ def render(plan: SessionPlan, *, max_events: int | None = None) -> Rendered:
     return _Renderer(plan, max_events).run()
 
 
-def _phrase(words: Words, salt: int = 0) -> str:
+def _phrase(words: Words, salt: int) -> str:
     n = len(WORDS)
     return " ".join(WORDS[(words.offset + salt + 7 * i) % n] for i in range(max(1, words.length)))
 
@@ -190,6 +190,10 @@ class _Renderer:
         self.version = plan.format_version
 
     # ---------------------------------------------------------------- primitives
+    def _phrase(self, words: Words, salt: int = 0) -> str:
+        """Deterministic text; the id counter varies it along the log."""
+        return _phrase(words, self.salt + 3 * self.counter + salt)
+
     def _id(self, prefix: str = "") -> str:
         self.counter += 1
         return f"{prefix}{_uuid(self.salt, self.counter)}"
@@ -295,7 +299,7 @@ class _Renderer:
 
     # ---------------------------------------------------------------- messages
     def _user_message(self, kind: str, words: Words) -> dict:
-        text = _phrase(words, self.salt)
+        text = self._phrase(words, self.salt)
         return {
             "content": [{"type": "text", "text": text}],
             "source": self._source(kind, words.offset),
@@ -505,13 +509,13 @@ class _Renderer:
     def _blocks(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...]) -> list[dict]:
         blocks: list[dict] = []
         if plan.reasoning is not None:
-            blocks.append({"type": "reasoning", "text": _phrase(plan.reasoning, 11)})
+            blocks.append({"type": "reasoning", "text": self._phrase(plan.reasoning, 11)})
         if plan.text.length or not calls:
-            blocks.append({"type": "text", "text": _phrase(plan.text, 5)})
+            blocks.append({"type": "text", "text": self._phrase(plan.text, 5)})
         for call in calls:
             tool = TOOLS[call.tool]
             key = next(iter(tool["parameters"]["properties"]))
-            arguments = dumps({key: _phrase(call.args, call.tool)})
+            arguments = dumps({key: self._phrase(call.args, call.tool)})
             blocks.append({"type": "tool-call", "id": f"call_{self._id()[:18]}", "name": tool["name"], "arguments": arguments})
         return blocks
 
@@ -566,7 +570,7 @@ class _Renderer:
 
     def _interrupted_attempt(self, plan: StepPlan) -> None:
         """A user/parent abort mid-stream: the partial text is kept, flagged ``interrupted`` (cancel snapshot)."""
-        text = _phrase(plan.text, 5)
+        text = self._phrase(plan.text, 5)
         partial = _split(text, max(2, plan.pieces))[:-1] or [text]
         seqs = [self._chunk({"type": "block-start", "index": 0, "blockType": "text"})]
         seqs += [self._chunk({"type": "text-delta", "index": 0, "text": part}) for part in partial]
@@ -578,7 +582,7 @@ class _Renderer:
             message, code = FAILURE_CODES[2]
         if failure.partial:
             self._chunk({"type": "block-start", "index": 0, "blockType": "text"})
-            for part in _split(_phrase(Words(failure.failure, 2 * failure.partial), 1), failure.partial):
+            for part in _split(self._phrase(Words(failure.failure, 2 * failure.partial), 1), failure.partial):
                 self._chunk({"type": "text-delta", "index": 0, "text": part})
         self._chunk({"type": "finish", "reason": {"kind": "error", "failure": {"message": message, "code": code}}})
         if failure.kind == "overflow":
@@ -649,7 +653,7 @@ class _Renderer:
             body = {
                 "model": self.model,
                 "max_tokens": 1024,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": _phrase(call.args)}]}],
+                "messages": [{"role": "user", "content": [{"type": "text", "text": self._phrase(call.args)}]}],
                 "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}],
             }
             self._push("web/deepseek-search-llm-request", {"endpoint": "/anthropic/v1/messages", "apiVersion": "2023-06-01", "body": body})
@@ -657,7 +661,7 @@ class _Renderer:
     def _tool_result(self, call: ToolCallPlan, block: dict, call_seq: int) -> None:
         refused = call.hook == "block" or call.approval not in (None, "allowed-once")
         is_error = call.error or refused
-        text = "Error: the tool call was refused" if refused else _phrase(call.result, 3)
+        text = "Error: the tool call was refused" if refused else self._phrase(call.result, 3)
         message = {
             "source": {"kind": "tool", "callId": block["id"]},
             "content": [{"type": "tool-result", "toolCallId": block["id"], "content": [{"type": "text", "text": text}], "isError": is_error}],

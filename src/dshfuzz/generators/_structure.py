@@ -226,20 +226,35 @@ class SessionPlan:
 
 
 def _words(d: Draw, lo: int, hi: int) -> Words:
-    return Words(d.integer(0, 63), d.integer(lo, hi))
+    return Words(0, d.integer(lo, hi))
+
+
+def _rare(d: Draw, *odds: float) -> tuple[bool, ...]:
+    """Independent rare features behind one gate: a single draw when none is on (the common case),
+    which keeps Hypothesis' per-example work (and so shrinking time) low."""
+    total = sum(odds)
+    if not d.chance(min(1.0, total)):
+        return (False,) * len(odds)
+    return tuple(d.chance(p / total) for p in odds)
 
 
 def _tool_call(d: Draw, w: FeatureWeights) -> ToolCallPlan:
+    tool = d.integer(0, len(TOOLS) - 1)
+    args = _words(d, 1, 6)
+    error = d.chance(w.tool_error)
+    result = _words(d, 1, 12)
+    pieces = d.integer(1, 4)
+    hook, approval, dispatch, web = _rare(d, w.hook, w.approval, w.code_dispatch, w.web_search)
     return ToolCallPlan(
-        tool=d.integer(0, len(TOOLS) - 1),
-        args=_words(d, 1, 6),
-        error=d.chance(w.tool_error),
-        result=_words(d, 1, 12),
-        hook=d.pick(("allow", "block")) if d.chance(w.hook) else None,
-        approval=d.pick(("allowed-once", "rejected", "cancelled", "unavailable")) if d.chance(w.approval) else None,
-        dispatches=d.integer(1, 2) if d.chance(w.code_dispatch) else 0,
-        web_search=d.chance(w.web_search),
-        pieces=d.integer(1, 4),
+        tool=tool,
+        args=args,
+        error=error,
+        result=result,
+        hook=d.pick(("allow", "block")) if hook else None,
+        approval=d.pick(("allowed-once", "rejected", "cancelled", "unavailable")) if approval else None,
+        dispatches=d.integer(1, 2) if dispatch else 0,
+        web_search=web,
+        pieces=pieces,
     )
 
 
@@ -248,19 +263,23 @@ def _failure(d: Draw, w: FeatureWeights) -> FailedAttemptPlan:
     return FailedAttemptPlan(kind=kind, failure=d.integer(0, len(FAILURE_CODES) - 1), partial=d.integer(0, 2))
 
 
-def _step(d: Draw, w: FeatureWeights, *, working: bool) -> StepPlan:
-    calls = tuple(d.many(lambda e: _tool_call(e, w), 1, 3)) if working and d.chance(w.tool_calls) else ()
-    failures = tuple(d.many(lambda e: _failure(e, w), 1, 2)) if d.chance(w.retry + w.overflow) else ()
+def _step(d: Draw, w: FeatureWeights, working: bool) -> StepPlan:
+    calls = tuple(d.many(_tool_call, 1, 3, w)) if working and d.chance(w.tool_calls) else ()
+    text = _words(d, 1, 12) if not calls or d.chance(0.3) else Words(0, 0)
+    reasoning = _words(d, 2, 16) if d.chance(w.reasoning) else None
+    pieces = d.integer(1, 5)
+    parallel = len(calls) > 1 and d.chance(w.parallel)
+    retry, header_change, todo, steer = _rare(d, w.retry + w.overflow, w.header_change, w.todo, w.steering)
     return StepPlan(
-        text=_words(d, 1, 12) if not calls or d.chance(0.3) else Words(0, 0),
-        reasoning=_words(d, 2, 16) if d.chance(w.reasoning) else None,
+        text=text,
+        reasoning=reasoning,
         calls=calls,
-        pieces=d.integer(1, 5),
-        parallel=len(calls) > 1 and d.chance(w.parallel),
-        failures=failures,
-        header_change=d.chance(w.header_change),
-        todo=d.chance(w.todo),
-        steer=working and d.chance(w.steering),
+        pieces=pieces,
+        parallel=parallel,
+        failures=tuple(d.many(_failure, 1, 2, w)) if retry else (),
+        header_change=header_change,
+        todo=todo,
+        steer=working and steer,
     )
 
 
@@ -291,24 +310,28 @@ def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
     if end.kind != "blocked" and end.cause != "hook" and not (end.kind == "error" and d.chance(0.3)):
         # Most turns take 1-2 steps; a few run long (the 5-step subagent-continuable turn).
         most = d.weighted([(1, 0.75), (max_steps - 1, 0.25)])
-        working = d.many(lambda e: _step(e, w, working=True), 0, max(0, min(most, max_steps - 1)))
-        steps = (*working, _step(d, w, working=end.kind == "interrupted"))
+        working = d.many(_step, 0, max(0, min(most, max_steps - 1)), w, True)
+        steps = (*working, _step(d, w, end.kind == "interrupted"))
+    source = d.pick(USER_SOURCE_KINDS[1:]) if d.chance(w.non_user_source) else "user"
+    prompt = _words(d, 2, 20)
+    before = tuple(d.many(_side, 1, 3, BETWEEN_TURN_SIDES)) if d.chance(w.side) else ()
+    title = d.pick(("fallback", "provider", "llm")) if d.chance(w.title) else None
+    runtime_context = d.chance(w.runtime_context)
+    compaction, prune, queued, prompt_hook = _rare(d, w.compaction, w.prune, w.queued, w.prompt_hook)
     return TurnPlan(
         steps=steps,
         end=end,
-        source=d.pick(USER_SOURCE_KINDS[1:]) if d.chance(w.non_user_source) else "user",
-        prompt=_words(d, 2, 20),
-        before=tuple(d.many(lambda e: _side(e, BETWEEN_TURN_SIDES), 1, 3)) if d.chance(w.side) else (),
+        source=source,
+        prompt=prompt,
+        before=before,
         compaction=(
-            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15))
-            if d.chance(w.compaction)
-            else None
+            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15)) if compaction else None
         ),
-        prune=d.chance(w.prune),
-        title=d.pick(("fallback", "provider", "llm")) if d.chance(w.title) else None,
-        queued=d.chance(w.queued),
-        runtime_context=d.chance(w.runtime_context),
-        prompt_hook=d.chance(w.prompt_hook),
+        prune=prune,
+        title=title,
+        queued=queued,
+        runtime_context=runtime_context,
+        prompt_hook=prompt_hook,
     )
 
 
@@ -322,15 +345,15 @@ def draw_session(
 ) -> SessionPlan:
     """Draw one session plan; ``turns`` bounds the number of (own, non-inherited) turns."""
     origin = d.weighted([("root", 1.0), ("fork", weights.fork), ("subagent", weights.subagent)])
-    prefix = tuple(d.many(lambda e: _turn(e, weights, max_steps), 1, 2)) if origin == "fork" else ()
+    prefix = tuple(d.many(_turn, 1, 2, weights, max_steps)) if origin == "fork" else ()
     # A prompt blocked before anything was written leaves a header-only log (v1 snapshot).
     empty = turns[0] == 0 and d.chance(weights.empty)
-    own = () if empty else tuple(d.many(lambda e: _turn(e, weights, max_steps), max(1, turns[0]), turns[1]))
+    own = () if empty else tuple(d.many(_turn, max(1, turns[0]), turns[1], weights, max_steps))
     return SessionPlan(
         turns=own,
         origin=origin,
         prefix=prefix,
-        preamble=tuple(d.many(lambda e: _side(e, SESSION_START_SIDES), 1, 2)) if d.chance(weights.side) else (),
+        preamble=tuple(d.many(_side, 1, 2, SESSION_START_SIDES)) if d.chance(weights.side) else (),
         descriptor=d.pick(("one-shot", "continuable")),
         cwd=not d.chance(0.05),
         agent_preset=d.chance(0.1),
