@@ -57,9 +57,10 @@ def test_the_anchor_bounds_the_boundary() -> None:
 
 
 def test_a_defect_in_the_first_turn_needs_a_new_session() -> None:
-    _, log = _log(["no-reason", "text"])
+    _, log = _log(["no-reason", "text", "text"])
     plan = recover_plan(log, options=STRICT)
-    assert plan.fork is None and len(plan.rejected) == 2
+    assert plan.fork is None and len(plan.rejected) == 3
+    assert [r.findings[0].rule for r in plan.rejected] == ["T5"] * 3, "the stable T5 blocker is carried, not rechecked"
 
 
 def test_zstd_boundaries_name_the_frame_and_whether_it_must_be_split() -> None:
@@ -82,6 +83,9 @@ def test_the_recommended_prefix_has_no_blocking_finding(kinds: list[str], data: 
     prefix = parse_log(fork_bytes(log, plan.fork))
     assert len(prefix.events) == plan.fork.events
     assert not [f for f in check_log(prefix, STRICT).findings if blocking(f)]
+    for rejected in plan.rejected:  # including the candidates skipped on a prefix-stable blocker
+        shorter = parse_log(fork_bytes(log, rejected.point))
+        assert [f for f in check_log(shorter, STRICT).findings if blocking(f)], rejected.point
     later = [e for e in _turn_ends(b) if e > plan.fork.seq and (at is None or e <= at)]
     assert [r.point.seq for r in plan.rejected] == sorted(later, reverse=True)
     if not set(kinds) & set(DEFECTIVE):

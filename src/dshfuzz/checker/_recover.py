@@ -11,9 +11,10 @@ to and including that turn/end, one batch), has no *blocking* finding: no
 error-level finding, and no finding of any severity that an official moment
 (a harness layer, the migration, or the provider) refuses. That is what makes the
 recommended prefix pass every official layer. Each candidate is checked in full
-and independently, because a shorter prefix can lose or gain findings (a later
-marker can strand an earlier tool result; a later compaction can hide an earlier
-gap).
+and independently where it matters, because a shorter prefix can lose or gain
+findings (a later marker can strand an earlier tool result; a later compaction can
+hide an earlier gap); only findings that provably persist into shorter prefixes
+let the planner skip candidates.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
 from ._prewrite import apply_edit, edit_bytes
 from ._run import check_log
+from .rules import RuleId
 
-__all__ = ["ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
+__all__ = ["PREFIX_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
 
 _SHOWN = 5
 
@@ -152,13 +154,39 @@ def _prefix_report(log: SessionLog, point: ForkPoint, options: CheckOptions) -> 
     return check_log(apply_edit(log, prefix), options)
 
 
+PREFIX_STABLE = frozenset({
+    RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1,
+    RuleId.P1, RuleId.P2, RuleId.P3, RuleId.P4, RuleId.P5, RuleId.G1, RuleId.G2, RuleId.G3,
+})
+"""Rules whose finding at seq ``s`` in a prefix also holds in every shorter prefix that
+still contains ``s``: their state machines only look backwards (P3 only gains
+findings as a prefix shrinks). The wire rules are absent because a later replace
+can strand or hide an earlier message, and the physical rules because the fork
+re-encodes the prefix."""
+
+
+def _stable_blocker(findings: list[Finding]) -> Finding | None:
+    stable = [f for f in findings if f.rule in PREFIX_STABLE and f.seq is not None]
+    return min(stable, key=lambda f: f.seq, default=None)  # type: ignore[arg-type,return-value]
+
+
 def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions = CheckOptions()) -> RecoveryPlan:
-    """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises)."""
+    """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises).
+
+    Each candidate's prefix is checked in full, except that a blocking finding of a
+    :data:`PREFIX_STABLE` rule at seq ``s`` rules out every shorter candidate that
+    still contains ``s`` without checking it again; this keeps a log with an early
+    defect from costing one full check per turn.
+    """
     rejected: list[Rejected] = []
     notes: list[str] = []
     count = 0
+    carried: Finding | None = None
     for point in _candidates(log, at):
         count += 1
+        if carried is not None and carried.seq is not None and carried.seq <= point.seq:
+            rejected.append(Rejected(point, (carried,), 1))
+            continue
         report = _prefix_report(log, point, options)
         if report.internal_errors:
             notes.append(f"the checker failed on the prefix ending at seq {point.seq}; it was not recommended")
@@ -168,6 +196,7 @@ def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions =
         if not blockers:
             return RecoveryPlan(log.path, at, point, tuple(rejected), count, tuple(notes))
         rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
+        carried = _stable_blocker(blockers)
     if count == 0:
         notes.append("the log holds no complete turn at or before the anchor")
     return RecoveryPlan(log.path, at, None, tuple(rejected), count, tuple(notes))
