@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for w in summary.worker_errors:
         err.print(f"[red]worker {w.worker} failed[/red]\n{w.error}")
-    if summary.worker_errors:
+    for f in summary.oracle_crashes:
+        err.print(f"[red]the reference oracle crashed[/red] (a dshfuzz bug; witness in the report)\n{f.detail}")
+    if summary.worker_errors or summary.oracle_crashes:
         return 2
     return 1 if summary.checker_defects else 0

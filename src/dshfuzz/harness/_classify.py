@@ -15,7 +15,9 @@ Kinds:
 * ``crash`` / ``timeout`` / ``unparsable-output`` — the checker gave no report;
 * ``metamorphic`` — a verdict changed under a transform that must not change it;
 * ``official-disagreement`` — official layers disagree among themselves; recorded
-  for the record (seed 002), never a defect of the checker.
+  for the record (seed 002), never a defect of the checker;
+* ``oracle-crash`` — the reference oracle raised: a defect of dshfuzz itself,
+  hunted and minimised like a checker defect so that it gets fixed.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ DisagreementKind = Literal[
     "unparsable-output",
     "metamorphic",
     "official-disagreement",
+    "oracle-crash",
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
@@ -85,6 +88,11 @@ class Disagreement:
     @property
     def is_checker_defect(self) -> bool:
         return self.kind in CHECKER_DEFECTS
+
+    @property
+    def is_reportable(self) -> bool:
+        """Worth hunting and minimising: a checker defect, or a crash of our own oracle."""
+        return self.kind in CHECKER_DEFECTS or self.kind == "oracle-crash"
 
 
 def official_layer_name(layer: str) -> str:

@@ -9,12 +9,13 @@ after judging.
 from __future__ import annotations
 
 import tempfile
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._classify import Disagreement, Truth, classify, truth_from
+from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
 from ._judges import CheckerUnderTest, CheckerVerdict
 
 __all__ = ["CAMPAIGN_LAYERS", "Example", "Judge", "JudgedExample", "Shape"]
@@ -35,6 +36,10 @@ class Example:
     expects: frozenset[str] = frozenset()
     description: str = ""
     format_version: int | None = 0
+    transform: str | None = None
+    original: bytes | None = None
+    original_compression: str = "none"
+    framing_only: bool = False
 
     @property
     def suffix(self) -> str:
@@ -66,7 +71,8 @@ class JudgedExample:
 
     @property
     def defects(self) -> tuple[Disagreement, ...]:
-        return tuple(d for d in self.disagreements if d.is_checker_defect)
+        """The disagreements a campaign hunts (checker defects and oracle crashes)."""
+        return tuple(d for d in self.disagreements if d.is_reportable)
 
 
 class Judge:
@@ -114,6 +120,21 @@ class Judge:
         except OracleError:  # a timeout or crash of the oracle is not the checker's defect: no official verdict
             return {}
 
+    def _metamorphic(self, example: Example, after: CheckerVerdict) -> tuple[Disagreement, ...]:
+        """Judge the untransformed twin; a changed verdict is a metamorphic disagreement."""
+        if example.transform is None or example.original is None:
+            return ()
+        suffix = ".jsonl.zstd" if example.original_compression == "zstd" else ".jsonl"
+        twin = self.scratch / f"twin-{self._counter}{suffix}"
+        twin.write_bytes(example.original)
+        try:
+            before = self.checker.check(twin)
+        finally:
+            twin.unlink(missing_ok=True)
+        ignore = _framing_rules() if example.framing_only else frozenset()
+        found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
+        return () if found is None else (found,)
+
     def judge(self, example: Example) -> JudgedExample:
         self._counter += 1
         path = self.scratch / f"example-{self._counter}{example.suffix}"
@@ -124,15 +145,28 @@ class Judge:
             official = self._official_verdicts(path)
         finally:
             path.unlink(missing_ok=True)
-        shape, oracle_refusing = _reference(example)
+        metamorphic = self._metamorphic(example, verdict)
+        try:
+            shape, oracle_refusing = _reference(example)
+            oracle_crash: tuple[Disagreement, ...] = ()
+        except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
+            shape, oracle_refusing = Shape(0, 0, 0, 0), frozenset()
+            detail = traceback.format_exc(limit=6)
+            oracle_crash = (Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:]),)
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
             oracle_refusing=oracle_refusing,
             expected=example.expects,
             mutator=example.mutator,
         )
-        disagreements = tuple(classify(verdict, truth, reference=reference))
+        disagreements = tuple(classify(verdict, truth, reference=reference)) + metamorphic + oracle_crash
         return JudgedExample(example, verdict, truth, official, disagreements, shape)
+
+
+def _framing_rules() -> frozenset[str]:
+    from dshfuzz.checker import RULES
+
+    return frozenset(str(rid) for rid, rule in RULES.items() if str(rule.layer) == "framing")
 
 
 def _reference(example: Example) -> tuple[Shape, frozenset[str]]:

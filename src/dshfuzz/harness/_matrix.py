@@ -173,7 +173,7 @@ def build_matrix(
 
     from dshfuzz.checker import RULES
     from dshfuzz.generators import session_logs
-    from dshfuzz.mutators import METAMORPHIC, MUTATORS, mutants
+    from dshfuzz.mutators import METAMORPHIC, MUTATORS, mutants, variants
 
     from ._strategy import MAX_EVENTS
 
@@ -198,8 +198,7 @@ def build_matrix(
             row = MatrixRow(f"metamorphic:{name}")
             matrix.rows[row.name] = row
             progress(row.name)
-            strategy = st.sampled_from(valid_logs).flatmap(lambda log, t=transform: t.variants(log))
-            for variant in sample(strategy, examples, seed):
+            for _, variant in sample(variants(transform, st.sampled_from(valid_logs)), examples, seed):
                 _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
         for name in sorted(mutators or MUTATORS):
             mutator = MUTATORS[name]

@@ -42,6 +42,8 @@ def reference_refusals(events: list[Any], header: Any, format_version: Any) -> f
 
     refusing = set()
     for name, model in _models().items():
+        if name == "check_wire" and "fold" in refusing:
+            continue  # the wire stream is built on the surface: a fold failure is the fold's, not the provider's
         verdict = model(events) if name == "fold_surface" else model(events, header)
         if isinstance(verdict, Violation):
             refusing.add(MODEL_LAYERS[name])

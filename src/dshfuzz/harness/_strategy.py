@@ -2,8 +2,10 @@
 
 Most examples are mutants (one incident mutator applied to a generated log);
 ``valid_fraction`` of them are valid logs, where any error-level finding is a
-false alarm. The mutant branch is drawn first so that shrinking keeps a mutant a
-mutant, and every choice is a Hypothesis draw so found examples shrink.
+false alarm, and half of those valid logs are rewritten by a metamorphic
+transform and judged beside their original (a changed verdict is a metamorphic
+disagreement). The mutant branch is drawn first so that shrinking keeps a mutant
+a mutant, and every choice is a Hypothesis draw so found examples shrink.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def unknown_mutators(names: Sequence[str]) -> list[str]:
 
 def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: float = 0.15) -> st.SearchStrategy[Example]:
     from dshfuzz.generators import session_logs
-    from dshfuzz.mutators import MUTATORS, mutants
+    from dshfuzz.mutators import METAMORPHIC, MUTATORS, mutants
+    from dshfuzz.mutators._base import DrawAdapter
 
     names = sorted(MUTATORS) if mutator_names is None else list(mutator_names)
     missing = unknown_mutators(names)
@@ -52,10 +55,24 @@ def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: floa
         if draw(st.integers(0, 999)) >= 1000 - valid_permille:
             log = draw(logs)
             zstd = draw(st.booleans())
-            return Example(
+            plain = Example(
                 data=log.to_zstd() if zstd else log.to_jsonl(),
                 compression="zstd" if zstd else "none",
                 format_version=log.format_version,
+            )
+            if not draw(st.booleans()):
+                return plain
+            transform = METAMORPHIC[draw(st.sampled_from(sorted(METAMORPHIC)))]
+            variant = transform.apply(log, DrawAdapter(draw))
+            return Example(
+                data=variant.data,
+                compression=variant.compression,
+                format_version=log.format_version,
+                description=variant.description,
+                transform=transform.name,
+                original=plain.data,
+                original_compression=plain.compression,
+                framing_only=transform.framing_only,
             )
         name = draw(st.sampled_from(names))
         return from_mutant(draw(mutants(MUTATORS[name], logs)))

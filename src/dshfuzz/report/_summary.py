@@ -86,7 +86,11 @@ class CampaignSummary:
 
     @property
     def checker_defects(self) -> list[DisagreementFound]:
-        return [f for f in self.findings if f.kind != "official-disagreement"]
+        return [f for f in self.findings if f.kind not in ("official-disagreement", "oracle-crash")]
+
+    @property
+    def oracle_crashes(self) -> list[DisagreementFound]:
+        return [f for f in self.findings if f.kind == "oracle-crash"]
 
     def recall(self, mutator: str) -> float | None:
         n = self.mutator_examples.get(mutator, 0)
