@@ -29,6 +29,7 @@ from dshfuzz.mutators import (
     Mutator,
     apply_seeded,
     get,
+    incident_weights,
     load_mutators,
     mutator,
     variants,
@@ -42,7 +43,7 @@ V3_ONLY = {"system-message-source"}
 
 def sample_logs(format_version: int = 0) -> list[GeneratedLog]:
     """Forty varied valid logs from the generators' seeded (engine-free) stream."""
-    return list(generate(40, seed=7, format_version=format_version, turns=(1, 3)))
+    return list(generate(40, seed=7, format_version=format_version, turns=(1, 3), weights=incident_weights()))
 
 
 def as_v3(log: GeneratedLog) -> EventDraft:

@@ -18,7 +18,7 @@ from ._draft import Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, load_mutators
-from ._strategy import apply_seeded, incident_logs, mutants
+from ._strategy import apply_seeded, incident_logs, incident_weights, mutants
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -37,6 +37,7 @@ __all__ = [
     "apply_seeded",
     "get",
     "incident_logs",
+    "incident_weights",
     "load_mutators",
     "mutants",
     "mutator",

@@ -9,22 +9,25 @@ from hypothesis import HealthCheck, Phase, given, reject, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 
+from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import Compression
 
 from ._base import DrawAdapter, Mutant, Mutator
 from ._draft import Inapplicable, as_draft
 from ._registry import get
 
-__all__ = ["apply_seeded", "incident_logs", "mutants"]
+__all__ = ["apply_seeded", "incident_logs", "incident_weights", "mutants"]
+
+
+def incident_weights() -> FeatureWeights:
+    """Generator weights under which mutator preconditions hold often: tool calls in most
+    steps, and compactions, prunes, titles, forks and subagents in many logs."""
+    return FeatureWeights(tool_calls=0.9, compaction=0.3, prune=0.4, title=0.9, fork=0.15, subagent=0.15)
 
 
 def incident_logs(*, format_version: int = 0, max_events: int = 150) -> st.SearchStrategy[Any]:
-    """Valid generated logs weighted so that mutator preconditions hold often: at least one
-    turn, tool calls in most steps, compactions, prunes, titles, forks and subagents."""
-    from dshfuzz.generators import FeatureWeights, session_logs
-
-    weights = FeatureWeights(tool_calls=0.9, compaction=0.3, prune=0.4, title=0.9, fork=0.15, subagent=0.15)
-    return session_logs(format_version=format_version, turns=(1, 3), max_events=max_events, weights=weights)
+    """Valid generated logs of one to three turns drawn with :func:`incident_weights`."""
+    return session_logs(format_version=format_version, turns=(1, 3), max_events=max_events, weights=incident_weights())
 
 
 def mutants(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
