@@ -152,3 +152,11 @@ def test_loads_inverts_dumps_and_dumps_is_idempotent_through_loads(value: object
     text = dumps(value)
     assert loads(text) == value
     assert dumps(loads(text)) == text
+
+
+def test_nesting_beyond_the_recursion_limit_is_a_value_error_not_a_crash() -> None:
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ValueError):
+        dumps(deep)

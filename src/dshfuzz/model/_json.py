@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -142,7 +143,8 @@ def dumps(value: Any) -> str:
 
     ``value`` is JSON data: dict with ``str`` keys, list or tuple, str, int, float,
     bool, None. Anything else raises ``TypeError`` (``JSON.stringify`` has no
-    equivalent to follow). Non-finite floats become ``null`` as in JavaScript.
+    equivalent to follow); nesting beyond Python's recursion limit raises
+    ``ValueError``. Non-finite floats become ``null`` as in JavaScript.
     """
     try:
         out = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
@@ -155,16 +157,14 @@ def dumps(value: Any) -> str:
 
 def _encode_exact(value: Any) -> str:
     parts: list[str] = []
-    _emit(value, parts.append, 0)
+    try:
+        _emit(value, parts.append)
+    except RecursionError:
+        raise ValueError("value nested too deeply to serialise") from None
     return "".join(parts)
 
 
-_MAX_DEPTH = 10_000
-
-
-def _emit(value: Any, out: Any, depth: int) -> None:
-    if depth > _MAX_DEPTH:
-        raise ValueError("value nested too deeply to serialise")
+def _emit(value: Any, out: Callable[[str], object]) -> None:
     if value is None:
         out("null")
     elif value is True:
@@ -186,14 +186,14 @@ def _emit(value: Any, out: Any, depth: int) -> None:
             first = False
             out(_js_string(key))
             out(":")
-            _emit(item, out, depth + 1)
+            _emit(item, out)
         out("}")
     elif isinstance(value, (list, tuple)):
         out("[")
         for i, item in enumerate(value):
             if i:
                 out(",")
-            _emit(item, out, depth + 1)
+            _emit(item, out)
         out("]")
     else:
         raise TypeError(f"{type(value).__name__} is not JSON data")
