@@ -4,11 +4,13 @@ reasons (T5) and the inbox replay (I1).
 Three official moments judge turn/step structure, each with its own state machine:
 the invariant companion (SI:20-102), the token meter's ``_foldEvent`` (TM:510-572)
 and the released validator's relationship walk (V01:2270). :class:`_Structure`
-runs all three side by side over the raw events. Each refusal becomes a finding of
-the rule that names it (step numbering is T3, a missing turn T4, a null-turn
-append M1, every other enclosure or pairing break T1) whose ``refused_by`` lists
-exactly the moments that refuse that event. After a refusal the walk applies the
-official transition anyway, so one broken event does not hide the next.
+runs all three side by side over the raw events. Each refusal becomes a finding
+(step numbering is T3, cited chunks T2, every other enclosure or pairing break T1)
+whose ``refused_by`` lists exactly the moments that refuse that event. After a
+refusal the walk applies the official transition anyway, so one broken event does
+not hide the next. A step or message event whose turn is null or missing is also
+T4 (and an append with a null turn or step M1), naming the same moments, or none
+when no moment refuses it (the client renderer still loops on it).
 """
 
 from __future__ import annotations
@@ -52,20 +54,6 @@ class _Unreadable(Exception):
 
 def _show(value: Any) -> str:
     return js_string(value)
-
-
-def _rule_for(event: Event, kind: Any, default: RuleId) -> RuleId:
-    """T4/M1 take over from ``default`` when the reason is a missing or null turn."""
-    data = event.data
-    turn = _get(data, "turn")
-    if kind == "assistant/message" and event.surfaceOp == "append":
-        if turn is None or _get(data, "step") is None:
-            return RuleId.M1
-        if turn is MISSING:
-            return RuleId.T4
-    elif kind in ("step/start", "step/end") and (turn is None or turn is MISSING):
-        return RuleId.T4
-    return default
 
 
 @dataclass(slots=True)
@@ -123,7 +111,7 @@ class _Structure:
     def structure(self, index: int, event: Event, kind: str) -> None:
         """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
         data = event.data
-        rule = _rule_for(event, kind, RuleId.T1)
+        rule = RuleId.T1
         try:
             if kind == "turn/start":
                 turn = _field(data, "turn")
@@ -172,7 +160,7 @@ class _Structure:
     def meter(self, index: int, event: Event, kind: str) -> None:
         """The token meter's ``_foldEvent`` pairing (TM:510-545) and cited chunks (TM:578-594)."""
         data = event.data
-        rule = _rule_for(event, kind, RuleId.T1)
+        rule = RuleId.T1
         seq = _show(event.seq)
         if kind == "request/header":
             self.header_seen = True
@@ -334,28 +322,35 @@ def _finding(ctx: CheckContext, hit: _Hit) -> Finding:
     return ctx.finding(hit.rule, hit.message, event=ctx.events[hit.index], refused_by=layers)
 
 
+def _null_turn(event: Event) -> tuple[bool, bool]:
+    """(T4: the turn is null or missing; M1: an append whose turn or step is null)."""
+    data = event.data
+    turn = _get(data, "turn")
+    t4 = turn is None or turn is MISSING
+    m1 = event.type == "assistant/message" and event.surfaceOp == "append" and (turn is None or _get(data, "step") is None)
+    return t4, m1
+
+
 @rule_pass(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1)
 def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
-    """T1 T2 T3 T4 M1: one walk of the three official turn/step moments."""
+    """T1 T2 T3 from one walk of the three official turn/step moments; T4 and M1 on the
+    events whose turn is null or missing, naming the moments that refuse those events."""
     hits = _Structure(ctx.events).run()
-    flagged = {h.index for h in hits if h.rule in (RuleId.T4, RuleId.M1)}
+    refusing: dict[int, set[OfficialLayer]] = {}
     for hit in hits:
+        refusing.setdefault(hit.index, set()).update(hit.layers)
         yield _finding(ctx, hit)
     for index in positions(ctx, ["step/start", "step/end", "assistant/message"]):
         event = ctx.events[index]
-        if index in flagged:
-            continue
-        rule = _rule_for(event, event.type, RuleId.T1)
-        if rule in (RuleId.T4, RuleId.M1):
-            yield ctx.finding(rule, _null_turn_message(event, rule), event=event, refused_by=())
-
-
-def _null_turn_message(event: Event, rule: RuleId) -> str:
-    data = event.data
-    if rule is RuleId.M1:
-        return (f"assistant/message appends with turn {_show(_get(data, 'turn'))}/step {_show(_get(data, 'step'))}; "
-                "a null-turn marker must be a replace")
-    return f"{event.type} carries no turn"
+        t4, m1 = _null_turn(event)
+        layers = tuple(sorted(refusing.get(index, ()), key=_LAYER_ORDER.__getitem__))
+        coordinates = f"turn {_show(_get(event.data, 'turn'))}/step {_show(_get(event.data, 'step'))}"
+        if t4:
+            yield ctx.finding(RuleId.T4, f"{event.type} carries {coordinates}: the client cannot attribute it to a turn",
+                              event=event, refused_by=layers)
+        if m1:
+            yield ctx.finding(RuleId.M1, f"assistant/message appends with {coordinates}; a null-turn marker must be "
+                              "a replace", event=event, refused_by=layers)
 
 
 def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:

@@ -145,6 +145,7 @@ class _Walk:
         self.lifecycles: dict[Any, Advert] = {}
         self.started: set[Any] = set()
         self.tail: dict[Any, Advert] = {}
+        self.unmatched: set[Any] = set()
         self.turn_open = False
 
     def released(self, index: int, call_id: Any, code: str, message: str) -> None:
@@ -161,6 +162,7 @@ class _Walk:
         data = event.data
         if kind == "turn/start":
             self.lifecycles.clear()
+            self.unmatched.clear()
             self.tail.clear()
             self.turn_open = True
         elif kind == "turn/end":
@@ -170,6 +172,7 @@ class _Walk:
         elif kind == "step/end":
             self.close_step(index, "step/end")
             self.started.clear()
+            self.unmatched.clear()
             self.tail.clear()
         elif kind == "assistant/message":
             for block in _tool_call_blocks(event):
@@ -195,6 +198,7 @@ class _Walk:
                 or not strict_equal(advert.arguments, _get(data, "arguments"))
             ):
                 self.released(index, call_id, "unmatched-call", f"tool/call {show_id(call_id)} does not match one advertised tool call")
+                self.unmatched.add(key)
             else:
                 advert.state = "started"
                 advert.call_index = index
@@ -208,7 +212,9 @@ class _Walk:
             self.started.discard(key)
             advert = self.lifecycles.get(key)
             if advert is None:
-                self.released(index, call_id, "no-lifecycle", f"tool/result {show_id(call_id)} has no advertised tool lifecycle")
+                # The result of a tool/call already refused as unadvertised is that refusal's consequence.
+                if key not in self.unmatched:
+                    self.released(index, call_id, "no-lifecycle", f"tool/result {show_id(call_id)} has no advertised tool lifecycle")
                 return
             if advert.state == "advertised" and not _is_exact_not_started_repair(event):
                 self.released(index, call_id, "not-repair", f"tool/result {show_id(call_id)} is not the exact TOOL_NOT_STARTED repair")
