@@ -408,7 +408,7 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
             and raw.keys() <= envelope and "data" in raw and raw.get("ignorable", True) is True
             and ev.line not in lossy_lines
         ):
-            if t in plain:
+            if t.__class__ is str and t in plain:
                 continue
         else:
             yield from _envelope_defects(ctx, ev, raw, t, seq, lossy_lines)
