@@ -2,9 +2,9 @@
 
 Redaction (seed 001: reports carry hash references only, never prompts, tool
 arguments, tool results, session ids or call ids) replaces every occurrence of a
-sensitive string of the log (ids, call ids, tool names' arguments, message and
-tool-output text) in finding messages and context with ``h:`` plus the first 8
-hex digits of its SHA-256, so the same value always maps to the same reference.
+sensitive string of the log (ids and call ids as whole tokens, tool arguments,
+message and tool-output text) in finding messages and context with ``h:`` plus
+the first 8 hex digits of its SHA-256, so one value always maps to one reference.
 """
 
 from __future__ import annotations
@@ -28,14 +28,16 @@ __all__ = ["redact_report", "render_human", "stable_hash"]
 
 _ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "rpcId", "parentSession"})
 _TEXT_KEYS = frozenset({"text", "arguments", "argumentsDelta", "reasoning", "title", "summary"})
-_MIN_LEN = 3
+_MIN_TEXT = 3
+"""Text values shorter than this are not redacted (they would blank common words);
+ids of any length are, as whole tokens."""
 
 
 def stable_hash(value: str) -> str:
     return "h:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
-def _sensitive_strings(value: Any, out: set[str], key: str | None = None) -> None:
+def _collect(value: Any, ids: set[str], texts: set[str], key: str | None = None) -> None:
     stack: list[tuple[str | None, Any]] = [(key, value)]
     while stack:
         k, v = stack.pop()
@@ -44,27 +46,36 @@ def _sensitive_strings(value: Any, out: set[str], key: str | None = None) -> Non
             stack.extend(v.items())
         elif t is list:
             stack.extend((k, x) for x in v)
-        elif t is str and k is not None and (k in _ID_KEYS or k in _TEXT_KEYS or k in ("texts", "args")):
-            if len(v) >= _MIN_LEN:
-                out.add(v)
+        elif t is str and k is not None and v:
+            if k in _ID_KEYS:
+                ids.add(v)
+            elif (k in _TEXT_KEYS or k in ("texts", "args")) and len(v) >= _MIN_TEXT:
+                texts.add(v)
 
 
-def sensitive_strings(log: SessionLog) -> set[str]:
-    """Every id, call id, argument and text value the log holds."""
-    out: set[str] = set()
+def sensitive_strings(log: SessionLog) -> tuple[set[str], set[str]]:
+    """The ids (session, message, call, compaction ids) and the texts (message
+    text, tool arguments and output) the log holds."""
+    ids: set[str] = set()
+    texts: set[str] = set()
     if log.header is not None and type(log.header.raw) is dict:
-        _sensitive_strings(log.header.raw, out)
+        _collect(log.header.raw, ids, texts)
     for ev in log.events:
         raw = ev.raw
         if type(raw) is dict:
-            _sensitive_strings(raw.get("data"), out, "data")
-    return out
+            _collect(raw.get("data"), ids, texts, "data")
+    return ids, texts
+
+
+_TOKEN = r"A-Za-z0-9_\-"
 
 
 class _Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
-        ordered = sorted(set(secrets), key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    def __init__(self, ids: set[str], texts: set[str]) -> None:
+        alternatives = [(len(x), re.escape(x)) for x in texts - ids]
+        alternatives += [(len(x), f"(?<![{_TOKEN}]){re.escape(x)}(?![{_TOKEN}])") for x in ids]
+        alternatives.sort(key=lambda a: a[0], reverse=True)
+        self._pattern = re.compile("|".join(p for _, p in alternatives)) if alternatives else None
 
     def text(self, s: str) -> str:
         if self._pattern is None:
@@ -83,7 +94,7 @@ class _Redactor:
 
 def redact_report(report: Report, log: SessionLog) -> Report:
     """A copy of ``report`` whose findings quote no sensitive value of ``log``."""
-    r = _Redactor(sensitive_strings(log))
+    r = _Redactor(*sensitive_strings(log))
     findings = [replace(f, message=r.text(f.message), context=r.value(dict(f.context))) for f in report.findings]
     return replace(report, findings=findings)
 
