@@ -26,13 +26,13 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "quality"))
 
-from test_shrink_quality import buggy_checker_crashes, plant  # noqa: E402
+from test_shrink_quality import buggy_checker_crashes, plant
 
-from dshfuzz.generators import generate, session_logs  # noqa: E402
-from dshfuzz.generators._draw import HypothesisDraw  # noqa: E402
-from dshfuzz.generators._strategies import _log, _max_steps  # noqa: E402
-from dshfuzz.generators._structure import FeatureWeights, draw_session  # noqa: E402
-from dshfuzz.model import dumps  # noqa: E402
+from dshfuzz.generators import generate, session_logs
+from dshfuzz.generators._draw import HypothesisDraw
+from dshfuzz.generators._strategies import _log, _max_steps
+from dshfuzz.generators._structure import FeatureWeights, draw_session
+from dshfuzz.model import dumps
 
 
 def clocks() -> tuple[float, float]:
@@ -64,7 +64,7 @@ def strategy_rate(examples: int) -> float:
 
     @settings(max_examples=examples, database=None, phases=[Phase.generate], deadline=None)
     @given(session_logs())
-    def consume(log) -> None:  # noqa: ANN001
+    def consume(log) -> None:
         nonlocal seen
         seen += 1
 
@@ -76,20 +76,26 @@ def strategy_rate(examples: int) -> float:
 class _LoopDraw(HypothesisDraw):
     """The anti-pattern: draw a length, then loop (no st.lists structure for the shrinker)."""
 
-    def many(self, element, lo, hi, *args):  # noqa: ANN001, ANN201
+    def many(self, element, lo, hi, *args):
         return [element(self, *args) for _ in range(self.integer(lo, hi))]
 
 
-def _loop_logs(max_events: int):  # noqa: ANN202
+def _loop_logs(max_events: int):
     @st.composite
-    def plans(draw):  # noqa: ANN001, ANN202
-        return draw_session(_LoopDraw(draw), weights=FeatureWeights(), format_version=0, turns=(1, 6), max_steps=_max_steps(max_events))
+    def plans(draw):
+        return draw_session(
+            _LoopDraw(draw),
+            weights=FeatureWeights(),
+            format_version=0,
+            turns=(1, 6),
+            max_steps=_max_steps(max_events, None),
+        )
 
     return plans().map(lambda plan: _log(plan, max_events))
 
 
-def shrink(strategy, seed: int) -> tuple[float, float, int, int]:  # noqa: ANN001
-    def fails(log) -> bool:  # noqa: ANN001
+def shrink(strategy, seed: int) -> tuple[float, float, int, int]:
+    def fails(log) -> bool:
         planted = plant(log.events)
         return planted is not None and buggy_checker_crashes(planted)
 
@@ -101,7 +107,12 @@ def shrink(strategy, seed: int) -> tuple[float, float, int, int]:  # noqa: ANN00
         random=random.Random(seed),
     )
     cpu1, wall1 = clocks()
-    return cpu1 - cpu0, wall1 - wall0, sum(e["type"] == "turn/start" for e in minimal.events), len(minimal.events)
+    return (
+        cpu1 - cpu0,
+        wall1 - wall0,
+        sum(e["type"] == "turn/start" for e in minimal.events),
+        len(minimal.events),
+    )
 
 
 def main() -> None:
@@ -110,11 +121,15 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--baseline-seeds", type=int, default=3)
     args = parser.parse_args()
-    print("| logs | max events | median events | logs/CPU-s | logs/wall-s | serialise logs/CPU-s | generate cost in serialisations |")
-    print("|---|---|---|---|---|---|---|")
+    columns = ["logs", "max events", "median events", "logs/CPU-s", "logs/wall-s"]
+    columns += ["serialise logs/CPU-s", "generate cost in serialisations"]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
     for max_events in (40, 250):
         r = throughput(args.logs, max_events)
-        print(f"| {args.logs} | {max_events} | {r['median_events']} | {r['logs_per_cpu_s']:.0f} | {r['logs_per_wall_s']:.0f} | {r['serialise_per_cpu_s']:.0f} | {r['ratio']:.1f} |")
+        cells = [args.logs, max_events, r["median_events"], f"{r['logs_per_cpu_s']:.0f}"]
+        cells += [f"{r['logs_per_wall_s']:.0f}", f"{r['serialise_per_cpu_s']:.0f}", f"{r['ratio']:.1f}"]
+        print("| " + " | ".join(map(str, cells)) + " |")
     print(f"\nsession_logs() under @given (generate phase only): {strategy_rate(300):.0f} examples/CPU-s")
     for name, strategy, seeds in (
         ("session_logs (st.lists)", session_logs(max_events=200, turns=(1, 6)), args.seeds),
@@ -123,7 +138,8 @@ def main() -> None:
         runs = [shrink(strategy, seed) for seed in range(seeds)]
         cpu = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
-        print(f"\nshrink, {name}, {seeds} seeds: median {cpu:.2f} CPU-s ({wall:.2f} wall-s); per seed (CPU-s, turns, events):")
+        print(f"\nshrink, {name}, {seeds} seeds: median {cpu:.2f} CPU-s ({wall:.2f} wall-s)")
+        print("per seed (CPU-s, turns, events):")
         print("  " + "; ".join(f"{r[0]:.2f}s {r[2]}t {r[3]}e" for r in runs))
 
 

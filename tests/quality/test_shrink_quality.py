@@ -82,5 +82,7 @@ def test_a_compound_defect_shrinks_to_a_few_turns_for_every_seed() -> None:
         results.append((seed, turns_of(minimal), len(minimal.events), calls, minimal))
     summary = "\n".join(f"seed {s}: {t} turns, {n} events, {c} calls" for s, t, n, c, _ in results)
     worst = max(results, key=lambda r: r[1])
-    assert worst[1] <= MAX_TURNS, f"{summary}\nlargest shrink (seed {worst[0]}):\n{worst[4].to_jsonl(pack=False).decode()}"
+    assert worst[1] <= MAX_TURNS, (
+        f"{summary}\nlargest shrink (seed {worst[0]}):\n{worst[4].to_jsonl(pack=False).decode()}"
+    )
     assert statistics.median(c for *_, c, _ in results) <= MEDIAN_CALLS, summary

@@ -55,7 +55,9 @@ def _write_order_problems(log: GeneratedLog) -> list[str]:
             lifecycles.clear()
         elif kind == "turn/end":
             if open_turn != data["turn"] or open_step is not None or lifecycles:
-                problems.append(f"seq {seq}: turn/end {data['turn']} (open {open_turn}/{open_step}, calls {lifecycles})")
+                problems.append(
+                    f"seq {seq}: turn/end {data['turn']} (open {open_turn}/{open_step}, calls {lifecycles})"
+                )
             open_turn, next_turn = None, next_turn + 1
         elif kind == "step/start":
             if open_turn != data["turn"] or open_step is not None or data["step"] != next_step:
@@ -68,7 +70,11 @@ def _write_order_problems(log: GeneratedLog) -> list[str]:
         elif kind == "assistant/message":
             for source in event["sourceEventSeqs"]:
                 cited = events[source]
-                if cited["type"] != "assistant/chunk" or cited["data"]["step"] != data["step"] or source >= seq:
+                if (
+                    cited["type"] != "assistant/chunk"
+                    or cited["data"]["step"] != data["step"]
+                    or source >= seq
+                ):
                     problems.append(f"seq {seq}: cites {source} ({cited['type']})")
             for block in data["message"]["content"]:
                 if block["type"] == "tool-call":
@@ -84,7 +90,10 @@ def _write_order_problems(log: GeneratedLog) -> list[str]:
             lifecycles.pop(call_id, None)
         elif kind == "session/title":
             for cited in data["messageSeqs"]:
-                if events[cited]["type"] != "user/message" or events[cited]["data"]["source"]["kind"] != "user":
+                if (
+                    events[cited]["type"] != "user/message"
+                    or events[cited]["data"]["source"]["kind"] != "user"
+                ):
                     problems.append(f"seq {seq}: title cites {cited}")
         op = event.get("surfaceOp")
         if op == "append":
@@ -147,7 +156,8 @@ def test_real_sessions_lie_within_what_the_generators_produce(real_sessions_dir:
 
 
 def test_crash_closers_match_the_official_repair() -> None:
-    """A turn cut after two advertised calls, one started: outcome-unknown, not-started, step/end, turn/end."""
+    """A turn cut after two advertised calls, one started:
+    outcome-unknown, not-started, step/end, turn/end."""
     crash = TurnEndPlan(kind="interrupted", crash="tools", started=1, finished=0)
     calls = (ToolCallPlan(tool=0, args=TurnPlan().prompt), ToolCallPlan(tool=1, args=TurnPlan().prompt))
     plan = SessionPlan(turns=(TurnPlan(steps=(StepPlan(calls=calls),), end=crash),))
@@ -160,7 +170,8 @@ def test_crash_closers_match_the_official_repair() -> None:
         ("turn/end", None, {"kind": "interrupted"}),
     ]
     not_started = events[-3]
-    assert not_started["data"]["message"]["id"] == f"interrupted-tool-result-{not_started['data']['message']['source']['callId']}-{not_started['seq']}"
+    call_id = not_started["data"]["message"]["source"]["callId"]
+    assert not_started["data"]["message"]["id"] == f"interrupted-tool-result-{call_id}-{not_started['seq']}"
     assert "sourceEventSeqs" not in not_started
     assert interrupted_turn_closers(events) == []
 
@@ -169,7 +180,13 @@ def test_a_shrunk_plan_still_renders_a_valid_log() -> None:
     """The smallest plan Hypothesis can reach: one turn, one step, one word."""
     log = render(SessionPlan())
     types = [e["type"] for e in log.events]
-    assert types[:5] == ["agent/inbox/spliced", "turn/start", "agent/inbox/spliced", "step/start", "user/message"]
+    assert types[:5] == [
+        "agent/inbox/spliced",
+        "turn/start",
+        "agent/inbox/spliced",
+        "step/start",
+        "user/message",
+    ]
     assert types[-2:] == ["step/end", "turn/end"]
 
 
@@ -185,14 +202,22 @@ def test_max_events_drops_whole_trailing_turns() -> None:
 def test_ignorable_plugin_events_appear_only_in_format_1() -> None:
     weights = FeatureWeights(side=1.0)
     v0 = {e["type"] for log in generate(60, 5, weights=weights) for e in log.events}
-    v1 = [e for log in generate(60, 5, weights=weights, format_version=1) for e in log.events if e.get("ignorable")]
+    v1 = [
+        e
+        for log in generate(60, 5, weights=weights, format_version=1)
+        for e in log.events
+        if e.get("ignorable")
+    ]
     assert not any(t.startswith("x-") for t in v0)
     assert v1 and all(e["type"].startswith("x-") for e in v1)
 
 
 def test_cli_writes_deterministic_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["generate", "--count", "4", "--seed", "9", "--out", str(tmp_path / "a"), "--zstd"]) == 0
-    assert main(["generate", "--count", "4", "--seed", "9", "--out", str(tmp_path / "b"), "--zstd", "--stats"]) == 0
+    assert (
+        main(["generate", "--count", "4", "--seed", "9", "--out", str(tmp_path / "b"), "--zstd", "--stats"])
+        == 0
+    )
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert names == ["0000.jsonl.zstd", "0001.jsonl.zstd", "0002.jsonl.zstd", "0003.jsonl.zstd"]
     assert all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in names)

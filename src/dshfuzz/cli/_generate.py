@@ -23,14 +23,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="output directory (created if missing)")
     parser.add_argument("--zstd", action="store_true", help="write .jsonl.zstd instead of .jsonl")
-    parser.add_argument("--events", type=_event_range, default=(0, 250), metavar="LO..HI", help="events per log (default 0..250)")
-    parser.add_argument("--format-version", type=int, choices=(0, 1), default=0, help="header version (1: v0 rows under a v1 header)")
-    parser.add_argument("--stats", action="store_true", help="print coverage and the comparison with the real sessions")
+    parser.add_argument(
+        "--events",
+        type=_event_range,
+        default=(0, 250),
+        metavar="LO..HI",
+        help="events per log (default 0..250)",
+    )
+    parser.add_argument(
+        "--format-version",
+        type=int,
+        choices=(0, 1),
+        default=0,
+        help="header version (1: v0 rows under a v1 header)",
+    )
+    parser.add_argument(
+        "--stats", action="store_true", help="print coverage and the comparison with the real sessions"
+    )
     parser.add_argument(
         "--real",
         type=Path,
         default=None,
-        help=f"real-session directory for --stats (default ${_REAL_SESSIONS_ENV} or ../shared/real-sessions/concrete)",
+        help=f"real sessions for --stats (default ${_REAL_SESSIONS_ENV}, else the shared concrete/ set)",
     )
 
 
@@ -79,11 +93,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"dshfuzz generate: cannot write to {args.out}: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {args.count} logs to {args.out} (seed {args.seed}, format v{args.format_version}, {suffix})")
+    print(
+        f"wrote {args.count} logs to {args.out} (seed {args.seed}, format v{args.format_version}, {suffix})"
+    )
     if args.stats:
         real_dir = _real_dir(args.real)
         real = real_shapes(real_dir) if real_dir is not None and real_dir.is_dir() else None
         print(coverage_stats(logs).render(real))
         if real is None:
-            print(f"(no real sessions found; pass --real DIR or set ${_REAL_SESSIONS_ENV} for the comparison)")
+            print(
+                f"(no real sessions found; pass --real DIR or set ${_REAL_SESSIONS_ENV} for the comparison)"
+            )
     return 0

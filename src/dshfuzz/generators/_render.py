@@ -76,7 +76,8 @@ def _split(text: str, pieces: int) -> list[str]:
 
 
 def _uuid(salt: int, counter: int) -> uuid.UUID:
-    """A UUID-shaped id, unique per (salt, counter): both steps (odd multiply mod 2**128, xor-shift) are bijections."""
+    """A UUID-shaped id for (salt, counter). Odd multiply mod 2**128 and xor-shift are bijections;
+    only the six version/variant bits are overwritten, so distinct inputs collide with odds ~2**-122."""
     value = ((salt << 24) + counter + 1) * _MIX % (1 << 128)
     return uuid.UUID(int=value ^ (value >> 64), version=4)
 
@@ -131,7 +132,9 @@ def interrupted_turn_closers(events: list[dict]) -> list[dict]:
                     "type": "tool-result",
                     "toolCallId": call_id,
                     "isError": True,
-                    "content": [{"type": "text", "text": OUTCOME_UNKNOWN_TEXT if started else NOT_STARTED_TEXT}],
+                    "content": [
+                        {"type": "text", "text": OUTCOME_UNKNOWN_TEXT if started else NOT_STARTED_TEXT}
+                    ],
                 }
             ],
         }
@@ -152,10 +155,17 @@ def interrupted_turn_closers(events: list[dict]) -> list[dict]:
         closers.append(closer)
         seq += 1
     if open_step is not None:
-        closers.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": open_turn, "step": open_step}})
+        closers.append(
+            {"type": "step/end", "seq": seq, "time": time, "data": {"turn": open_turn, "step": open_step}}
+        )
         seq += 1
     closers.append(
-        {"type": "turn/end", "seq": seq, "time": time, "data": {"turn": open_turn, "reason": {"kind": "interrupted"}}}
+        {
+            "type": "turn/end",
+            "seq": seq,
+            "time": time,
+            "data": {"turn": open_turn, "reason": {"kind": "interrupted"}},
+        }
     )
     return closers
 
@@ -221,7 +231,12 @@ class _Renderer:
     # ---------------------------------------------------------------- session
     def run(self) -> Rendered:
         plan = self.plan
-        header: dict = {"type": "session", "version": self.version, "id": self.session_id, "createdAt": self.created_at}
+        header: dict = {
+            "type": "session",
+            "version": self.version,
+            "id": self.session_id,
+            "createdAt": self.created_at,
+        }
         if plan.cwd:
             header["cwd"] = _CWD
         depth = 0
@@ -318,12 +333,22 @@ class _Renderer:
             return source
         if kind == "plugin":
             if variant % 2:
-                return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-goal", "form": "notice", "summary": "goal round"}
+                return {
+                    "kind": "plugin",
+                    "plugin": "@deepseek-ai/dsh-goal",
+                    "form": "notice",
+                    "summary": "goal round",
+                }
             return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-skills", "form": "instructions"}
         if kind == "coordinator" or kind == "subagent-report":
             return {"kind": kind, "form": "relay", "senderSessionId": sender}
         if kind == "subagent-settled":
-            return {"kind": kind, "form": "notice", "summary": "Background subagent finished.", "senderSessionId": sender}
+            return {
+                "kind": kind,
+                "form": "notice",
+                "summary": "Background subagent finished.",
+                "senderSessionId": sender,
+            }
         if kind == "agent-instructions":
             change = {"action": "set", "scope": "project", "path": f"{_CWD}/AGENTS.md"}
             if variant % 2:
@@ -335,11 +360,26 @@ class _Renderer:
         if kind == "skill-invocation":
             return {"kind": kind, "name": "review", "form": "instructions"}
         if kind == "skill-catalog":
-            return {"kind": kind, "form": "catalog", "entries": [{"name": "review", "description": "Review a diff."}]}
+            return {
+                "kind": kind,
+                "form": "catalog",
+                "entries": [{"name": "review", "description": "Review a diff."}],
+            }
         if kind == "goal":
-            return {"kind": kind, "goalId": f"goal-{self.session_id[:8]}", "revision": 1, "round": 1 + variant % 3}
+            return {
+                "kind": kind,
+                "goalId": f"goal-{self.session_id[:8]}",
+                "revision": 1,
+                "round": 1 + variant % 3,
+            }
         if kind == "team-message":
-            return {"kind": kind, "teamId": "team-1", "messageId": sender, "senderId": "lead", "senderName": "Lead"}
+            return {
+                "kind": kind,
+                "teamId": "team-1",
+                "messageId": sender,
+                "senderId": "lead",
+                "senderName": "Lead",
+            }
         if kind == "session-reference":
             reference = {
                 "sessionId": sender,
@@ -405,10 +445,14 @@ class _Renderer:
             blocked = end.kind == "blocked" or end.cause == "hook"
             self._hook("UserPromptSubmit", None, block=blocked)
             if blocked:
-                reason = {"kind": "blocked"} if end.kind == "blocked" else {
-                    "kind": "aborted",
-                    "reason": {"kind": "hook", "reason": "blocked by policy hook"},
-                }
+                reason = (
+                    {"kind": "blocked"}
+                    if end.kind == "blocked"
+                    else {
+                        "kind": "aborted",
+                        "reason": {"kind": "hook", "reason": "blocked by policy hook"},
+                    }
+                )
                 self._end_turn(reason)
                 return
         steps = plan.steps
@@ -487,7 +531,12 @@ class _Renderer:
             self._interrupted_attempt(plan)
         elif end == "error":
             message_text, code = FAILURE_CODES[turn.end.failure]
-            self._chunk({"type": "finish", "reason": {"kind": "error", "failure": {"message": message_text, "code": code}}})
+            self._chunk(
+                {
+                    "type": "finish",
+                    "reason": {"kind": "error", "failure": {"message": message_text, "code": code}},
+                }
+            )
         else:
             calls = () if end == "max-tokens" else plan.calls
             seqs, blocks = self._attempt(plan, calls, finish="max-tokens" if end == "max-tokens" else None)
@@ -516,7 +565,14 @@ class _Renderer:
             tool = TOOLS[call.tool]
             key = next(iter(tool["parameters"]["properties"]))
             arguments = dumps({key: self._phrase(call.args, call.tool)})
-            blocks.append({"type": "tool-call", "id": f"call_{self._id()[:18]}", "name": tool["name"], "arguments": arguments})
+            blocks.append(
+                {
+                    "type": "tool-call",
+                    "id": f"call_{self._id()[:18]}",
+                    "name": tool["name"],
+                    "arguments": arguments,
+                }
+            )
         return blocks
 
     def _stream(self, blocks: list[dict], pieces: int, calls: tuple[ToolCallPlan, ...]) -> list[int]:
@@ -526,7 +582,12 @@ class _Renderer:
             seqs.append(self._chunk({"type": "block-start", "index": index, "blockType": block["type"]}))
             if block["type"] == "tool-call":
                 for part in _split(block["arguments"], next(call_pieces, 1)):
-                    delta = {"type": "tool-call-delta", "index": index, "id": block["id"], "name": block["name"]}
+                    delta = {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "id": block["id"],
+                        "name": block["name"],
+                    }
                     delta["argumentsDelta"] = part
                     seqs.append(self._chunk(delta))
             else:
@@ -551,7 +612,9 @@ class _Renderer:
         seqs.append(self._chunk({"type": "finish", "reason": {"kind": reason}}))
         return seqs, blocks
 
-    def _assistant(self, blocks: list[dict], seqs: list[int], *, usage: bool, interrupted: bool = False) -> None:
+    def _assistant(
+        self, blocks: list[dict], seqs: list[int], *, usage: bool, interrupted: bool = False
+    ) -> None:
         data: dict = {
             "turn": self.turn,
             "step": self.step,
@@ -569,7 +632,8 @@ class _Renderer:
         self._push("assistant/message", data, op="append", sources=seqs)
 
     def _interrupted_attempt(self, plan: StepPlan) -> None:
-        """A user/parent abort mid-stream: the partial text is kept, flagged ``interrupted`` (cancel snapshot)."""
+        """A user/parent abort mid-stream: the partial text is kept and flagged ``interrupted``
+        (the acp ``cancel`` snapshot)."""
         text = self._phrase(plan.text, 5)
         partial = _split(text, max(2, plan.pieces))[:-1] or [text]
         seqs = [self._chunk({"type": "block-start", "index": 0, "blockType": "text"})]
@@ -584,7 +648,9 @@ class _Renderer:
             self._chunk({"type": "block-start", "index": 0, "blockType": "text"})
             for part in _split(self._phrase(Words(failure.failure, 2 * failure.partial), 1), failure.partial):
                 self._chunk({"type": "text-delta", "index": 0, "text": part})
-        self._chunk({"type": "finish", "reason": {"kind": "error", "failure": {"message": message, "code": code}}})
+        self._chunk(
+            {"type": "finish", "reason": {"kind": "error", "failure": {"message": message, "code": code}}}
+        )
         if failure.kind == "overflow":
             self._compaction(CompactionPlan(keep=1), turn=self.turn)
             return
@@ -609,7 +675,9 @@ class _Renderer:
         if data["mode"] == "normal":
             data["maxRetries"] = max(3, retry)
         self._push("llm/retry", data)
-        self._push("llm/retry-started", {"retryId": retry_id, "turn": self.turn, "step": self.step, "retry": retry})
+        self._push(
+            "llm/retry-started", {"retryId": retry_id, "turn": self.turn, "step": self.step, "retry": retry}
+        )
 
     def _tool_round(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], blocks: list[dict]) -> None:
         call_blocks = [b for b in blocks if b["type"] == "tool-call"]
@@ -648,15 +716,22 @@ class _Renderer:
                 "arguments": {"path": f"src/{WORDS[n]}.py"},
             }
             self._push("tool/code-dispatch-start", sub)
-            self._push("tool/code-dispatch", {**sub, "isError": False, "content": [{"type": "text", "text": "ok"}]})
+            self._push(
+                "tool/code-dispatch", {**sub, "isError": False, "content": [{"type": "text", "text": "ok"}]}
+            )
         if call.web_search:
             body = {
                 "model": self.model,
                 "max_tokens": 1024,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": self._phrase(call.args)}]}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": self._phrase(call.args)}]}
+                ],
                 "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}],
             }
-            self._push("web/deepseek-search-llm-request", {"endpoint": "/anthropic/v1/messages", "apiVersion": "2023-06-01", "body": body})
+            self._push(
+                "web/deepseek-search-llm-request",
+                {"endpoint": "/anthropic/v1/messages", "apiVersion": "2023-06-01", "body": body},
+            )
 
     def _tool_result(self, call: ToolCallPlan, block: dict, call_seq: int) -> None:
         refused = call.hook == "block" or call.approval not in (None, "allowed-once")
@@ -664,7 +739,14 @@ class _Renderer:
         text = "Error: the tool call was refused" if refused else self._phrase(call.result, 3)
         message = {
             "source": {"kind": "tool", "callId": block["id"]},
-            "content": [{"type": "tool-result", "toolCallId": block["id"], "content": [{"type": "text", "text": text}], "isError": is_error}],
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": block["id"],
+                    "content": [{"type": "text", "text": text}],
+                    "isError": is_error,
+                }
+            ],
             "role": "user",
             "id": self._id(),
         }
@@ -703,7 +785,12 @@ class _Renderer:
         header: dict = {"config": config, "system": _SYSTEM, "tools": list(TOOLS[:3])}
         if self.model != MODELS[0]:
             config["reasoningEffort"] = "high"
-            header = {"config": config, "adapterDefaults": {"reasoningEffort": True}, "system": _SYSTEM, "tools": list(TOOLS)}
+            header = {
+                "config": config,
+                "adapterDefaults": {"reasoningEffort": True},
+                "system": _SYSTEM,
+                "tools": list(TOOLS),
+            }
         self._push("request/header", {"header": header, "reason": reason})
         context: dict = {"provider": PROVIDER, "model": self.model}
         if self.salt % 2:
@@ -734,9 +821,15 @@ class _Renderer:
         if kind == "fallback":
             source: dict = {"kind": "fallback"}
         else:
-            source = {"kind": "provider", "provider": PROVIDER, "model": {"provider": PROVIDER, "model": self.model}}
+            source = {
+                "kind": "provider",
+                "provider": PROVIDER,
+                "model": {"provider": PROVIDER, "model": self.model},
+            }
         if kind == "llm":
-            framed = "Generate the session title from this JSON array of human messages:\n" + dumps([{"seq": seq, "text": text}])
+            framed = "Generate the session title from this JSON array of human messages:\n" + dumps(
+                [{"seq": seq, "text": text}]
+            )
             request = {
                 "titleProvider": PROVIDER,
                 "messageSeqs": [seq],
@@ -763,7 +856,12 @@ class _Renderer:
         if matcher is not None:
             invoked["matcher"] = matcher
         self._push("hook/invoked", invoked)
-        result: dict = {"turn": self.turn, "point": point, "handlerId": handler, "decision": "block" if block else "allow"}
+        result: dict = {
+            "turn": self.turn,
+            "point": point,
+            "handlerId": handler,
+            "decision": "block" if block else "allow",
+        }
         result["exitCode"] = 2 if block else 0
         if block:
             result["stderrSummary"] = "blocked by policy hook"
@@ -782,14 +880,18 @@ class _Renderer:
     def _compaction(self, plan: CompactionPlan, *, turn: int | None) -> None:
         """compaction/start -> summary -> checkpoint user/message replace -> end (TM:112-144 adjacency)."""
         end = len(self.surface) - 1 - plan.keep
-        while 0 <= end < len(self.surface) - 1 and self.events[self.surface[end + 1]]["type"] == "tool/result":
+        while (
+            0 <= end < len(self.surface) - 1 and self.events[self.surface[end + 1]]["type"] == "tool/result"
+        ):
             end -= 1
         if end < 0 and not plan.failed:
             return
         compaction_id = self._id()
         command_id = self._id("cmd-") if plan.manual else None
         if command_id is not None:
-            self._push("command/run", {"commandId": command_id, "name": "compact", "source": {"kind": "user"}})
+            self._push(
+                "command/run", {"commandId": command_id, "name": "compact", "source": {"kind": "user"}}
+            )
         owner: dict = {"compactionId": compaction_id}
         if command_id is not None:
             owner["sourceCommandId"] = command_id
@@ -799,19 +901,25 @@ class _Renderer:
         else:
             shadowed = self.surface[: end + 1]
             tokens = sum(estimate_content(self._message_of(self.events[s])["content"]) + 4 for s in shadowed)
-            summary = [{"type": "text", "text": "The earlier conversation established the task and its results."}]
+            summary = [
+                {"type": "text", "text": "The earlier conversation established the task and its results."}
+            ]
             span = {"start": shadowed[0], "end": shadowed[-1]}
             data = {**owner, "summary": summary, "shadowedRange": span, "shadowedSeqs": list(shadowed)}
             data.update(shadowedTokenCount=tokens, provider=PROVIDER, model=self.model, maxTokens=4096)
             if not plan.manual:
-                data.update(usage={"inputTokens": tokens, "outputTokens": 16}, rawOutput=summary, llmStreamCall=True)
+                data.update(
+                    usage={"inputTokens": tokens, "outputTokens": 16}, rawOutput=summary, llmStreamCall=True
+                )
             self._push("compaction/summary", data)
             source: dict = {"kind": "plugin", "plugin": "compact", **owner}
             checkpoint = {"content": summary, "source": source, "role": "user", "id": self._id()}
             self._push("user/message", checkpoint, op={"op": "replace", **span}, sources=list(shadowed))
             self._push("compaction/end", {**owner, "turn": turn})
         if command_id is not None:
-            self._push("command/done", {"commandId": command_id, "kind": "error" if plan.failed else "success"})
+            self._push(
+                "command/done", {"commandId": command_id, "kind": "error" if plan.failed else "success"}
+            )
 
     def _prune(self) -> None:
         """compaction/prune of the newest tool/result on the surface, then its content-only replace."""
@@ -820,11 +928,20 @@ class _Renderer:
             return
         original = self.events[target]["data"]
         tokens = estimate_content(original["message"]["content"]) + 4
-        self._push("compaction/prune", {"shadowedRange": {"start": target, "end": target}, "shadowedSeqs": [target], "shadowedTokenCount": tokens})
+        self._push(
+            "compaction/prune",
+            {
+                "shadowedRange": {"start": target, "end": target},
+                "shadowedSeqs": [target],
+                "shadowedTokenCount": tokens,
+            },
+        )
         block = original["message"]["content"][0]
         pruned = {**block, "content": [{"type": "text", "text": "[output pruned]"}]}
         data = {**original, "message": {**original["message"], "content": [pruned]}}
-        self._push("tool/result", data, op={"op": "replace", "start": target, "end": target}, sources=[target])
+        self._push(
+            "tool/result", data, op={"op": "replace", "start": target, "end": target}, sources=[target]
+        )
 
     @staticmethod
     def _message_of(event: dict) -> dict:
@@ -833,7 +950,12 @@ class _Renderer:
     # ---------------------------------------------------------------- side events
     def _descriptor(self) -> None:
         if self.plan.descriptor == "one-shot":
-            data: dict = {"mode": "one-shot", "version": 3, "provider": "spawn", "label": "Reply with CHILD_OK"}
+            data: dict = {
+                "mode": "one-shot",
+                "version": 3,
+                "provider": "spawn",
+                "label": "Reply with CHILD_OK",
+            }
         else:
             data = {"mode": "continuable", "version": 3, "provider": "spawn", "label": "Reply with CHILD_OK"}
             data.update(agentProvider=PROVIDER, agentModel=MODELS[0])
@@ -843,12 +965,18 @@ class _Renderer:
         v = side.variant
         kind = side.kind
         if kind == "title-user":
-            self._push("session/title", {"title": "Renamed session", "messageSeqs": [], "source": {"kind": "user"}})
+            self._push(
+                "session/title", {"title": "Renamed session", "messageSeqs": [], "source": {"kind": "user"}}
+            )
         elif kind == "goal":
             self._goal(v)
         elif kind == "command":
             command_id = self._id("cmd-")
-            run: dict = {"commandId": command_id, "name": COMMAND_NAMES[1 + v % 3], "source": {"kind": "user"}}
+            run: dict = {
+                "commandId": command_id,
+                "name": COMMAND_NAMES[1 + v % 3],
+                "source": {"kind": "user"},
+            }
             if v % 2:
                 run["args"] = "--verbose"
             self._push("command/run", run)
@@ -870,7 +998,16 @@ class _Renderer:
             message = self._user_message("user", Words(v, 4))
             self._insert(message)
             start = len(self.pending_turn) - 1
-            self._push("agent/inbox/spliced", {"target": "next-turn", "start": start, "removedCount": 1, "inserted": [], "outcome": "canceled"})
+            self._push(
+                "agent/inbox/spliced",
+                {
+                    "target": "next-turn",
+                    "start": start,
+                    "removedCount": 1,
+                    "inserted": [],
+                    "outcome": "canceled",
+                },
+            )
             self.pending_turn.pop()
         elif kind == "sandbox":
             data = {"mode": ("workspace-write", "read-only", "danger-full-access")[v % 3]}
@@ -884,7 +1021,9 @@ class _Renderer:
         elif kind == "ignorable":
             # Released v0 refuses unknown types even when ignorable (V01:1582); v1 admits them.
             if self.version >= 1:
-                event = self._push(PLUGIN_EVENT_TYPES[v % len(PLUGIN_EVENT_TYPES)], {"note": "plugin state", "n": v})
+                event = self._push(
+                    PLUGIN_EVENT_TYPES[v % len(PLUGIN_EVENT_TYPES)], {"note": "plugin state", "n": v}
+                )
                 event["ignorable"] = True
         else:
             raise ValueError(f"unknown side event kind {kind!r}")
@@ -892,22 +1031,65 @@ class _Renderer:
     def _goal(self, v: int) -> None:
         now = self.time
         if self.goal is None or self.goal["phase"] == "complete":
-            goal = {"id": self._id("goal-"), "revision": 1, "objective": "Finish the task", "phase": "active", "maxGoalRounds": 3}
+            goal = {
+                "id": self._id("goal-"),
+                "revision": 1,
+                "objective": "Finish the task",
+                "phase": "active",
+                "maxGoalRounds": 3,
+            }
             self.goal = goal
-            self._push("goal/change", {"kind": "goal/change", "version": 1, "operation": "create", "goal": goal, "roundsStarted": 0, "createdAt": now, "updatedAt": now})
+            self._push(
+                "goal/change",
+                {
+                    "kind": "goal/change",
+                    "version": 1,
+                    "operation": "create",
+                    "goal": goal,
+                    "roundsStarted": 0,
+                    "createdAt": now,
+                    "updatedAt": now,
+                },
+            )
             return
         if v == 5:
             cleared = {"id": self.goal["id"], "revision": self.goal["revision"]}
-            self._push("goal/change", {"kind": "goal/change", "version": 1, "operation": "clear", "cleared": cleared, "clearedAt": now})
+            self._push(
+                "goal/change",
+                {
+                    "kind": "goal/change",
+                    "version": 1,
+                    "operation": "clear",
+                    "cleared": cleared,
+                    "clearedAt": now,
+                },
+            )
             self.goal = None
             return
-        operation, phase = (("edit", "active"), ("pause", "paused"), ("resume", "active"), ("complete", "complete"), ("block", "blocked"))[v % 5]
+        operation, phase = (
+            ("edit", "active"),
+            ("pause", "paused"),
+            ("resume", "active"),
+            ("complete", "complete"),
+            ("block", "blocked"),
+        )[v % 5]
         goal = {**self.goal, "revision": self.goal["revision"] + 1, "phase": phase}
         goal.pop("blockedReason", None)
         if phase == "blocked":
             goal["blockedReason"] = {"code": "NEEDS_INPUT", "message": "waiting for the user"}
         self.goal = goal
-        self._push("goal/change", {"kind": "goal/change", "version": 1, "operation": operation, "goal": goal, "roundsStarted": 1, "createdAt": self.created_at, "updatedAt": now})
+        self._push(
+            "goal/change",
+            {
+                "kind": "goal/change",
+                "version": 1,
+                "operation": operation,
+                "goal": goal,
+                "roundsStarted": 1,
+                "createdAt": self.created_at,
+                "updatedAt": now,
+            },
+        )
 
     def _schedule(self, v: int) -> None:
         if self.schedules and v % 2:
@@ -919,7 +1101,11 @@ class _Renderer:
             return
         schedule_id = f"sched-{self.counter + 1}"
         self.counter += 1
-        record: dict = {"id": schedule_id, "kind": ("after", "at", "every")[v % 3], "prompt": "check the build"}
+        record: dict = {
+            "id": schedule_id,
+            "kind": ("after", "at", "every")[v % 3],
+            "prompt": "check the build",
+        }
         if record["kind"] == "after":
             record["afterSeconds"] = 600
         elif record["kind"] == "every":
@@ -930,13 +1116,35 @@ class _Renderer:
 
     def _team(self, v: int) -> None:
         team = {"version": 1, "teamId": "team-1"}
-        member = {"id": f"member-{v}", "name": "Reviewer", "description": "Reviews diffs", "provider": PROVIDER, "context": ("fresh", "fork")[v % 2], "phase": "active"}
+        member = {
+            "id": f"member-{v}",
+            "name": "Reviewer",
+            "description": "Reviews diffs",
+            "provider": PROVIDER,
+            "context": ("fresh", "fork")[v % 2],
+            "phase": "active",
+        }
         self._push("team/member", {**team, "member": member})
-        task = {"id": f"task-{v}", "revision": 1, "subject": "Review", "description": "Review the change", "status": "pending", "blockedBy": [], "writeScopes": ["src/"]}
+        task = {
+            "id": f"task-{v}",
+            "revision": 1,
+            "subject": "Review",
+            "description": "Review the change",
+            "status": "pending",
+            "blockedBy": [],
+            "writeScopes": ["src/"],
+        }
         task["ownerId"] = member["id"]
         self._push("team/task", {**team, "task": task})
         message_id = self._id()
-        message = {"id": message_id, "senderId": "lead", "senderName": "Lead", "targetId": member["id"], "delivery": ("quiet", "wakeup")[v % 2], "content": [{"type": "text", "text": "please review"}]}
+        message = {
+            "id": message_id,
+            "senderId": "lead",
+            "senderName": "Lead",
+            "targetId": member["id"],
+            "delivery": ("quiet", "wakeup")[v % 2],
+            "content": [{"type": "text", "text": "please review"}],
+        }
         self._push("team/message/queued", {**team, "message": message})
         self._push("team/message/delivered", {**team, "messageId": message_id, "targetId": member["id"]})
 
@@ -949,4 +1157,7 @@ class _Renderer:
         self._push("tool-workflow/agent-start", agent)
         outcome = ("completed", "failed", "cancelled")[v % 3]
         self._push("tool-workflow/agent-end", {"runId": run_id, "seq": 1, "outcome": outcome})
-        self._push("tool-workflow/run-end", {"runId": run_id, "stopReason": ("completed", "error", "cancelled")[v % 3]})
+        self._push(
+            "tool-workflow/run-end",
+            {"runId": run_id, "stopReason": ("completed", "error", "cancelled")[v % 3]},
+        )

@@ -24,7 +24,9 @@ __all__ = ["Comparison", "Shapes", "Stats", "coverage_stats", "real_shapes"]
 
 _PACKED = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 _LEGACY_ENDS = frozenset({"rejected"})
-_LEGACY = frozenset({"compact/start", "compact/summary", "compact/end", "compact/prune", "steering/message", "prompt/blocked"})
+_LEGACY = frozenset(
+    {"compact/start", "compact/summary", "compact/end", "compact/prune", "steering/message", "prompt/blocked"}
+)
 _TOOL_OUTCOMES = ("success", "tool-error", "not-started", "outcome-unknown")
 _REPLACE_KINDS = ("compaction-checkpoint", "tool-result-prune")
 
@@ -63,7 +65,11 @@ class Shapes:
                 calls = attempts = 0
             elif kind == "tool/call":
                 calls += 1
-            elif kind == "assistant/chunk" and isinstance(data.get("chunk"), dict) and data["chunk"].get("type") == "finish":
+            elif (
+                kind == "assistant/chunk"
+                and isinstance(data.get("chunk"), dict)
+                and data["chunk"].get("type") == "finish"
+            ):
                 attempts += 1
             elif kind == "step/end":
                 self.step_shapes[(calls, attempts)] += 1
@@ -148,16 +154,23 @@ class Stats:
     def render(self, real: Shapes | None = None) -> str:
         """A plain-text report: coverage, gaps, the event-type mix and (with ``real``) the comparison."""
         gen = self.shapes
-        lines = [f"logs: {gen.logs}  origins: {_fmt(self.origins)}  format versions: {_fmt(self.format_versions)}"]
+        lines = [
+            f"logs: {gen.logs}  origins: {_fmt(self.origins)}  format versions: {_fmt(self.format_versions)}"
+        ]
         total = sum(gen.event_types.values()) or 1
-        lines.append(f"events: {total}  per log: {_spread(gen.events_per_log)}  turns per log: {_spread(gen.turns_per_log)}")
+        per_log, turns = _spread(gen.events_per_log), _spread(gen.turns_per_log)
+        lines.append(f"events: {total}  per log: {per_log}  turns per log: {turns}")
         lines.append(f"turn/end reasons: {_fmt(self.turn_end_reasons)}")
         lines.append(f"abort causes: {_fmt(self.abort_causes)}")
         lines.append(f"user source kinds: {_fmt(self.source_kinds)}")
         lines.append(f"replace kinds: {_fmt(self.replace_kinds)}")
         lines.append(f"tool outcomes: {_fmt(self.tool_outcomes)}")
         gaps = {k: v for k, v in self.missing().items() if v}
-        lines.append("coverage: complete" if not gaps else "coverage gaps: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in gaps.items()))
+        lines.append(
+            "coverage: complete"
+            if not gaps
+            else "coverage gaps: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in gaps.items())
+        )
         lines.append("")
         real_total = sum(real.event_types.values()) if real else 0
         lines.append(f"{'event type':40} {'generated':>12}" + (f" {'real':>12}" if real else ""))
@@ -165,14 +178,19 @@ class Stats:
         for kind in sorted(types, key=lambda t: (-gen.event_types[t], t)):
             row = f"{kind:40} {gen.event_types[kind]:>6} {100 * gen.event_types[kind] / total:4.1f}%"
             if real:
-                row += f" {real.event_types[kind]:>6} {100 * real.event_types[kind] / (real_total or 1):4.1f}%"
+                row += (
+                    f" {real.event_types[kind]:>6} {100 * real.event_types[kind] / (real_total or 1):4.1f}%"
+                )
             lines.append(row)
         if real:
             lines.append("")
             lines.append(f"comparison with {real.logs} real sessions (format 0 and 1):")
             for c in self.comparison(real):
                 mark = "within" if c.within else "OUTSIDE"
-                lines.append(f"  {mark:7} {c.aspect}: real {c.real}; generated {c.generated}" + (f" -- {c.note}" if c.note else ""))
+                lines.append(
+                    f"  {mark:7} {c.aspect}: real {c.real}; generated {c.generated}"
+                    + (f" -- {c.note}" if c.note else "")
+                )
         return "\n".join(lines)
 
 

@@ -16,7 +16,9 @@ from ._draw import HypothesisDraw, RandomDraw
 from ._render import render
 from ._structure import FeatureWeights, SessionPlan, draw_session
 
-__all__ = ["GeneratedLog", "generate", "session_logs"]
+__all__ = ["DEFAULT_WEIGHTS", "GeneratedLog", "generate", "session_logs"]
+
+DEFAULT_WEIGHTS = FeatureWeights()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +62,9 @@ def _log(plan: SessionPlan, max_events: int | None) -> GeneratedLog:
     return GeneratedLog(rendered.header, rendered.events, rendered.batches, plan.format_version, plan)
 
 
-def _max_steps(max_events: int) -> int:
-    # A step with tool calls is ~15-25 events; keep one turn well inside the budget.
-    return max(1, min(6, max_events // 25))
+def _max_steps(max_events: int, max_steps: int | None) -> int:
+    # A step with tool calls is ~15-25 events; by default keep one turn well inside the budget.
+    return max(1, max_steps if max_steps is not None else min(6, max_events // 25))
 
 
 def session_logs(
@@ -71,7 +73,8 @@ def session_logs(
     min_events: int = 0,
     max_events: int = 200,
     turns: tuple[int, int] = (0, 3),
-    weights: FeatureWeights = FeatureWeights(),
+    max_steps: int | None = None,
+    weights: FeatureWeights = DEFAULT_WEIGHTS,
 ) -> st.SearchStrategy[GeneratedLog]:
     """Valid DSH session logs written in the agent loop's order (reference §1.5).
 
@@ -87,6 +90,10 @@ def session_logs(
     goals, schedules, commands, team and workflow events, and (format 1 only)
     unknown plugin events marked ignorable.
 
+    Knobs: ``max_events`` (and ``min_events``), ``turns`` (own turns, lo..hi;
+    lo 0 admits the rare header-only log), ``max_steps`` per turn (default from
+    ``max_events``), ``weights`` for every optional feature and turn ending.
+
     Shrinking deletes turns, steps and tool calls (they are ``st.lists``) and
     switches features off, so failures shrink to small readable logs. Logs are
     cut at turn boundaries to ``max_events``; ``min_events`` is a filter, so keep
@@ -96,7 +103,13 @@ def session_logs(
     @st.composite
     def plans(draw) -> SessionPlan:
         d = HypothesisDraw(draw)
-        return draw_session(d, weights=weights, format_version=format_version, turns=turns, max_steps=_max_steps(max_events))
+        return draw_session(
+            d,
+            weights=weights,
+            format_version=format_version,
+            turns=turns,
+            max_steps=_max_steps(max_events, max_steps),
+        )
 
     logs = plans().map(lambda plan: _log(plan, max_events))
     if min_events > 0:
@@ -112,7 +125,8 @@ def generate(
     min_events: int = 0,
     max_events: int = 200,
     turns: tuple[int, int] = (0, 3),
-    weights: FeatureWeights = FeatureWeights(),
+    max_steps: int | None = None,
+    weights: FeatureWeights = DEFAULT_WEIGHTS,
 ) -> Iterator[GeneratedLog]:
     """Yield ``count`` logs, deterministically for ``seed``, independent of Hypothesis' engine.
 
@@ -127,7 +141,13 @@ def generate(
         attempts += 1
         if attempts > 1000 * (count + 1):
             raise ValueError(f"cannot draw logs of {min_events}..{max_events} events; widen the range")
-        plan = draw_session(d, weights=weights, format_version=format_version, turns=turns, max_steps=_max_steps(max_events))
+        plan = draw_session(
+            d,
+            weights=weights,
+            format_version=format_version,
+            turns=turns,
+            max_steps=_max_steps(max_events, max_steps),
+        )
         log = _log(plan, max_events)
         if min_events <= len(log.events) <= max_events:
             produced += 1

@@ -22,10 +22,10 @@ from ._vocabulary import ABORT_CAUSES, FAILURE_CODES, TOOLS, USER_SOURCE_KINDS
 
 __all__ = [
     "BETWEEN_TURN_SIDES",
+    "SESSION_START_SIDES",
     "CompactionPlan",
     "FailedAttemptPlan",
     "FeatureWeights",
-    "SESSION_START_SIDES",
     "SessionPlan",
     "SidePlan",
     "StepPlan",
@@ -53,7 +53,13 @@ BETWEEN_TURN_SIDES: tuple[str, ...] = (
     "ignorable",
 )
 # Settings the harness records when a session starts.
-SESSION_START_SIDES: tuple[str, ...] = ("approval-policy", "sandbox", "permission", "agent-preset", "plan-mode")
+SESSION_START_SIDES: tuple[str, ...] = (
+    "approval-policy",
+    "sandbox",
+    "permission",
+    "agent-preset",
+    "plan-mode",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +245,8 @@ def _rare(d: Draw, *odds: float) -> tuple[bool, ...]:
 
 
 def _tool_call(d: Draw, w: FeatureWeights) -> ToolCallPlan:
+    """One advertised call (bash/read/write/subagent, as in the snapshots), with its streamed-argument
+    pieces, an optional tool error, PreToolUse hook, approval prompt, code dispatches or web search."""
     tool = d.integer(0, len(TOOLS) - 1)
     args = _words(d, 1, 6)
     error = d.chance(w.tool_error)
@@ -259,11 +267,15 @@ def _tool_call(d: Draw, w: FeatureWeights) -> ToolCallPlan:
 
 
 def _failure(d: Draw, w: FeatureWeights) -> FailedAttemptPlan:
+    """A failed model attempt before the step's final one: a retried provider error, or a context
+    overflow recovered by compaction (headless compaction-recovery snapshot)."""
     kind = "overflow" if d.chance(w.overflow / max(w.retry + w.overflow, 1e-9)) else "retry"
     return FailedAttemptPlan(kind=kind, failure=d.integer(0, len(FAILURE_CODES) - 1), partial=d.integer(0, 2))
 
 
 def _step(d: Draw, w: FeatureWeights, working: bool) -> StepPlan:
+    """One step; ``working`` steps may call tools (the model keeps going), the final one answers in
+    text, as the real turns do (acp bash-tool-turn, parallel-tool-calls)."""
     calls = tuple(d.many(_tool_call, 1, 3, w)) if working and d.chance(w.tool_calls) else ()
     text = _words(d, 1, 12) if not calls or d.chance(0.3) else Words(0, 0)
     reasoning = _words(d, 2, 16) if d.chance(w.reasoning) else None
@@ -284,6 +296,7 @@ def _step(d: Draw, w: FeatureWeights, working: bool) -> StepPlan:
 
 
 def _end(d: Draw, w: FeatureWeights) -> TurnEndPlan:
+    """How the turn ends, weighted by ``FeatureWeights.endings`` (completed dominates, as in real logs)."""
     kind = d.weighted(w.endings())
     cause = d.pick(ABORT_CAUSES) if kind == "aborted" else "user"
     failure = d.integer(0, len(FAILURE_CODES) - 1) if kind == "error" else 0
@@ -300,10 +313,13 @@ def _end(d: Draw, w: FeatureWeights) -> TurnEndPlan:
 
 
 def _side(d: Draw, kinds: tuple[str, ...]) -> SidePlan:
+    """A non-turn event group of one of ``kinds`` (settings, goals, commands, team and workflow events)."""
     return SidePlan(kind=d.pick(kinds), variant=d.integer(0, 5))
 
 
 def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
+    """One turn in write order: side events and compaction before it, the prompt of one of the released
+    source kinds, its steps and its ending."""
     end = _end(d, w)
     steps: tuple[StepPlan, ...] = ()
     # Blocked and hook-aborted turns stop before any step; some provider errors do too (subagent snapshot).
@@ -325,7 +341,9 @@ def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
         prompt=prompt,
         before=before,
         compaction=(
-            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15)) if compaction else None
+            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15))
+            if compaction
+            else None
         ),
         prune=prune,
         title=title,

@@ -32,18 +32,56 @@ __all__ = [
 ]
 
 KNOWN_V0_EVENT_TYPES: frozenset[str] = frozenset(
-    """
-    agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
-    assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
-    compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result
-    llm/retry llm/retry-started permission/preset plan/mode request/context request/header
-    sandbox/mode schedule/change session/end-seed session/title session/title-llm-request
-    step/end step/start subagent/descriptor team/member team/message/delivered
-    team/message/queued team/task todo/write tool-workflow/agent-end tool-workflow/agent-start
-    tool-workflow/run-end tool-workflow/run-start tool/call tool/code-dispatch
-    tool/code-dispatch-start tool/result turn/end turn/start user/message
-    web/deepseek-search-llm-request
-    """.split()
+    [
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    ]
 )
 
 SURFACE_TYPES: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -99,7 +137,11 @@ TOOLS: tuple[dict, ...] = (
     {
         "name": "subagent",
         "description": "Delegate a task to a subagent.",
-        "parameters": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"prompt": {"type": "string"}},
+            "required": ["prompt"],
+        },
     },
 )
 
@@ -126,12 +168,52 @@ OUTCOME_UNKNOWN_TEXT = (
     "or ask the user. Do not retry blindly."
 )
 
-WORDS: tuple[str, ...] = tuple(
-    """
-    the file read list run test build fix check open write update code src readme error output
-    project config module function class value line path result directory package install import
-    change commit branch merge status report summary step plan todo done ok alpha beta gamma
-    """.split()
+WORDS: tuple[str, ...] = (
+    "the",
+    "file",
+    "read",
+    "list",
+    "run",
+    "test",
+    "build",
+    "fix",
+    "check",
+    "open",
+    "write",
+    "update",
+    "code",
+    "src",
+    "readme",
+    "error",
+    "output",
+    "project",
+    "config",
+    "module",
+    "function",
+    "class",
+    "value",
+    "line",
+    "path",
+    "result",
+    "directory",
+    "package",
+    "install",
+    "import",
+    "change",
+    "commit",
+    "branch",
+    "merge",
+    "status",
+    "report",
+    "summary",
+    "step",
+    "plan",
+    "todo",
+    "done",
+    "ok",
+    "alpha",
+    "beta",
+    "gamma",
 )
 
 CHARS_PER_TOKEN = 4
