@@ -1,5 +1,8 @@
 """``dshfuzz mutate LOG --mutator NAME [--seed S] --out FILE``: inject one incident.
 
+NAME is an incident mutator, or a robustness perturbation or metamorphic transform
+(these expect no rule: they reproduce checker-robustness and false-alarm cases).
+
 Reads LOG (never writes it), applies the mutator with choices drawn from Hypothesis
 seeded by ``--seed`` (the same seed gives the same mutant), and writes the mutant
 atomically to FILE; the container follows FILE's name (``.zstd``: zstd frames).
@@ -19,7 +22,8 @@ HELP = "inject one incident into a log"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", type=Path, help="the session log to mutate (read only)")
-    parser.add_argument("--mutator", required=True, help="mutator name (see `dshfuzz mutators`)")
+    parser.add_argument("--mutator", required=True,
+                        help="mutator, perturbation or metamorphic transform name (see `dshfuzz mutators`)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the mutator's choices (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the mutant (.jsonl or .jsonl.zstd)")
     parser.add_argument("--json", action="store_true", help="print the mutant's metadata as JSON")
@@ -28,10 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dshfuzz._atomic import write_atomic
     from dshfuzz.model import dumps, read_log
-    from dshfuzz.mutators import Inapplicable, apply_seeded, get
+    from dshfuzz.mutators import Inapplicable, apply_seeded, get_edit
 
     try:
-        mutator = get(args.mutator)
+        mutator = get_edit(args.mutator)
     except KeyError as exc:
         print(f"dshfuzz mutate: {exc.args[0]}", file=sys.stderr)
         return 2

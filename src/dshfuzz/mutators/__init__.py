@@ -13,11 +13,11 @@ mutators registered under the ``dshfuzz.mutators`` entry-point group;
 ``apply_seeded`` the seeded one-shot form behind ``dshfuzz mutate``.
 """
 
-from ._base import CompressionPolicy, Level, Mutant, Mutator, applicable_rules, mutator
+from ._base import CompressionPolicy, Edit, Level, Mutant, Mutator, applicable_rules, mutator
 from ._draft import Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
-from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, load_mutators
+from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, get_edit, load_mutators
 from ._strategy import apply_seeded, incident_logs, incident_weights, mutants
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "MUTATORS",
     "PERTURBATIONS",
     "CompressionPolicy",
+    "Edit",
     "Inapplicable",
     "Level",
     "Mutant",
@@ -36,6 +37,7 @@ __all__ = [
     "apply",
     "apply_seeded",
     "get",
+    "get_edit",
     "incident_logs",
     "incident_weights",
     "load_mutators",

@@ -27,6 +27,7 @@ from ._draft import EventDraft, Inapplicable, as_draft
 __all__ = [
     "CompressionPolicy",
     "DrawAdapter",
+    "Edit",
     "Edited",
     "Level",
     "MutateFn",
@@ -35,7 +36,6 @@ __all__ = [
     "applicable_rules",
     "mutator",
     "run_edit",
-    "run_edit_or_reject",
 ]
 
 
@@ -81,8 +81,50 @@ class Mutant:
         return ".jsonl.zstd" if self.compression == "zstd" else ".jsonl"
 
 
+class Edit:
+    """What every log edit shares: a ``name``, the :class:`Level` it works at, the
+    level-specific ``fn`` and the container ``compression`` policy. Subclasses say
+    what the edited log must trigger (:meth:`_expectations`) and what the log needs
+    beyond ``fn``'s own precondition (:meth:`_precheck`)."""
+
+    __slots__ = ()
+    name: str
+    level: Level
+    fn: MutateFn
+    compression: CompressionPolicy
+
+    def apply(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
+        """Edit ``log`` (a generated log, a draft or a read :class:`~dshfuzz.model.SessionLog`),
+        drawing every choice from the Hypothesis ``data`` object; deterministic given its
+        draws. ``compression`` pins the container (otherwise drawn, unless the edit pins
+        it). Rejects the example when the log does not meet the edit's precondition."""
+        try:
+            return self.apply_or_raise(log, data, compression=compression)
+        except Inapplicable as why:
+            reject()
+            raise AssertionError("unreachable") from why
+
+    def apply_or_raise(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
+        """:meth:`apply`, raising :class:`Inapplicable` (with the reason) instead of rejecting."""
+        if compression is not None and self.compression not in ("any", compression):
+            raise Inapplicable(f"{self.name} writes {self.compression} logs only")
+        draft = as_draft(log)
+        self._precheck(draft)
+        version = draft.format_version
+        edited = run_edit(draft, self.level, compression or self.compression, self.fn, data)
+        expects, official = self._expectations(version)
+        return Mutant(edited.data, edited.compression, self.name, edited.description, expects, official, version)
+
+    def _precheck(self, draft: EventDraft) -> None:
+        """Raise :class:`Inapplicable` when ``draft`` cannot take this edit at all."""
+
+    def _expectations(self, version: int | None) -> tuple[frozenset[str], frozenset[str]]:
+        """The rules that must fire and the official layers that must refuse."""
+        return frozenset(), frozenset()
+
+
 @dataclass(frozen=True, slots=True)
-class Mutator:
+class Mutator(Edit):
     """One incident mutator (see the module docstring).
 
     ``incident`` is one paragraph: what happened in the field and what broke.
@@ -106,36 +148,13 @@ class Mutator:
         """The edit's docstring: precondition, injection, determinism."""
         return inspect.cleandoc(self.fn.__doc__ or "")
 
-    def apply(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
-        """Inject this incident into ``log`` (a generated log, a draft or a read
-        :class:`~dshfuzz.model.SessionLog`), drawing every choice from the Hypothesis
-        ``data`` object; deterministic given its draws. ``compression`` pins the
-        container (otherwise drawn, unless the mutator pins it). Rejects the example
-        when the log does not meet the edit's precondition."""
-        try:
-            return self.apply_or_raise(log, data, compression=compression)
-        except Inapplicable as why:
-            reject()
-            raise AssertionError("unreachable") from why
-
-    def apply_or_raise(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
-        """:meth:`apply`, raising :class:`Inapplicable` (with the reason) instead of rejecting."""
-        if compression is not None and self.compression not in ("any", compression):
-            raise Inapplicable(f"{self.name} writes {self.compression} logs only")
-        draft = as_draft(log)
+    def _precheck(self, draft: EventDraft) -> None:
         if len(draft.batches()) < self.min_batches:
             raise Inapplicable(f"needs {self.min_batches} append batches")
-        version = draft.format_version
-        edited = run_edit(draft, self.level, compression or self.compression, self.fn, data)
-        return Mutant(
-            data=edited.data,
-            compression=edited.compression,
-            mutator=self.name,
-            description=edited.description,
-            expects=applicable_rules(self.expects, version),
-            official=self.official if version == 0 else frozenset(),
-            format_version=version,
-        )
+
+    def _expectations(self, version: int | None) -> tuple[frozenset[str], frozenset[str]]:
+        # The official layers (rc.8) judge format v0 only.
+        return applicable_rules(self.expects, version), self.official if version == 0 else frozenset()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -188,16 +207,6 @@ def run_edit(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: Mut
             break
         stage = stage.lower(compression) if current is Level.LINE else stage.lower()
     return Edited(bytes(stage.data), compression, description)
-
-
-def run_edit_or_reject(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: MutateFn,
-                       data: Any) -> Edited:
-    """:func:`run_edit`, rejecting the Hypothesis example when the edit is inapplicable."""
-    try:
-        return run_edit(draft, level, policy, fn, data)
-    except Inapplicable as why:
-        reject()
-        raise AssertionError("unreachable") from why
 
 
 def applicable_rules(rules: frozenset[str], version: int | None) -> frozenset[str]:

@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 from dshfuzz.model import CHUNK_ROW_TYPES, JsonValue, compress_frame, decode_frame, dumps, loads, skippable_frame, unpack_rows
 
-from ._base import CompressionPolicy, DrawAdapter, Level, Mutant, MutateFn, run_edit_or_reject
-from ._draft import EventDraft, FrameDraft, LineDraft, RowDraft, as_draft
+from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
+from ._draft import EventDraft, FrameDraft, LineDraft, RowDraft
 
 __all__ = ["METAMORPHIC", "Transform", "variants"]
 
 
 @dataclass(frozen=True, slots=True)
-class Transform:
+class Transform(Edit):
     """One meaning-preserving rewrite at one :class:`Level`."""
 
     name: str
@@ -36,14 +36,6 @@ class Transform:
     fn: MutateFn = field(repr=False, compare=False)
     framing_only: bool = False
     compression: CompressionPolicy = "any"
-
-    def apply(self, log: object, data: Any) -> Mutant:
-        """The transformed log (as a :class:`Mutant` with no expectations); deterministic
-        given the draws."""
-        draft = as_draft(log)
-        edited = run_edit_or_reject(draft, self.level, self.compression, self.fn, data)
-        return Mutant(edited.data, edited.compression, self.name, edited.description,
-                      frozenset(), frozenset(), draft.format_version)
 
 
 _TRANSFORMS: list[Transform] = []

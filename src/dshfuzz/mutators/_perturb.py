@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 
 from dshfuzz.model import ENVELOPE_KEYS, JsonValue, dumpb, loads
 
-from ._base import CompressionPolicy, DrawAdapter, Level, Mutant, MutateFn, run_edit_or_reject
-from ._draft import EventDraft, Inapplicable, LineDraft, as_draft
+from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
+from ._draft import EventDraft, Inapplicable, LineDraft
 from ._select import choose
 
 __all__ = ["PERTURBATIONS", "Perturbation", "perturbed"]
 
 
 @dataclass(frozen=True, slots=True)
-class Perturbation:
+class Perturbation(Edit):
     """One robustness perturbation at one :class:`Level`."""
 
     name: str
@@ -36,14 +36,6 @@ class Perturbation:
     fn: MutateFn = field(repr=False, compare=False)
     must_find: bool = True
     compression: CompressionPolicy = "any"
-
-    def apply(self, log: object, data: Any) -> Mutant:
-        """The perturbed log (a :class:`Mutant` with no expectations); deterministic given
-        the draws; rejects the example when the log lacks what the perturbation needs."""
-        draft = as_draft(log)
-        edited = run_edit_or_reject(draft, self.level, self.compression, self.fn, data)
-        return Mutant(edited.data, edited.compression, self.name, edited.description,
-                      frozenset(), frozenset(), draft.format_version)
 
 
 _PERTURBATIONS: list[Perturbation] = []

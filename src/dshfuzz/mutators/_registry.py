@@ -17,9 +17,11 @@ from importlib.metadata import entry_points
 from types import MappingProxyType, ModuleType
 
 from . import _engine, _envelope, _framing, _lines, _migration, _surface, _wire
-from ._base import Mutator
+from ._base import Edit, Mutator
+from ._metamorphic import METAMORPHIC
+from ._perturb import PERTURBATIONS
 
-__all__ = ["ENTRY_POINT_GROUP", "MUTATORS", "builtin_mutators", "get", "load_mutators"]
+__all__ = ["ENTRY_POINT_GROUP", "MUTATORS", "builtin_mutators", "get", "get_edit", "load_mutators"]
 
 ENTRY_POINT_GROUP = "dshfuzz.mutators"
 
@@ -70,3 +72,12 @@ def get(name: str) -> Mutator:
         return MUTATORS[name]
     except KeyError:
         raise KeyError(f"unknown mutator {name!r}; known: {', '.join(MUTATORS)}") from None
+
+
+def get_edit(name: str) -> Edit:
+    """The mutator, robustness perturbation or metamorphic transform called ``name``."""
+    for table in (MUTATORS, PERTURBATIONS, METAMORPHIC):
+        if name in table:
+            return table[name]
+    known = [*MUTATORS, *PERTURBATIONS, *METAMORPHIC]
+    raise KeyError(f"unknown mutator {name!r}; known: {', '.join(known)}")

@@ -12,7 +12,7 @@ from hypothesis.errors import Unsatisfiable
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import Compression
 
-from ._base import DrawAdapter, Mutant, Mutator
+from ._base import DrawAdapter, Edit, Mutant, Mutator
 from ._draft import Inapplicable, as_draft
 from ._registry import get
 
@@ -49,8 +49,8 @@ _EXAMPLES = 3
 so the last of a few examples is the seeded mutant."""
 
 
-def apply_seeded(mutator: Mutator, log: object, seed_value: int, *, compression: Compression | None = None) -> Mutant:
-    """Apply ``mutator`` to one fixed ``log`` with choices drawn by Hypothesis seeded with
+def apply_seeded(mutator: Edit, log: object, seed_value: int, *, compression: Compression | None = None) -> Mutant:
+    """Apply ``mutator`` (or any other edit) to one fixed ``log`` with choices drawn by Hypothesis seeded with
     ``seed_value``: the same seed (and Hypothesis version) gives the same mutant. Raises
     :class:`Inapplicable` with the reason when the log misses the precondition."""
     draft = as_draft(log)
