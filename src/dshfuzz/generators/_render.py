@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ..model import dumps
-from ._structure import CompactionPlan, SessionPlan, SidePlan, StepPlan, ToolCallPlan, TurnPlan, Words
+from ._structure import (
+    CompactionPlan,
+    FailedAttemptPlan,
+    SessionPlan,
+    SidePlan,
+    StepPlan,
+    ToolCallPlan,
+    TurnPlan,
+    Words,
+)
 from ._vocabulary import (
     COMMAND_NAMES,
     DIALECTS,
@@ -490,16 +499,14 @@ class _Renderer:
         self._cut()
 
     def _reason(self, plan: TurnPlan) -> dict:
+        """The turn/end reason of a turn that ran to its end (blocked and crashed turns end elsewhere)."""
         end = plan.end
         if end.kind == "aborted":
             return {"kind": "aborted", "reason": {"kind": end.cause}}
         if end.kind == "error":
             message, code = FAILURE_CODES[end.failure]
             return {"kind": "error", "error": {"message": message, "code": code}}
-        if end.kind in ("max-tokens", "completed"):
-            return {"kind": end.kind}
-        # An interrupted/blocked plan whose tail could not crash or block ends normally.
-        return {"kind": "completed"}
+        return {"kind": end.kind}
 
     def _end_turn(self, reason: dict) -> None:
         self._push("turn/end", {"turn": self.turn, "reason": reason})
@@ -640,7 +647,7 @@ class _Renderer:
         seqs += [self._chunk({"type": "text-delta", "index": 0, "text": part}) for part in partial]
         self._assistant([{"type": "text", "text": "".join(partial)}], seqs, usage=False, interrupted=True)
 
-    def _failed_attempt(self, failure) -> None:
+    def _failed_attempt(self, failure: FailedAttemptPlan) -> None:
         message, code = FAILURE_CODES[failure.failure]
         if failure.kind == "overflow":
             message, code = FAILURE_CODES[2]
