@@ -97,8 +97,8 @@ def test_reading_never_raises_and_zstd_bytes_are_always_reproduced(data: bytes, 
 
 
 @given(st.randoms(use_true_random=False), st.sampled_from(["valid-v0.jsonl", "valid-v0.jsonl.zstd"]))
-def test_reading_never_raises_on_mutated_fixture_bytes(rng: random.Random, name: str) -> None:
-    data = bytearray((Path(__file__).parents[2].parent / "shared/reference/fixtures" / name).read_bytes())
+def test_reading_never_raises_on_mutated_fixture_bytes(fixtures_dir: Path, rng: random.Random, name: str) -> None:
+    data = bytearray((fixtures_dir / name).read_bytes())
     for _ in range(rng.randint(1, 4)):
         at = rng.randrange(len(data))
         action = rng.choice(["flip", "cut", "insert", "delete"])
@@ -238,3 +238,16 @@ def test_read_log_goes_by_the_official_suffix(tmp_path: Path) -> None:
     assert read_log(sniffed).compression == "zstd"
     with pytest.raises(OSError):
         read_log(tmp_path / "missing.jsonl")
+
+
+def test_encode_zstd_framing_options_keep_the_text_and_change_only_the_verdicts_they_should() -> None:
+    batches = [[ev(0), ev(1)], [ev(2)]]
+    plain = parse_log(encode_zstd(HEADER, batches))
+    for options in ({"block": "raw"}, {"block": "rle", "checksum": False}, {"content_size": True}):
+        log = parse_log(encode_zstd(HEADER, batches, **options))
+        assert [line.text for line in log.lines] == [line.text for line in plain.lines]
+        assert official_verdict(log) == official_verdict(plain) == ("read", 3, None)
+    skipped = parse_log(encode_zstd(HEADER, batches, skippable_before={2, 3}))
+    assert [f.status for f in skipped.frames] == ["complete", "complete", "skippable", "complete", "skippable"]
+    assert [e.seq for e in skipped.events] == [0, 1, 2]
+    assert skipped.refusal is not None and skipped.refusal.code == "frame.invalid-magic"

@@ -10,12 +10,13 @@ that metamorphic tests need.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from ._json import dumpb
 from ._rows import pack_chunk_runs
 from ._types import SessionLog
-from ._zstd import BlockMode, compress_frame
+from ._zstd import BlockMode, compress_frame, skippable_frame
 
 __all__ = ["batch_text", "encode_jsonl", "encode_log", "encode_zstd", "header_text"]
 
@@ -44,10 +45,23 @@ def encode_zstd(
     checksum: bool = True,
     content_size: bool = False,
     block: BlockMode = "compressed",
+    skippable_before: Collection[int] = (),
 ) -> bytes:
-    """A ``.jsonl.zstd`` log: the header frame, then one frame per batch."""
+    """A ``.jsonl.zstd`` log: the header frame, then one frame per batch.
+
+    ``skippable_before`` inserts an empty skippable frame before each listed frame
+    index (0 is the header frame; ``len(batches) + 1`` appends one at the end):
+    valid zstd that the official reader refuses.
+    """
     texts = [header_text(header)] + [batch_text(b, pack=pack) for b in batches]
-    return b"".join(compress_frame(t, checksum=checksum, content_size=content_size, block=block) for t in texts)
+    out = []
+    for index, text in enumerate(texts):
+        if index in skippable_before:
+            out.append(skippable_frame())
+        out.append(compress_frame(text, checksum=checksum, content_size=content_size, block=block))
+    if len(texts) in skippable_before:
+        out.append(skippable_frame())
+    return b"".join(out)
 
 
 def encode_log(log: SessionLog) -> bytes:
