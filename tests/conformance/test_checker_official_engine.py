@@ -8,14 +8,21 @@ the unmutated twin must pass every layer, so the refusal belongs to the mutation
 and every layer that refuses the mutant must be named by some error finding, or
 by a warning of a migration pre-check for the released layer (v0 exactness); the
 offline ``wire`` layer seeds a Session first, so a seed refusal explains it too.
+On generated logs with odd values in turn/step/inbox/usage fields, the meter, the
+inbox replay and the invariant companion refuse exactly when an error finding
+names them.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders and mutants
 
@@ -25,7 +32,10 @@ import test_checker_plugin  # noqa: E402
 import test_checker_wire  # noqa: E402
 from agent_loop_logs import Builder, jsonl  # noqa: E402
 
-from dshfuzz.checker import CheckOptions, RuleId, check_path  # noqa: E402
+from checker_logs import session_log  # noqa: E402
+
+from dshfuzz.checker import CheckOptions, RuleId, check_log, check_path  # noqa: E402
+from dshfuzz.generators import session_logs  # noqa: E402
 
 OFFLINE = {"loadApp": "load"}
 TWINS = [*test_checker_engine.twins(), *test_checker_plugin.twins(), *test_checker_wire.twins(),
@@ -70,3 +80,41 @@ def test_refused_by_names_exactly_who_refuses(official, tmp_path: Path, rule: Ru
     assert not unexplained, (f"{why}: official layers refuse with no finding naming them: {unexplained}\n"
                              + "\n".join(f"  {f.rule} {f.seq}: {f.message} {list(map(str, f.refused_by))}"
                                          for f in report.findings))
+
+
+_VALUES = st.sampled_from([
+    None, 0, 1, 2, 3, -1, 1.5, "x", [], {}, True, [0, 1], [5, 2],
+    {"inputTokens": -1, "outputTokens": 2}, {"inputTokens": 1.5, "outputTokens": 0},
+    {"inputTokens": 1, "outputTokens": 1, "cacheReadTokens": None}, {"inputTokens": 1, "outputTokens": 1, "cacheWriteTokens": "2"},
+])
+_FIELDS = {
+    "agent/inbox/spliced": ("start", "removedCount", "target", "inserted"),
+    "turn/start": ("turn",), "turn/end": ("turn",), "step/start": ("turn", "step"), "step/end": ("turn", "step"),
+    "assistant/chunk": ("turn", "step"), "assistant/message": ("turn", "step", "usage", "sourceEventSeqs"),
+    "request/context": ("contextWindow",),
+}
+_ENGINE_LAYERS = ("meter", "inbox", "invariants")
+
+
+@given(session_logs(max_events=80), st.data())
+def test_meter_inbox_and_invariants_refuse_exactly_when_a_finding_names_them(official, generated: Any,
+                                                                            data: st.DataObject) -> None:
+    """Generated logs with one or two turn/step/inbox/usage fields replaced by odd JSON values."""
+    events = copy.deepcopy(generated.events)
+    candidates = [i for i, e in enumerate(events) if e["type"] in _FIELDS]
+    if not candidates:
+        return
+    for _ in range(data.draw(st.integers(1, 2), label="edits")):
+        event = events[data.draw(st.sampled_from(candidates), label="event")]
+        key = data.draw(st.sampled_from(_FIELDS[event["type"]]), label="field")
+        target = event if key == "sourceEventSeqs" else event["data"]
+        target[key] = copy.deepcopy(data.draw(_VALUES, label="value"))
+    report = check_log(session_log(generated.header, events), CheckOptions(strict=True))
+    named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
+    verdicts = official.check(events=events, header=generated.header, layers=_ENGINE_LAYERS)
+    for layer in _ENGINE_LAYERS:
+        refused = not verdicts[layer].ok
+        assert refused == (layer in named), (
+            f"{layer}: official {'refuses' if refused else 'accepts'} "
+            f"({verdicts[layer].error.message if verdicts[layer].error else ''}); findings: "
+            + "; ".join(f"{f.rule}@{f.seq} {list(map(str, f.refused_by))}" for f in report.findings if f.is_error))

@@ -15,6 +15,8 @@ when no moment refuses it (the client renderer still loops on it).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +78,10 @@ class _Structure:
         self.next_step = 1
         self.meter_step: dict[str, Any] | None = None
         self.header_seen = False
+        self.last_context: int | None = None
+        self.usage_totals: tuple[float, ...] = (0, 0, 0, 0)
+        self.last_usage: tuple[Any, Any, tuple[float, ...], int] | None = None
+        self.usage_problem: tuple[int, str] | None = None
 
     def hit(self, index: int, rule: RuleId, layer: OfficialLayer, message: str) -> None:
         key = (index, rule)
@@ -92,6 +98,9 @@ class _Structure:
             if kind == "assistant/chunk":
                 data = raw.get("data")
                 turn, step = self.inv_turn, self.inv_step
+                chunk = data.get("chunk") if type(data) is dict else None
+                if type(chunk) is dict and chunk.get("type") == "usage":
+                    self.usage_sample(index, event, chunk.get("usage", MISSING))
                 # The common case, decided without the general walk: exact ints naming the open step.
                 if (type(data) is dict and type(turn) is int and type(step) is int
                         and type(data.get("turn")) is int and data["turn"] == turn
@@ -101,7 +110,53 @@ class _Structure:
                 continue
             self.structure(index, event, kind)
             self.meter(index, event, kind)
+        self.context_window()
+        self.usage_verdict()
         return sorted(self.hits.values(), key=lambda h: (h.index, h.rule))
+
+    def usage_sample(self, index: int, event: Event, usage: Any) -> None:
+        """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
+        newest sample replaces the earlier one in running totals, and the newest overall sets
+        the prompt pressure; both are checked once the log is folded."""
+        data = event.data
+        turn, step = _get(data, "turn"), _get(data, "step")
+        where = f"token meter: the usage sample at seq {_show(event.seq)}"
+        if usage is None or usage is MISSING:
+            self.hit(index, RuleId.T2, _L.METER, f"{where} is missing")
+            return
+        if not _released_usage(usage):
+            self.hit(index, RuleId.T2, _L.RELEASED, f"{where} is not exactly "
+                     "{inputTokens, outputTokens, totalTokens?, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?} "
+                     "with non-negative integer counts")
+        fields = usage if type(usage) is dict else {}  # a primitive's properties read as undefined
+        buckets = tuple(_js_count(fields.get(k, MISSING), optional=k.startswith("cache"))
+                        for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"))
+        if self.usage_problem is None and not all(_count_ok(b) for b in buckets):
+            self.usage_problem = (index, "holds a token count that is not a non-negative integer")
+        last = self.last_usage
+        previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else (0, 0, 0, 0)
+        self.usage_totals = tuple(t - p + b for t, p, b in zip(self.usage_totals, previous, buckets))
+        self.last_usage = (turn, step, buckets, index)
+
+    def usage_verdict(self) -> None:
+        """The projections' schemas: every total and the newest pressure are non-negative integers."""
+        if self.last_usage is None:
+            return
+        pressure = self.last_usage[2][0] + self.last_usage[2][2] + self.last_usage[2][3]
+        if all(_count_ok(t) for t in self.usage_totals) and _count_ok(pressure):
+            return
+        index, problem = self.usage_problem or (self.last_usage[3], "leaves token totals that are not non-negative integers")
+        self.hit(index, RuleId.T2, _L.METER,
+                 f"token meter: the usage sample at seq {_show(self.events[index].seq)} {problem}")
+
+    def context_window(self) -> None:
+        """The last request/context's contextWindow is the pressure projection's positive-integer window (TM:320)."""
+        if self.last_context is None:
+            return
+        window = _get(self.events[self.last_context].data, "contextWindow")
+        if window is not MISSING and not (is_safe_integer(window) and window > 0):
+            self.hit(self.last_context, RuleId.T2, _L.METER,
+                     f"token meter: contextWindow {_show(window)} is not a positive integer")
 
     def both(self, index: int, rule: RuleId, message: str, *, released: bool = True) -> None:
         self.hit(index, rule, _L.INVARIANTS, message)
@@ -164,6 +219,8 @@ class _Structure:
         seq = _show(event.seq)
         if kind == "request/header":
             self.header_seen = True
+        elif kind == "request/context":
+            self.last_context = index
         elif kind == "step/start":
             if self.meter_step is not None:
                 self.hit(index, rule, _L.METER, f"token meter: step/start at seq {seq} arrived before turn "
@@ -180,8 +237,10 @@ class _Structure:
                 return
             if kind == "step/end":
                 self.meter_step = None
-            elif _get(data, "usage") is not MISSING and self.header_seen:
-                self.cited_chunks(index, event)
+            elif _get(data, "usage") is not MISSING:
+                self.usage_sample(index, event, data["usage"])
+                if self.header_seen:
+                    self.cited_chunks(index, event)
 
     def cited_chunks(self, index: int, event: Event) -> None:
         """``_estimateProviderAssistant``: cited seqs are earlier, unique, same-step chunks that assemble."""
@@ -247,6 +306,32 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is int and type(b) is int:
         return a == b
     return strict_equal(a, b)
+
+
+def _js_count(value: Any, *, optional: bool) -> float:
+    """A usage count as the projections' arithmetic sees it (``?? 0`` for the cache counts;
+    JavaScript's number coercion for booleans and null; NaN for anything it cannot add)."""
+    if optional and (value is None or value is MISSING):
+        return 0
+    if type(value) is int or type(value) is float:
+        return value
+    if value is None or type(value) is bool:
+        return int(bool(value))
+    return math.nan
+
+
+_USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+
+
+def _released_usage(usage: Any) -> bool:
+    """The released codec's ``tokenUsageValue`` (V01:638-646)."""
+    return (type(usage) is dict and "inputTokens" in usage and "outputTokens" in usage
+            and all(k in _USAGE_KEYS and is_safe_integer(v) and v >= 0 for k, v in usage.items()))
+
+
+def _count_ok(value: float) -> bool:
+    """The zod schema ``number().int().nonnegative()``."""
+    return not math.isnan(value) and value >= 0 and float(value).is_integer()
 
 
 _CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
