@@ -208,7 +208,6 @@ class _Renderer:
         self.schedules: list[str] = []
         self.version = plan.format_version
 
-    # ---------------------------------------------------------------- primitives
     def _phrase(self, words: Words, salt: int = 0) -> str:
         """Deterministic text; the id counter varies it along the log."""
         return _phrase(words, self.salt + 3 * self.counter + salt)
@@ -237,7 +236,6 @@ class _Renderer:
         if self.events and (not self.batches or self.batches[-1] < len(self.events)):
             self.batches.append(len(self.events))
 
-    # ---------------------------------------------------------------- session
     def run(self) -> Rendered:
         plan = self.plan
         header: dict = {
@@ -321,12 +319,11 @@ class _Renderer:
         del self.events[n_events:]
         del self.batches[n_batches:]
 
-    # ---------------------------------------------------------------- messages
     def _user_message(self, kind: str, words: Words) -> dict:
         text = self._phrase(words, self.salt)
         return {
             "content": [{"type": "text", "text": text}],
-            "source": self._source(kind, words.offset),
+            "source": self._source(kind, self.counter + words.length),
             "role": "user",
             "id": self._id(),
         }
@@ -418,7 +415,6 @@ class _Renderer:
     def _append_user(self, message: dict) -> dict:
         return self._push("user/message", message, op="append")
 
-    # ---------------------------------------------------------------- inbox
     def _insert(self, message: dict, target: str = "next-turn") -> None:
         pending = self.pending_turn if target == "next-turn" else self.pending_step
         self._push("agent/inbox/spliced", {"target": target, "start": len(pending), "inserted": [message]})
@@ -429,7 +425,6 @@ class _Renderer:
         self._push("agent/inbox/spliced", {"target": target, "start": 0, "removedCount": 1, "inserted": []})
         pending.pop(0)
 
-    # ---------------------------------------------------------------- turn
     def _turn(self, plan: TurnPlan, queued_next: TurnPlan | None) -> None:
         for side in plan.before:
             self._side(side)
@@ -513,7 +508,6 @@ class _Renderer:
         self.open_turn = None
         self._cut()
 
-    # ---------------------------------------------------------------- step
     def _step(self, turn: TurnPlan, plan: StepPlan, index: int, last: bool, message: dict) -> bool:
         """Render one step; returns True when the turn crashed inside it (closers still to come)."""
         self.step += 1
@@ -781,7 +775,6 @@ class _Renderer:
             self._tool_result(call, block, seq)
         return True
 
-    # ---------------------------------------------------------------- request header
     def _request_header(self, change: bool) -> None:
         if self.header_logged and not self.resume and not change:
             return
@@ -806,7 +799,6 @@ class _Renderer:
         self.header_logged = True
         self.resume = False
 
-    # ---------------------------------------------------------------- in-step extras
     def _runtime_context(self) -> None:
         text = "Current runtime context. Current DSH file policy: workspace-write."
         message = {
@@ -883,7 +875,6 @@ class _Renderer:
         ]
         self._push("todo/write", {"todos": todos[: 1 + self.step % 3]})
 
-    # ---------------------------------------------------------------- surface rewrites
     def _compaction(self, plan: CompactionPlan, *, turn: int | None) -> None:
         """compaction/start -> summary -> checkpoint user/message replace -> end (TM:112-144 adjacency)."""
         end = len(self.surface) - 1 - plan.keep
@@ -954,7 +945,6 @@ class _Renderer:
     def _message_of(event: dict) -> dict:
         return event["data"] if event["type"] == "user/message" else event["data"]["message"]
 
-    # ---------------------------------------------------------------- side events
     def _descriptor(self) -> None:
         if self.plan.descriptor == "one-shot":
             data: dict = {
