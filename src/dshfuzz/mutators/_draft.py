@@ -110,9 +110,9 @@ class EventDraft:
         wanted = set(types)
         return [i for i, e in enumerate(self.events) if type(e) is dict and e.get("type") in wanted]
 
-    def referenced(self, seq: int) -> bool:
-        """Whether any later event cites ``seq`` (provenance, ranges, shadowed or title seqs)."""
-        return any(c[k] == seq for e in self.events for c, k in seq_refs(e))
+    def referenced(self) -> set[object]:
+        """Every seq some event cites (provenance, ranges, shadowed or title seqs)."""
+        return {c[k] for e in self.events for c, k in seq_refs(e) if type(c[k]) is int}
 
     def insert(self, index: int, event: JsonValue) -> None:
         """Insert ``event`` at ``index`` as seq ``index``, renumbering later events and every

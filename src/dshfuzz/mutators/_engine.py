@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ._base import Level, mutator
 from ._draft import EventDraft, Inapplicable
 from ._envelope import time_near
-from ._select import choose, data_of, inside_later_replace, steps
+from ._select import choose, data_of, replace_guard, steps
 
 _ENGINE = ("invariants", "meter", "released")
 
@@ -141,7 +141,8 @@ def null_turn_append_marker(draft: EventDraft, data: Any) -> str:
     """Precondition: a turn/end that no later replace spans. Inserts, right after a drawn
     such turn/end, an empty assistant/message append with turn and step null and a retrace
     marker id, renumbering later events. Deterministic given its draws."""
-    end = choose(data, [i for i in draft.of_type("turn/end") if not inside_later_replace(draft, i + 1)], "turn/end")
+    inside = replace_guard(draft)
+    end = choose(data, [i for i in draft.of_type("turn/end") if not inside(i + 1)], "turn/end")
     at = end + 1
     source = {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}
     draft.insert(at, {

@@ -289,7 +289,8 @@ def message_shape(draft: EventDraft, data: Any) -> str:
     elif how == "id not a string":
         message["id"] = 7
     elif how == "role wrong":
-        message["role"] = "system" if _ROLES[event["type"]] != "system" else "user"
+        wrong = [r for r in ("system", "tool", "assistant", "user") if r != _ROLES[event["type"]]]
+        message["role"] = data.draw(st.sampled_from(wrong), label="role")
     elif how == "source missing":
         message.pop("source", None)
     elif how == "source kind empty":

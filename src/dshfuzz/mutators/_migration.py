@@ -79,13 +79,16 @@ def title_sources(draft: EventDraft, data: Any) -> str:
         raise Inapplicable("title without object data")
     ways = list(_TITLE_BREAKS if draft.events[i]["type"] == "session/title" else _TITLE_BREAKS[:3])
     assistants = [j for j in draft.of_type("assistant/message") if j < i]
-    others = [j for j in draft.of_type("user/message") if j < i and j not in _human_user_messages(draft, i)]
+    humans = set(_human_user_messages(draft, i))
+    others = [j for j in draft.of_type("user/message") if j < i and j not in humans]
     if not assistants:
         ways.remove("cites assistant/message")
     if not others:
         ways.remove("cites non-human user/message")
     if i + 1 >= len(draft.events):
         ways.remove("cites later seq")
+    if not humans and "user title cites messages" in ways:
+        ways.remove("user title cites messages")
     how = choose(data, ways, "title break")
     if how == "cites assistant/message":
         payload["messageSeqs"] = [choose(data, assistants, "assistant/message")]
@@ -94,9 +97,8 @@ def title_sources(draft: EventDraft, data: Any) -> str:
     elif how == "cites later seq":
         payload["messageSeqs"] = [data.draw(st.integers(i + 1, len(draft.events) - 1), label="later seq")]
     elif how == "user title cites messages":
-        humans = _human_user_messages(draft, i)
         payload["source"] = {"kind": "user"}
-        payload["messageSeqs"] = [choose(data, humans, "human user/message")]
+        payload["messageSeqs"] = [choose(data, sorted(humans), "human user/message")]
     elif how == "provider title cites nothing":
         payload["messageSeqs"] = []
         if type(payload.get("source")) is not dict or payload["source"].get("kind") == "user":

@@ -9,7 +9,7 @@ step/end enclosures.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ __all__ = [
     "ToolCall",
     "choose",
     "data_of",
-    "inside_later_replace",
+    "replace_guard",
     "message_of",
     "steps",
     "surface_at",
@@ -72,16 +72,20 @@ def surface_at(draft: EventDraft, end: int | None = None) -> list[int]:
     return nodes
 
 
-def inside_later_replace(draft: EventDraft, at: int) -> bool:
-    """Whether a surface event inserted at ``at`` would land inside the range of a later
-    replace (which would then fail to cite it): some replace after ``at`` spans
-    ``start < at <= end``."""
-    for event in draft.events[at:]:
+def replace_guard(draft: EventDraft) -> Callable[[int], bool]:
+    """A predicate telling whether a surface event inserted at a position would land inside
+    the range of a later replace (which would then fail to cite it): some replace after
+    the position spans ``start < position <= end``."""
+    spans = []
+    for i, event in enumerate(draft.events):
         op = event.get("surfaceOp") if type(event) is dict else None
         if type(op) is dict and type(op.get("start")) is int and type(op.get("end")) is int:
-            if op["start"] < at <= op["end"]:
-                return True
-    return False
+            spans.append((i, op["start"], op["end"]))
+
+    def inside(at: int) -> bool:
+        return any(i >= at and start < at <= end for i, start, end in spans)
+
+    return inside
 
 
 @dataclass(frozen=True, slots=True)

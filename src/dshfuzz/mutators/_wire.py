@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ._base import Level, mutator
 from ._draft import EventDraft, copy_json
 from ._envelope import time_near
-from ._select import ToolCall, choose, data_of, inside_later_replace, message_of, steps, surface_at, tool_calls
+from ._select import ToolCall, choose, data_of, replace_guard, message_of, steps, surface_at, tool_calls
 
 _RELEASED = ("released",)
 
@@ -40,8 +40,8 @@ def orphan_tool_call(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool call answered exactly once, whose assistant/message is on the
     final surface and whose result no later event cites. Removes that tool/result,
     renumbering later events. Deterministic given its draws."""
-    visible = set(surface_at(draft))
-    candidates = [c for c in _answered_once(draft) if c.assistant in visible and not draft.referenced(c.results[0])]
+    visible, cited = set(surface_at(draft)), draft.referenced()
+    candidates = [c for c in _answered_once(draft) if c.assistant in visible and c.results[0] not in cited]
     call = choose(data, candidates, "visible answered tool call")
     draft.remove(call.results[0])
     return f"tool/result of call {call.call_id!r} (seq {call.results[0]}) removed"
@@ -155,11 +155,10 @@ def dangling_tool_message(draft: EventDraft, data: Any) -> str:
     """Precondition: an appended assistant/message without tool-call blocks, not inside a
     later replace's range. Inserts, right after a drawn one, a tool/call and tool/result for
     a fresh, never-advertised call id. Deterministic given its draws."""
-    calling = {c.assistant for c in tool_calls(draft)}
+    calling, inside = {c.assistant for c in tool_calls(draft)}, replace_guard(draft)
     candidates = [
         i for i in draft.of_type("assistant/message")
-        if draft.events[i].get("surfaceOp") == "append" and i not in calling
-        and not inside_later_replace(draft, i + 1)
+        if draft.events[i].get("surfaceOp") == "append" and i not in calling and not inside(i + 1)
     ]
     i = choose(data, candidates, "assistant/message without tool calls")
     _tool_pair(draft, i + 1, _coordinates(draft, i), f"call_dangling_{i}")
@@ -179,14 +178,13 @@ def replayed_tool_result(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool call answered once whose round no later replace spans. Inserts a
     copy of its tool/result (new message id) after the last result of the same assistant
     message. Deterministic given its draws."""
-    calls = tool_calls(draft)
-
-    def last_result(call: ToolCall) -> int:
-        return max(r for c in calls if c.assistant == call.assistant for r in c.results)
-
-    call = choose(data, [c for c in _answered_once(draft) if not inside_later_replace(draft, last_result(c) + 1)],
+    last_of: dict[int, int] = {}
+    for c in tool_calls(draft):
+        last_of[c.assistant] = max([last_of.get(c.assistant, -1), *c.results])
+    inside = replace_guard(draft)
+    call = choose(data, [c for c in _answered_once(draft) if not inside(last_of[c.assistant] + 1)],
                   "answered tool call")
-    last = last_result(call)
+    last = last_of[call.assistant]
     replay = copy_json(draft.events[call.results[0]])
     message_of(replay)["id"] = f"{message_of(replay).get('id')}-replayed"
     replay["time"] = time_near(draft, last + 1)
@@ -207,7 +205,8 @@ def user_text_between(draft: EventDraft, data: Any) -> str:
     """Precondition: an answered tool call whose assistant/message no later replace spans.
     Inserts a user text message append right after a drawn such assistant/message, before
     its results. Deterministic given its draws."""
-    candidates = [c for c in tool_calls(draft) if c.results and not inside_later_replace(draft, c.assistant + 1)]
+    inside = replace_guard(draft)
+    candidates = [c for c in tool_calls(draft) if c.results and not inside(c.assistant + 1)]
     call = choose(data, candidates, "answered tool call")
     at = call.assistant + 1
     text = data.draw(st.sampled_from(("wait", "also check the tests", "stop")), label="text")
@@ -233,9 +232,10 @@ def scheduler_failure(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool call with a tool/call in a step with integer turn and step.
     Truncates the log right after a drawn tool/call and closes the step and turn with
     step/end and turn/end{kind: "error"}. Deterministic given its draws."""
+    enclosures = steps(draft)
     candidates = [c for c in tool_calls(draft) if c.call is not None
                   and type(_coordinates(draft, c.call)["turn"]) is int
-                  and any(s.contains(c.call) for s in steps(draft))]
+                  and any(s.contains(c.call) for s in enclosures)]
     call = choose(data, candidates, "tool/call in a step")
     coordinates = _coordinates(draft, call.call)
     draft.truncate(call.call + 1)
