@@ -35,7 +35,7 @@ from agent_loop_logs import Builder, jsonl  # noqa: E402
 from checker_logs import session_log  # noqa: E402
 
 from dshfuzz.checker import CheckOptions, RuleId, check_log, check_path  # noqa: E402
-from dshfuzz.generators import session_logs  # noqa: E402
+from dshfuzz.generators import FeatureWeights, session_logs  # noqa: E402
 
 OFFLINE = {"loadApp": "load"}
 TWINS = [*test_checker_engine.twins(), *test_checker_plugin.twins(), *test_checker_wire.twins(),
@@ -113,6 +113,54 @@ def test_meter_inbox_and_invariants_refuse_exactly_when_a_finding_names_them(off
     named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
     verdicts = official.check(events=events, header=generated.header, layers=_ENGINE_LAYERS)
     for layer in _ENGINE_LAYERS:
+        refused = not verdicts[layer].ok
+        assert refused == (layer in named), (
+            f"{layer}: official {'refuses' if refused else 'accepts'} "
+            f"({verdicts[layer].error.message if verdicts[layer].error else ''}); findings: "
+            + "; ".join(f"{f.rule}@{f.seq} {list(map(str, f.refused_by))}" for f in report.findings if f.is_error))
+
+
+def _call_ids(events: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in events:
+        if e["type"] == "tool/call":
+            out.append(e["data"]["callId"])
+        elif e["type"] == "assistant/message":
+            out += [b["id"] for b in e["data"]["message"]["content"] if b.get("type") == "tool-call"]
+    return out
+
+
+@given(session_logs(max_events=100, turns=(1, 3), weights=FeatureWeights(tool_calls=0.9)), st.data())
+def test_tool_lifecycle_refusals_are_named_exactly(official, generated: Any, data: st.DataObject) -> None:
+    """Generated logs with one or two call ids (or a tool/call's name/arguments) renamed to another
+    id of the log or a fresh one, in any of the three positions: the released walk, the
+    invariant companion and the seed refuse exactly when an error finding names them."""
+    events = copy.deepcopy(generated.events)
+    ids = _call_ids(events)
+    if not ids:
+        return
+    tool_events = [e for e in events if e["type"] in ("tool/call", "tool/result", "assistant/message")]
+    for _ in range(data.draw(st.integers(1, 2), label="edits")):
+        event = data.draw(st.sampled_from(tool_events), label="event")
+        value = data.draw(st.sampled_from([*ids, "call-fresh"]), label="id")
+        payload = event["data"]
+        if event["type"] == "tool/call":
+            payload[data.draw(st.sampled_from(["callId", "name", "arguments"]), label="field")] = value
+        elif event["type"] == "tool/result":
+            where = data.draw(st.sampled_from(["source", "block", "both"]), label="position")
+            if where != "block":
+                payload["message"]["source"]["callId"] = value
+            if where != "source":
+                payload["message"]["content"][0]["toolCallId"] = value
+        else:
+            blocks = [b for b in payload["message"]["content"] if b.get("type") == "tool-call"]
+            if blocks:
+                data.draw(st.sampled_from(blocks), label="block")["id"] = value
+    report = check_log(session_log(generated.header, events), CheckOptions(strict=True))
+    named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
+    layers = ("released", "invariants", "seed")
+    verdicts = official.check(events=events, header=generated.header, layers=layers)
+    for layer in layers:
         refused = not verdicts[layer].ok
         assert refused == (layer in named), (
             f"{layer}: official {'refuses' if refused else 'accepts'} "
