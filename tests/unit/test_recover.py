@@ -110,3 +110,25 @@ def test_cli_is_read_only_with_exit_0_for_a_fork_and_2_for_a_new_session(tmp_pat
     assert "NEW SESSION" in capsys.readouterr().out
     assert run(_args(tmp_path / "missing.jsonl")) == 2
     assert path.read_bytes() == before
+
+
+@given(st.data())
+def test_recover_and_prewrite_never_crash_on_damaged_bytes(fixtures_dir: Path, data: st.DataObject) -> None:
+    """Flipped, cut and inserted bytes of the valid fixture (both encodings)."""
+    from dshfuzz.checker._prewrite import prewrite
+
+    name = data.draw(st.sampled_from(["valid-v0.jsonl.zstd", "valid-v0.jsonl"]), label="fixture")
+    raw = bytearray((fixtures_dir / name).read_bytes())
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        at = data.draw(st.integers(0, len(raw)), label="at")
+        action = data.draw(st.sampled_from(["flip", "cut", "insert"]), label="action")
+        if action == "flip" and at < len(raw):
+            raw[at] ^= data.draw(st.integers(1, 255), label="mask")
+        elif action == "cut":
+            del raw[at:]
+        else:
+            raw[at:at] = data.draw(st.binary(min_size=1, max_size=16), label="bytes")
+    log = parse_log(bytes(raw))
+    recover_plan(log, options=STRICT)
+    prewrite(log, {"type": "turn/start", "seq": len(log.events), "time": 0, "data": {"turn": 3}}, STRICT)
+    prewrite(log, [e.raw for e in log.events[:12]], STRICT)
