@@ -9,7 +9,8 @@ the ``start <= end`` test are O(1), and collecting the shadowed nodes costs what
 removing them costs.
 
 Each event is checked in the official order. The first failure is S8's verdict
-with the official message (the fold throws there); every failure is also
+with the official message (the fold throws there; a reversed range omits the
+node indices, which the linked list does not keep); every failure is also
 reported under its own rule, after which the event leaves the surface untouched
 and the replay goes on, so one pass reports every independent defect:
 
