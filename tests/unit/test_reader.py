@@ -61,6 +61,8 @@ def test_packed_rows_expand_into_members_with_coordinates(fixtures_dir: Path) ->
     log = read_log(fixtures_dir / "valid-v0.jsonl.zstd")
     packed = [r for r in log.rows if r.kind == "packed"]
     assert packed and log.compression == "zstd"
+    assert [n for f in log.frames for n in f.lines] == [line.number for line in log.lines]
+    assert log.frames[0].lines == range(1, 2)
     for r in packed:
         members = [log.events[i] for i in r.events]
         assert [m.member for m in members] == list(range(len(members))) and len(members) >= 3
@@ -201,6 +203,7 @@ def test_zstd_framing_refusals_name_the_frame() -> None:
     split = parse_log(zstd_log(HEAD, jsonl(ev(0))[:-3], jsonl(ev(0))[-3:]))
     assert official_verdict(split) == ("read", 1, None)  # the scanner joins a record across frames
     assert split.frames[1].status == "not-record-aligned" and split.events[0].frame == 1
+    assert [f.lines for f in split.frames] == [range(1, 2), range(2, 3), range(0)]  # a line belongs where it starts
     unaligned = parse_log(zstd_log(HEAD, jsonl(ev(0)), jsonl(ev(1))[:-1]))
     assert official_verdict(unaligned) == ("refused", "corrupt Zstandard session log: complete frame contains a torn JSONL record")
     assert [e.seq for e in unaligned.events] == [0] and not unaligned.lines[-1].terminated

@@ -132,7 +132,6 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             first = reader.line_number + 1
             reader.feed(frame.content, index)
             reader.torn_lines = reader.line_number + 1 - first
-            frame.lines = range(first, reader.line_number + 1)
             log.diagnostics.append(
                 Diagnostic("frame.torn", f"incomplete final frame at byte {lay.offset}", frame=index, offset=lay.offset)
             )
@@ -152,11 +151,23 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
         if frame.content and not frame.content.endswith(b"\n"):
             frame.status = "not-record-aligned"
             log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
-        first = reader.line_number + 1
         reader.feed(frame.content, index)
-        frame.lines = range(first, reader.line_number + 1)
     reader.close_complete_frames(complete_end)
     reader.finish_zstd()
+    _assign_lines_to_frames(log)
+
+
+def _assign_lines_to_frames(log: SessionLog) -> None:
+    """``Frame.lines``: the lines that start in each frame (as ``Line.frame`` says)."""
+    runs: dict[int, list[int]] = {}
+    for line in log.lines:
+        if line.frame is not None:
+            run = runs.setdefault(line.frame, [line.number, line.number])
+            run[1] = line.number
+    for frame in log.frames:
+        if frame.index in runs:
+            first, last = runs[frame.index]
+            frame.lines = range(first, last + 1)
 
 
 def _structural_code(error: str) -> str:
