@@ -197,7 +197,7 @@ def test_v3_fold_refuses_v0_replace_ops_and_assistant_sources() -> None:
 @pytest.mark.parametrize(
     "value,printed",
     [(0, "0"), (-0.0, "0"), (3.0, "3"), (1.5, "1.5"), (1e21, "1e+21"), (1.5e-7, "1.5e-7"), (123456789012.0, "123456789012"),
-     (0.000001, "0.000001"), (2**60, "1152921504606847000"), (None, "null"), (True, "true"), ([1, [2, None]], "1,2,"),
+     (0.000001, "0.000001"), (float("inf"), "Infinity"), (-float("inf"), "-Infinity"), (2**60, "1152921504606847000"), (None, "null"), (True, "true"), ([1, [2, None]], "1,2,"),
      ({}, "[object Object]")],
 )
 def test_template_literals_print_values_as_javascript_does(value: Any, printed: str) -> None:

@@ -171,6 +171,8 @@ METER_REFUSED: list[tuple[str, Edit, str, int, str]] = [
      "meter-incomplete-block", 9, 'cannot assemble incomplete block of type "image"'),
     ("claim for another range", lambda e: compaction(e, claim=(4, 9)), "meter-shadow-price-mismatch", 19,
      "token surface: replace at seq 19 over range 4-11 has no adjacent shadow price (armed claim covers 4-9)"),
+    ("request header without config", lambda e: e[5]["data"]["header"].pop("config") and None, "malformed-event", 5,
+     "Cannot read properties of undefined (reading 'provider')"),
     ("usage chunk without a chunk", lambda e: add(e, "assistant/chunk", {"turn": 2, "step": 1}), "malformed-event", 17,
      "Cannot read properties of undefined (reading 'type')"),
 ]

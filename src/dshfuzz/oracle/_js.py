@@ -99,6 +99,8 @@ def _number_string(value: float | int) -> str:
         value = float(value)
     if value == 0:
         return "0"
+    if math.isinf(value):  # JSON.parse("1e400") is Infinity
+        return "Infinity" if value > 0 else "-Infinity"
     if value < 0:
         return "-" + _number_string(-value)
     sign, digits, exp = Decimal(repr(value)).normalize().as_tuple()

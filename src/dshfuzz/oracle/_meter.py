@@ -2,13 +2,14 @@
 
 What is modelled (catalog T1/T2, TM:510-650 and TM:112-144), in the official order:
 
-1. The measure fold (``_foldEvent``) over every event: ``step/start`` may not
+1. The measure fold (``_foldEvent``) over every event, then ``measure`` itself: ``step/start`` may not
    arrive while a step is open; ``step/end`` and ``assistant/message`` must name
    the open step's turn and step (T1); a surface replace must name a range of the
    meter's own positional surface; an ``assistant/message`` with ``usage``, once a
    ``request/header`` was seen, has its cited ``sourceEventSeqs`` re-assembled:
    each must be earlier, unique, an ``assistant/chunk`` of the same turn and
-   step (T2), and a chunk the ``BlockAssembler`` knows.
+   step (T2), and a chunk the ``BlockAssembler`` knows. ``measure`` then compares
+   the request header in force at the last assistant message with the current one.
 2. The ``tokenUsage`` projection over every event (it reads usage chunks).
 3. The ``contextPressure`` projection over every event: a surface replace right
    after a ``compaction/summary``/``compaction/prune`` must cover exactly the
@@ -94,17 +95,20 @@ def _data(event: Any, key: str) -> Any:
 def _measure(log: list[Any]) -> MeterState:
     s = _js.js_string
     step_start: dict[str, Any] | None = None
-    header_seen = False
+    header: int | None = None  # position of the request/header in force
+    anchor_header: int | None = None  # the one in force at the last assistant/message
     surface: list[Any] = []
+    position = -1
 
     def visit(event: Any) -> None:
-        nonlocal step_start, header_seen, surface
+        nonlocal step_start, header, anchor_header, surface, position
+        position += 1
         etype = _js.get(event, "type")
         seq = _js.get(event, "seq")
-        next_step_start, next_header_seen = step_start, header_seen
+        next_step_start, next_header = step_start, header
         if etype == "request/header":
             _canonical_header(_data(event, "header"))
-            next_header_seen = True
+            next_header = position
         elif etype == "step/start":
             if step_start is not None:
                 raise _Fail(
@@ -131,15 +135,52 @@ def _measure(log: list[Any]) -> MeterState:
             if not tokens_known:
                 raise _js.JsTypeError("Cannot read properties of undefined (reading 'tokens')")
             usage = _data(event, "usage")
-            if usage is not MISSING and next_header_seen:
+            if usage is not MISSING and next_header is not None:
                 _provider_assistant(log, event)
                 for key in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"):
                     _js.get(usage, key)
-        step_start, header_seen, surface = next_step_start, next_header_seen, next_surface
+            anchor_header = next_header
+        step_start, header, surface = next_step_start, next_header, next_surface
 
     _fold_events(log, visit)
+    if anchor_header is not None and header is not None:
+        # measure() compares the anchor's request envelope with the current one.
+        try:
+            _headers_equal(_data(log[anchor_header], "header"), _data(log[header], "header"))
+        except _js.JsTypeError as exc:
+            raise _Located(header, "malformed-event", str(exc)) from None
     open_step = None if step_start is None else (step_start.get("turn", MISSING), step_start.get("step", MISSING))
-    return MeterState(open_step, header_seen, tuple(surface))
+    return MeterState(open_step, header is not None, tuple(surface))
+
+
+def _headers_equal(a: Any, b: Any) -> bool:
+    """``headerEquals`` over two logged request headers, with its property reads."""
+    config_a, config_b = _js.get(a, "config"), _js.get(b, "config")
+    for key in ("provider", "model", "reasoningEffort", "temperature", "maxTokens"):
+        if not _js.strict_equal(_js.get(config_a, key), _js.get(config_b, key)):
+            return False
+    stop_a, stop_b = _js.get(config_a, "stop"), _js.get(config_b, "stop")
+    if stop_a is MISSING or stop_b is MISSING:
+        return _js.strict_equal(stop_a, stop_b)
+    if not _js.strict_equal(_js.get(stop_a, "length"), _js.get(stop_b, "length")):
+        return False
+    if type(stop_a) is not list:
+        raise _js.JsTypeError("a.stop.every is not a function")
+    if not all(_js.strict_equal(item, _js.get(stop_b, i)) for i, item in enumerate(stop_a)):
+        return False
+    tools_a, tools_b = (_canonical_tools(h) for h in (a, b))
+    if not _js.strict_equal(_js.get(tools_a, "length"), _js.get(tools_b, "length")):
+        return False
+    if type(tools_a) is not list:
+        raise _js.JsTypeError("at.every is not a function")
+    return True
+
+
+def _canonical_tools(header: Any) -> Any:
+    """``canonicalHeader(header).tools ?? []``."""
+    tools = _js.get(header, "tools")
+    length = _js.get(tools, "length") if tools is not MISSING else MISSING
+    return tools if _js.is_number(length) and length > 0 else []
 
 
 def _names_step(step_start: dict[str, Any], event: Any) -> bool:
