@@ -17,10 +17,10 @@ For every log judged, each model's verdict is compared with its official layer:
 - ``wire_stream`` vs ``wire``, where ``seed`` accepts: the same request messages,
   or the same refusal.
 
-Logs: the valid fixture, the real sessions, every generated log, and random edits
-of them (surface ops, ranges, sourceEventSeqs, dropped, duplicated and swapped
-events, turn and step numbers, dropped tool results, inbox splices, compaction
-ranges).
+Logs: the valid fixture, the real sessions, every generated log, random edits of
+them (surface ops, ranges, sourceEventSeqs, dropped, duplicated and swapped events,
+turn and step numbers, dropped tool results, inbox splices, compaction ranges),
+and the mutants of every incident mutator.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dshfuzz.generators import session_logs
-from dshfuzz.model import loads, read_log
+from dshfuzz.model import loads, parse_log, read_log
+from dshfuzz.mutators import MUTATORS, mutants
 from dshfuzz.oracle import (
     check_enclosure,
     check_lifecycle,
@@ -360,3 +361,27 @@ BASES = edit_bases()
 def test_edited_logs_are_judged_alike(official: Any, case: tuple[Any, Events, list[str]]) -> None:
     header, events, edits = case
     Judge(official, events, header).all()
+
+
+# -- incident mutants -------------------------------------------------------------------------------
+
+
+def finite(value: Any) -> bool:
+    """Whether ``value`` holds no infinite number (``1e400``): the inline transport to
+    the official server writes those as ``null``, so the two sides would not see one log."""
+    if isinstance(value, float):
+        return value not in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return all(finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(finite(v) for v in value)
+    return True
+
+
+@given(st.sampled_from(sorted(MUTATORS)).flatmap(mutants))
+def test_incident_mutants_are_judged_alike(official: Any, mutant: Any) -> None:
+    log = parse_log(mutant.data, compression=mutant.compression)
+    header = log.header.raw if log.header is not None and isinstance(log.header.raw, dict) else None
+    events = [e.raw for e in log.events]
+    if finite(events):
+        Judge(official, events, header).all()
