@@ -195,7 +195,8 @@ class Line:
     ``text`` is the decoded line; ``value`` the parsed JSON value or :data:`MISSING`
     when it did not parse (``error`` then says why). ``terminated`` is false only for
     a final line with no ``\\n`` (a torn JSONL tail). ``frame`` is the zstd frame the
-    line came from.
+    line starts in; ``offset`` its byte offset in the file (plain JSONL) or in the
+    concatenated plaintext of the frames (zstd).
     """
 
     number: int
