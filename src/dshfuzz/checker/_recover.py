@@ -19,6 +19,7 @@ let the planner skip candidates.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,7 @@ from ._prewrite import apply_edit, edit_bytes
 from ._run import check_log
 from .rules import RuleId
 
-__all__ = ["PREFIX_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
+__all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
 
 _SHOWN = 5
 
@@ -160,32 +161,71 @@ PREFIX_STABLE = frozenset({
 })
 """Rules whose finding at seq ``s`` in a prefix also holds in every shorter prefix that
 still contains ``s``: their state machines only look backwards (P3 only gains
-findings as a prefix shrinks). The wire rules are absent because a later replace
-can strand or hide an earlier message, and the physical rules because the fork
+findings as a prefix shrinks). The physical rules are absent because the fork
 re-encodes the prefix."""
 
+WIRE_STABLE = frozenset({RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5})
+"""Rules whose finding at seq ``s`` persists (as some wire finding) into a shorter prefix
+containing ``s`` *when no surface replace lies in between*: the shorter request history
+is then a prefix of the longer one (complete-turn boundaries have no crash closers),
+a dangling or wrong-id tool message stays so, and an unanswered or late-answered call
+stays unanswered. A later replace can strand or hide an earlier message, so across a
+replace the shorter prefix must be checked."""
 
-def _stable_blocker(findings: list[Finding]) -> Finding | None:
-    stable = [f for f in findings if f.rule in PREFIX_STABLE and f.seq is not None]
-    return min(stable, key=lambda f: f.seq, default=None)  # type: ignore[arg-type,return-value]
+
+@dataclass(frozen=True, slots=True)
+class _Carried:
+    """What a checked prefix proves about shorter ones: the first stable blocker, and
+    the first wire blocker with the prefix's end, which it covers down to the latest replace."""
+
+    stable: Finding | None
+    wire: Finding | None
+    checked_seq: int
+
+    def covers(self, point: ForkPoint, replaces: list[int]) -> Finding | None:
+        if self.stable is not None and self.stable.seq is not None and self.stable.seq <= point.seq:
+            return self.stable
+        wire = self.wire
+        if wire is not None and wire.seq is not None and wire.seq <= point.seq:
+            # No replace event after the shorter prefix and inside the checked one.
+            if bisect.bisect_right(replaces, point.seq) == bisect.bisect_right(replaces, self.checked_seq):
+                return wire
+        return None
+
+
+def _first(findings: list[Finding], rules: frozenset[RuleId]) -> Finding | None:
+    located = [f for f in findings if f.rule in rules and f.seq is not None]
+    return min(located, key=lambda f: f.seq, default=None)  # type: ignore[arg-type,return-value]
+
+
+def _replace_seqs(log: SessionLog) -> list[int]:
+    out = []
+    for event in log.events:
+        op, seq = event.surfaceOp, event.seq
+        if type(op) is dict and is_safe_int(seq):
+            out.append(int(seq))
+    return sorted(out)
 
 
 def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions = CheckOptions()) -> RecoveryPlan:
     """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises).
 
-    Each candidate's prefix is checked in full, except that a blocking finding of a
-    :data:`PREFIX_STABLE` rule at seq ``s`` rules out every shorter candidate that
-    still contains ``s`` without checking it again; this keeps a log with an early
-    defect from costing one full check per turn.
+    Each candidate's prefix is checked in full unless an already checked longer prefix
+    proves it blocked: a :data:`PREFIX_STABLE` blocker at seq ``s`` rules out every
+    shorter candidate still containing ``s``, and a :data:`WIRE_STABLE` one does the same
+    while no surface replace lies between the two boundaries. This keeps a log with an
+    early defect from costing one full check per turn.
     """
     rejected: list[Rejected] = []
     notes: list[str] = []
     count = 0
-    carried: Finding | None = None
+    carried: _Carried | None = None
+    replaces = _replace_seqs(log)
     for point in _candidates(log, at):
         count += 1
-        if carried is not None and carried.seq is not None and carried.seq <= point.seq:
-            rejected.append(Rejected(point, (carried,), 1))
+        proof = carried.covers(point, replaces) if carried is not None else None
+        if proof is not None:
+            rejected.append(Rejected(point, (proof,), 1))
             continue
         report = _prefix_report(log, point, options)
         if report.internal_errors:
@@ -196,7 +236,7 @@ def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions =
         if not blockers:
             return RecoveryPlan(log.path, at, point, tuple(rejected), count, tuple(notes))
         rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
-        carried = _stable_blocker(blockers)
+        carried = _Carried(_first(blockers, PREFIX_STABLE), _first(blockers, WIRE_STABLE), point.seq)
     if count == 0:
         notes.append("the log holds no complete turn at or before the anchor")
     return RecoveryPlan(log.path, at, None, tuple(rejected), count, tuple(notes))
