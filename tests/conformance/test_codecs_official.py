@@ -10,6 +10,7 @@ import base64
 import json
 import random
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -346,3 +347,26 @@ def test_real_sessions_get_the_official_byte_layer_verdict_plain_and_reframed(
             assert ours[0] == "read", f"{name}: we refuse at the byte layer, the official reader only later ({theirs[1]})"
         else:
             assert ours == theirs, name
+
+
+def test_torn_synthetic_logs_recover_the_same_packed_records_as_the_official_loader(
+    official: OfficialOracle, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from synth import write_synth
+
+    write_synth(tmp_path / "synth", events=2500, replace_every=50)
+    data = (tmp_path / "synth.jsonl.zstd").read_bytes()
+    plain = (tmp_path / "synth.jsonl").read_bytes()
+    rng = random.Random(11)
+    frames = scan_frames(data)
+    variants: dict[str, bytes] = {}
+    for frame in rng.sample(frames[1:], 15):
+        for cut in sorted(rng.sample(range(frame.offset + 1, frame.end), 4)):
+            variants[f"cut at byte {cut} in frame {frame.offset}"] = data[:cut]
+        raw = compress_frame(decode_frame(data[frame.offset : frame.end]), block="raw")
+        for cut in sorted(rng.sample(range(1, len(raw)), 4)):
+            variants[f"raw frame at {frame.offset} cut at {cut}"] = data[: frame.offset] + raw[:cut]
+    assert _compare(official, tmp_path, variants, ".jsonl.zstd") == len(variants)
+    cuts = {f"plain cut at byte {c}": plain[:c] for c in sorted(rng.sample(range(1, len(plain)), 60))}
+    assert _compare(official, tmp_path, cuts, ".jsonl") == len(cuts)
