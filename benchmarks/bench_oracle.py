@@ -19,7 +19,14 @@ import time
 from typing import Any, Callable
 
 from dshfuzz.generators import generate
-from dshfuzz.oracle import check_enclosure, check_lifecycle, check_meter, fold_surface, replay_inbox, wire_stream
+from dshfuzz.oracle import (
+    check_enclosure,
+    check_lifecycle,
+    check_meter,
+    fold_surface,
+    replay_inbox,
+    wire_stream,
+)
 from dshfuzz.oracle.official import OfficialOracle
 
 MODELS: dict[str, Callable[[list[Any], Any], Any]] = {
@@ -43,8 +50,10 @@ def main() -> None:
     args = parser.parse_args()
     logs = [(g.header, g.events) for g in generate(args.logs, args.seed, max_events=120)]
     events_total = sum(len(e) for _, e in logs)
-    print(f"{len(logs)} generated logs, {events_total} events (mean {events_total / len(logs):.0f}); "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{len(logs)} generated logs, {events_total} events (mean {events_total / len(logs):.0f}); "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print("| model | reference logs/s | official layer logs/s | reference / official |")
     print("|---|---|---|---|")
     with OfficialOracle() as official:
@@ -61,16 +70,21 @@ def main() -> None:
             print(f"| {layer} | {mine:.0f} | {theirs:.0f} | {mine / theirs:.1f} |")
 
         start = time.perf_counter()
-        requests = [{"op": "all", "events": e, "header": h, "options": {"layers": list(MODELS)}} for h, e in logs]
+        requests = [
+            {"op": "all", "events": e, "header": h, "options": {"layers": list(MODELS)}} for h, e in logs
+        ]
         replies = official.pipeline(requests)
         disagreements = 0
-        for (header, events), reply in zip(logs, replies):
+        for (header, events), reply in zip(logs, replies, strict=True):
             layers = reply.result["layers"]
             for layer, model in MODELS.items():
                 disagreements += model(events, header).ok != layers[layer]["ok"]
         elapsed = time.perf_counter() - start
-    print(f"\nagreement checks (6 models + pipelined official `all`): {rate(len(logs), elapsed):.0f} logs/s, "
-          f"{rate(len(logs) * len(MODELS), elapsed):.0f} model-layer comparisons/s; disagreements: {disagreements}")
+    print(
+        f"\nagreement checks (6 models + pipelined official `all`): {rate(len(logs), elapsed):.0f} logs/s, "
+        f"{rate(len(logs) * len(MODELS), elapsed):.0f} model-layer comparisons/s; "
+        f"disagreements: {disagreements}"
+    )
 
 
 if __name__ == "__main__":

@@ -117,7 +117,9 @@ class Judge:
         if layer == "released" and isinstance(inherited, int) and inherited > index:
             return True
         before = self.official.check(events=self.events[:index], header=self.header, layers=[layer])[layer]
-        through = self.official.check(events=self.events[: index + 1], header=self.header, layers=[layer])[layer]
+        through = self.official.check(events=self.events[: index + 1], header=self.header, layers=[layer])[
+            layer
+        ]
         return before.ok and not through.ok
 
     def fold(self) -> None:
@@ -162,7 +164,8 @@ class Judge:
         assert mine.ok == theirs.ok, (mine, theirs.error)
         if mine.ok:
             assert [list(mine.state.next_turn), list(mine.state.next_step)] == [
-                theirs.result["nextTurn"], theirs.result["nextStep"]
+                theirs.result["nextTurn"],
+                theirs.result["nextStep"],
             ]
         else:
             cause = theirs.error.cause
@@ -231,7 +234,9 @@ def real_sessions() -> list[tuple[str, bool]]:
 
 
 @pytest.mark.parametrize("name,as_stored", real_sessions(), ids=[n for n, _ in real_sessions()])
-def test_real_sessions_are_judged_alike(official: Any, real_sessions_dir: Path, name: str, as_stored: bool) -> None:
+def test_real_sessions_are_judged_alike(
+    official: Any, real_sessions_dir: Path, name: str, as_stored: bool
+) -> None:
     log = read_log(real_sessions_dir / "concrete" / name)
     events = [e.raw for e in log.events]
     judge = Judge(official, events, log.header.raw if log.header else None)
@@ -270,8 +275,16 @@ def surface_ops(draw: Any, n: int) -> Any:
         st.one_of(
             st.just("append"),
             st.builds(lambda s, e: {"op": "replace", "start": s, "end": e}, seq, seq),
-            st.sampled_from([None, "prepend", [], {"op": "replace", "start": 0}, {"op": "replace", "start": 1, "end": 2.5},
-                             {"op": "replace", "start": 0, "end": 0, "x": 1}]),
+            st.sampled_from(
+                [
+                    None,
+                    "prepend",
+                    [],
+                    {"op": "replace", "start": 0},
+                    {"op": "replace", "start": 1, "end": 2.5},
+                    {"op": "replace", "start": 0, "end": 0, "x": 1},
+                ]
+            ),
         )
     )
 
@@ -285,9 +298,23 @@ def edit(draw: Any, events: Events) -> str:
     i = draw(st.integers(0, n - 1))
     event = events[i]
     data = event.get("data") if isinstance(event, dict) else None
-    kind = draw(st.sampled_from(
-        ["op", "sources", "drop", "drop-gap", "dup", "swap", "turn-step", "drop-results", "inbox", "range", "null-data"]
-    ))
+    kind = draw(
+        st.sampled_from(
+            [
+                "op",
+                "sources",
+                "drop",
+                "drop-gap",
+                "dup",
+                "swap",
+                "turn-step",
+                "drop-results",
+                "inbox",
+                "range",
+                "null-data",
+            ]
+        )
+    )
     if kind == "op":
         surface = [k for k, e in enumerate(events) if isinstance(e, dict) and e.get("type") in SURFACE_TYPES]
         i = draw(st.sampled_from(surface)) if surface and draw(st.booleans()) else i

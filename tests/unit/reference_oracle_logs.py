@@ -30,28 +30,67 @@ class Log:
         return seq
 
     def user(self, text: str, *, op: Any = "append", sources: list[int] | None = None, **source: Any) -> int:
-        message = {"id": f"u{len(self.events)}", "role": "user", "content": [{"type": "text", "text": text}],
-                   "source": source or {"kind": "user"}}
+        message = {
+            "id": f"u{len(self.events)}",
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": source or {"kind": "user"},
+        }
         envelope = {"surfaceOp": op} if sources is None else {"surfaceOp": op, "sourceEventSeqs": sources}
         return self.add("user/message", message, **envelope)
 
-    def assistant(self, turn: Any, step: Any, *blocks: dict[str, Any], sources: list[int] | None = None, op: Any = "append",
-                  **extra: Any) -> int:
-        message = {"id": f"a{len(self.events)}", "role": "assistant", "content": list(blocks),
-                   "source": {"kind": "model", "provider": PROVIDER, "model": MODEL}}
-        return self.add("assistant/message", {"turn": turn, "step": step, "message": message, **extra},
-                        surfaceOp=op, sourceEventSeqs=[] if sources is None else sources)
+    def assistant(
+        self,
+        turn: Any,
+        step: Any,
+        *blocks: dict[str, Any],
+        sources: list[int] | None = None,
+        op: Any = "append",
+        **extra: Any,
+    ) -> int:
+        message = {
+            "id": f"a{len(self.events)}",
+            "role": "assistant",
+            "content": list(blocks),
+            "source": {"kind": "model", "provider": PROVIDER, "model": MODEL},
+        }
+        return self.add(
+            "assistant/message",
+            {"turn": turn, "step": step, "message": message, **extra},
+            surfaceOp=op,
+            sourceEventSeqs=[] if sources is None else sources,
+        )
 
     def tool_call(self, turn: Any, step: Any, call_id: str, name: str = "ls", arguments: str = "{}") -> int:
-        return self.add("tool/call", {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": arguments})
+        return self.add(
+            "tool/call", {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": arguments}
+        )
 
-    def tool_result(self, turn: Any, step: Any, call_id: str, text: str = "ok", *, op: Any = "append",
-                    sources: list[int] | None = None, **extra: Any) -> int:
-        message = {"id": f"r{len(self.events)}", "role": "user",
-                   "content": [{"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}]}],
-                   "source": {"kind": "tool", "callId": call_id}}
-        return self.add("tool/result", {"turn": turn, "step": step, "message": message, **extra},
-                        surfaceOp=op, sourceEventSeqs=sources if sources is not None else [len(self.events) - 1])
+    def tool_result(
+        self,
+        turn: Any,
+        step: Any,
+        call_id: str,
+        text: str = "ok",
+        *,
+        op: Any = "append",
+        sources: list[int] | None = None,
+        **extra: Any,
+    ) -> int:
+        message = {
+            "id": f"r{len(self.events)}",
+            "role": "user",
+            "content": [
+                {"type": "tool-result", "toolCallId": call_id, "content": [{"type": "text", "text": text}]}
+            ],
+            "source": {"kind": "tool", "callId": call_id},
+        }
+        return self.add(
+            "tool/result",
+            {"turn": turn, "step": step, "message": message, **extra},
+            surfaceOp=op,
+            sourceEventSeqs=sources if sources is not None else [len(self.events) - 1],
+        )
 
     def chunk(self, turn: Any, step: Any, chunk: dict[str, Any]) -> int:
         return self.add("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk})
@@ -74,7 +113,12 @@ def tool_turn() -> Log:
     5 request/header, 6-8 chunks, 9 assistant (call c1), 10 tool/call, 11 tool/result,
     12 step/end, 13 step/start, 14 assistant text, 15 step/end, 16 turn/end."""
     log = Log()
-    inserted = {"id": "u-pending", "role": "user", "content": [text("list files")], "source": {"kind": "user"}}
+    inserted = {
+        "id": "u-pending",
+        "role": "user",
+        "content": [text("list files")],
+        "source": {"kind": "user"},
+    }
     log.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [inserted]})
     log.add("turn/start", {"turn": 1})
     log.add("agent/inbox/spliced", {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": []})

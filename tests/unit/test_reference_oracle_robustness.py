@@ -36,17 +36,63 @@ MODELS = (
     wire_stream,
     check_wire,
 )
-TYPES = ["user/message", "assistant/message", "tool/result", "tool/call", "assistant/chunk", "turn/start", "turn/end",
-         "step/start", "step/end", "agent/inbox/spliced", "request/header", "compaction/summary", "compaction/start",
-         "compaction/end", "session/title", "llm/retry", "command/done", "system/message"]
-KEYS = ["turn", "step", "message", "content", "source", "callId", "chunk", "usage", "type", "text", "id", "header",
-        "start", "end", "removedCount", "inserted", "target", "shadowedRange", "messageSeqs", "error", "index", "block"]
+TYPES = [
+    "user/message",
+    "assistant/message",
+    "tool/result",
+    "tool/call",
+    "assistant/chunk",
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "agent/inbox/spliced",
+    "request/header",
+    "compaction/summary",
+    "compaction/start",
+    "compaction/end",
+    "session/title",
+    "llm/retry",
+    "command/done",
+    "system/message",
+]
+KEYS = [
+    "turn",
+    "step",
+    "message",
+    "content",
+    "source",
+    "callId",
+    "chunk",
+    "usage",
+    "type",
+    "text",
+    "id",
+    "header",
+    "start",
+    "end",
+    "removedCount",
+    "inserted",
+    "target",
+    "shadowedRange",
+    "messageSeqs",
+    "error",
+    "index",
+    "block",
+]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 30), st.floats(allow_nan=False),
-                    st.sampled_from(TYPES + KEYS + ["append", "replace", "text", "tool-call", "tool-result", "😀"]))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 30),
+    st.floats(allow_nan=False),
+    st.sampled_from(TYPES + KEYS + ["append", "replace", "text", "tool-call", "tool-result", "😀"]),
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)
+    ),
     max_leaves=20,
 )
 events_like = st.fixed_dictionaries(

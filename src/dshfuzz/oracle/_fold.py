@@ -182,10 +182,13 @@ class SurfaceFolder:
                 )
             if type(raw) is not list:
                 raise FoldError(
-                    "source-seqs-not-array", f"sourceEventSeqs on event at seq {seq} must be an array when present"
+                    "source-seqs-not-array",
+                    f"sourceEventSeqs on event at seq {seq} must be an array when present",
                 )
             if not raw and etype != "assistant/message":
-                raise FoldError("source-seqs-empty", "sourceEventSeqs must not be empty except on assistant/message")
+                raise FoldError(
+                    "source-seqs-empty", "sourceEventSeqs must not be empty except on assistant/message"
+                )
             non_earlier = None
             for source in raw:
                 if not _js.is_event_seq(source):
@@ -219,12 +222,14 @@ class SurfaceFolder:
             return
         if len(shadowed) != 1:
             raise FoldError(
-                "tool-result-replace-count", "tool/result surface replacement must rewrite exactly one current node"
+                "tool-result-replace-count",
+                "tool/result surface replacement must rewrite exactly one current node",
             )
         original = self.events[shadowed[0]]
         if original.get("type") != "tool/result":
             raise FoldError(
-                "tool-result-replace-target", "tool/result surface replacement must target a current tool/result"
+                "tool-result-replace-target",
+                "tool/result surface replacement must target a current tool/result",
             )
         try:
             before = _content_masked(original.get("data", MISSING))
@@ -232,7 +237,9 @@ class SurfaceFolder:
         except _js.JsTypeError as exc:
             raise FoldError("malformed-event", str(exc)) from None
         if not _js.deep_equal_json(before, after):
-            raise FoldError("tool-result-replace-changes", "tool/result surface replacement may change only content")
+            raise FoldError(
+                "tool-result-replace-changes", "tool/result surface replacement may change only content"
+            )
 
 
 def _content_masked(data: Any) -> dict[str, Any]:

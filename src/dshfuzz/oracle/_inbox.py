@@ -52,7 +52,9 @@ class _Pending:
         if self._key is None:  # read lazily: V8 reads `message.id` only inside the duplicate scan
             message_id = _js.get(self.message, "id")
             # Distinct JSON objects are distinct JavaScript objects, whatever Python shares.
-            self._key = ("o", next(self._objects)) if type(message_id) in (dict, list) else _js.number_key(message_id)
+            self._key = (
+                ("o", next(self._objects)) if type(message_id) in (dict, list) else _js.number_key(message_id)
+            )
         return self._key
 
 
@@ -104,12 +106,7 @@ def _apply(state: dict[str, list[_Pending]], splice: Any) -> None:
         raise _Refused("inbox-invalid-splice", "invalid inbox splice")
     if inbox is None:
         raise _js.JsTypeError("Cannot read properties of undefined (reading 'length')")
-    if (
-        start > len(inbox)
-        or not _js.is_safe_integer(removed)
-        or removed < 0
-        or start + removed > len(inbox)
-    ):
+    if start > len(inbox) or not _js.is_safe_integer(removed) or removed < 0 or start + removed > len(inbox):
         raise _Refused("inbox-invalid-splice", "invalid inbox splice")
     inserted = [_Pending(message) for message in _spread_items(_js.get(splice, "inserted"))]
     start, removed = int(start), int(removed)

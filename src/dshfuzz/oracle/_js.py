@@ -216,7 +216,11 @@ def get(value: Any, key: str | int) -> Any:
         return value.get(key if type(key) is str else js_string(key), MISSING)
     if type(value) is list or type(value) is str:
         if key == "length":
-            return len(value) if type(value) is list or value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+            return (
+                len(value)
+                if type(value) is list or value.isascii()
+                else len(value.encode("utf-16-le", "surrogatepass")) // 2
+            )
         index = key if type(key) is int else (int(key) if type(key) is str and is_array_index(key) else -1)
         items = value if type(value) is list or value.isascii() else utf16_units(value)
         return items[index] if 0 <= index < len(items) else MISSING
@@ -241,7 +245,7 @@ def deep_equal_json(a: Any, b: Any) -> bool:
     if type(a) is list or type(b) is list:
         if type(a) is not list or type(b) is not list or len(a) != len(b):
             return False
-        return all(deep_equal_json(x, y) for x, y in zip(a, b))
+        return all(deep_equal_json(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is not dict or type(b) is not dict:
         return False
     if len(a) != len(b):

@@ -145,7 +145,9 @@ class _Relationships:
         if self.tools:
             first = next(iter(self.tools.values()))[0]
             if first is not MISSING:  # `keys().next().value !== undefined`
-                raise _Fail("unresolved-tool-call", f"{boundary} leaves unresolved tool call {_js.js_string(first)}")
+                raise _Fail(
+                    "unresolved-tool-call", f"{boundary} leaves unresolved tool call {_js.js_string(first)}"
+                )
 
     def _apply_surface(self, event: dict[str, Any], etype: str, seq: Any) -> None:
         operation = event.get("surfaceOp", MISSING)
@@ -158,17 +160,24 @@ class _Relationships:
         start = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, start_seq)), -1)
         end = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, end_seq)), -1)
         if start < 0 or end < start:
-            raise _Fail("replace-range-off-surface", f"{etype} replacement range is not on the current surface")
+            raise _Fail(
+                "replace-range-off-surface", f"{etype} replacement range is not on the current surface"
+            )
         cited = event.get("sourceEventSeqs", MISSING)
         sources = {_js.number_key(s) for s in cited} if type(cited) is list else set()
         if any(_js.number_key(node) not in sources for node in self.surface[start : end + 1]):
-            raise _Fail("replace-missing-shadowed", f"{etype} replacement sourceEventSeqs omit a shadowed surface node")
+            raise _Fail(
+                "replace-missing-shadowed",
+                f"{etype} replacement sourceEventSeqs omit a shadowed surface node",
+            )
         self.surface[start : end + 1] = [seq]
 
     def _turn_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         turn = data.get("turn", MISSING)
         if self.open_turn is not None or not _js.strict_equal(turn, self.next_turn):
-            raise _Fail("turn-out-of-order", f"turn/start {_json(turn)} does not open expected turn {self.next_turn}")
+            raise _Fail(
+                "turn-out-of-order", f"turn/start {_json(turn)} does not open expected turn {self.next_turn}"
+            )
         self.open_turn, self.open_step, self.next_step = turn, None, 1
         self.tools.clear()
 
@@ -214,7 +223,8 @@ class _Relationships:
             key = _js.number_key(call_id)
             if key in self.tools:
                 raise _Fail(
-                    "duplicate-advertised-call", f"assistant/message repeats advertised tool call {_js.js_string(call_id)}"
+                    "duplicate-advertised-call",
+                    f"assistant/message repeats advertised tool call {_js.js_string(call_id)}",
                 )
             self.tools[key] = (
                 call_id,
@@ -233,14 +243,17 @@ class _Relationships:
             or not _js.strict_equal(lifecycle["arguments"], data.get("arguments", MISSING))
         ):
             raise _Fail(
-                "tool-call-unadvertised", f"tool/call {_js.js_string(call_id)} does not match one advertised tool call"
+                "tool-call-unadvertised",
+                f"tool/call {_js.js_string(call_id)} does not match one advertised tool call",
             )
         lifecycle["state"] = "started"
 
     def _tool_result(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         if not _js.strict_equal(event.get("surfaceOp", MISSING), "append"):
             if self.open_turn is None:
-                raise _Fail("tool-result-replace-outside-turn", "tool/result replacement is outside an open turn")
+                raise _Fail(
+                    "tool-result-replace-outside-turn", "tool/result replacement is outside an open turn"
+                )
             return
         self._require_open_step("tool/result", data)
         label = f"tool/result {_js.js_string(seq)}"
@@ -250,10 +263,14 @@ class _Relationships:
         error = MISSING if error is MISSING else _record(error, f"{label} error")
         entry = self.tools.get(_js.number_key(call_id))
         if entry is None:
-            raise _Fail("tool-result-unadvertised", f"tool/result {_js.js_string(call_id)} has no advertised tool lifecycle")
+            raise _Fail(
+                "tool-result-unadvertised",
+                f"tool/result {_js.js_string(call_id)} has no advertised tool lifecycle",
+            )
         if entry[1]["state"] == "advertised" and not _is_not_started_repair(event, message, call_id, error):
             raise _Fail(
-                "tool-result-not-repair", f"tool/result {_js.js_string(call_id)} is not the exact TOOL_NOT_STARTED repair"
+                "tool-result-not-repair",
+                f"tool/result {_js.js_string(call_id)} is not the exact TOOL_NOT_STARTED repair",
             )
         del self.tools[_js.number_key(call_id)]
 
@@ -319,7 +336,10 @@ class _Relationships:
         same_chain = [
             r
             for r in self.retries
-            if all(_js.strict_equal(r.get(k, MISSING), data.get(k, MISSING)) for k in ("turn", "step", "provider", "policyKey"))
+            if all(
+                _js.strict_equal(r.get(k, MISSING), data.get(k, MISSING))
+                for k in ("turn", "step", "provider", "policyKey")
+            )
         ]
         prior = same_chain[-1] if same_chain else None
         previous = prior.get("retry", MISSING) if prior is not None else MISSING
@@ -345,10 +365,12 @@ class _Relationships:
         )
         if scheduled is None:
             raise _Fail("retry-started-unpaired", "llm/retry-started pairs no prior scheduled attempt")
-        if not _js.strict_equal(scheduled.get("turn", MISSING), data.get("turn", MISSING)) or not _js.strict_equal(
-            scheduled.get("step", MISSING), data.get("step", MISSING)
-        ):
-            raise _Fail("retry-started-mismatch", "llm/retry-started does not match its scheduled turn and step")
+        if not _js.strict_equal(
+            scheduled.get("turn", MISSING), data.get("turn", MISSING)
+        ) or not _js.strict_equal(scheduled.get("step", MISSING), data.get("step", MISSING)):
+            raise _Fail(
+                "retry-started-mismatch", "llm/retry-started does not match its scheduled turn and step"
+            )
         key = f"{_json(data.get('retryId', MISSING))}\0{_json(data.get('retry', MISSING))}"
         if key in self.retry_starts:
             raise _Fail("retry-started-repeated", "llm/retry-started repeats one scheduled attempt")
@@ -365,18 +387,29 @@ class _Relationships:
         seqs = data.get("messageSeqs", MISSING)
         label = f"{etype} {_js.js_string(seq)}"
         if etype == "session/title":
-            kind = _record(data.get("source", MISSING), f"session/title {_js.js_string(seq)} source").get("kind", MISSING)
+            kind = _record(data.get("source", MISSING), f"session/title {_js.js_string(seq)} source").get(
+                "kind", MISSING
+            )
             if _js.strict_equal(_js.get(seqs, "length"), 0) != _js.strict_equal(kind, "user"):
-                raise _Fail("title-user-kind", f"session/title {_js.js_string(seq)} messageSeqs must be empty exactly for a user title")
+                raise _Fail(
+                    "title-user-kind",
+                    f"session/title {_js.js_string(seq)} messageSeqs must be empty exactly for a user title",
+                )
         selected = []
         for cited in _iterate(seqs):
             source = _element(self.events, cited)
             if source is None or not _js.strict_equal(_js.get(source, "type"), "user/message"):
-                raise _Fail("title-source", f"{label} messageSeqs must cite earlier human user/message events")
+                raise _Fail(
+                    "title-source", f"{label} messageSeqs must cite earlier human user/message events"
+                )
             source_data = _record(_js.get(source, "data"), f"user/message {_js.js_string(cited)} data")
-            source_source = _record(source_data.get("source", MISSING), f"user/message {_js.js_string(cited)} source")
+            source_source = _record(
+                source_data.get("source", MISSING), f"user/message {_js.js_string(cited)} source"
+            )
             if not _js.strict_equal(source_source.get("kind", MISSING), "user"):
-                raise _Fail("title-source", f"{label} messageSeqs must cite earlier human user/message events")
+                raise _Fail(
+                    "title-source", f"{label} messageSeqs must cite earlier human user/message events"
+                )
             content = source_data.get("content", MISSING)
             if type(content) is not list:
                 raise _js.JsTypeError("content.flatMap is not a function")
@@ -399,18 +432,26 @@ class _Relationships:
             if message is MISSING
             else _record(_js.get(message, "source"), "session/title-llm-request message source")
         )
-        refused = _Fail("title-request-messages", "session/title-llm-request messages do not represent messageSeqs")
+        refused = _Fail(
+            "title-request-messages", "session/title-llm-request messages do not represent messageSeqs"
+        )
         if (
             not _js.strict_equal(_js.get(messages, "length"), 1)
-            or not _js.strict_equal(_js.get(message, "role") if message not in (None, MISSING) else MISSING, "user")
-            or not _js.strict_equal(_js.get(content, "length") if content not in (None, MISSING) else MISSING, 1)
+            or not _js.strict_equal(
+                _js.get(message, "role") if message not in (None, MISSING) else MISSING, "user"
+            )
+            or not _js.strict_equal(
+                _js.get(content, "length") if content not in (None, MISSING) else MISSING, 1
+            )
             or not _js.strict_equal(_js.get(source, "kind") if source is not MISSING else MISSING, "plugin")
             or not _js.strict_equal(_js.get(source, "plugin"), "dsh-session-title-llm")
         ):
             raise refused
         framed = _js.get(content, 0)
-        if framed is MISSING or not _js.strict_equal(_js.get(framed, "type"), "text") or not _js.strict_equal(
-            _js.get(framed, "text"), expected
+        if (
+            framed is MISSING
+            or not _js.strict_equal(_js.get(framed, "type"), "text")
+            or not _js.strict_equal(_js.get(framed, "text"), expected)
         ):
             raise refused
 
@@ -423,13 +464,21 @@ class _Relationships:
     def _command_done(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         command_id = data.get("commandId", MISSING)
         if _js.number_key(command_id) not in self.command_runs:
-            raise _Fail("command-done-unmatched", f"command/done {_js.js_string(command_id)} has no prior command/run")
+            raise _Fail(
+                "command-done-unmatched", f"command/done {_js.js_string(command_id)} has no prior command/run"
+            )
         source_seq = data.get("sourceEventSeq", MISSING)
         if source_seq is not MISSING:
             source = _element(self.events, source_seq)
             source_type = _js.get(source, "type") if source not in (None, MISSING) else MISSING
-            if not _js.strict_equal(data.get("kind", MISSING), "success") or source_type in ("command/run", "command/done"):
-                raise _Fail("command-done-source", f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq")
+            if not _js.strict_equal(data.get("kind", MISSING), "success") or source_type in (
+                "command/run",
+                "command/done",
+            ):
+                raise _Fail(
+                    "command-done-source",
+                    f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq",
+                )
 
     def _session_log_deepseek_delivery_accepted(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         # The migration checks v0 markers (V01:1944) and the relationships v1 ones; a
@@ -443,8 +492,12 @@ class _Relationships:
             and _js.is_number(seq)
             and seq < _seed_length(self.header)
         )
-        if not inherited and not _js.strict_equal(data.get("sessionId", MISSING), self.header.get("id", MISSING)):
-            raise _Fail("delivery-wrong-session", "current-generation delivery marker names the wrong Session")
+        if not inherited and not _js.strict_equal(
+            data.get("sessionId", MISSING), self.header.get("id", MISSING)
+        ):
+            raise _Fail(
+                "delivery-wrong-session", "current-generation delivery marker names the wrong Session"
+            )
 
     def _compaction_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         if self.compaction is not None:
@@ -506,7 +559,9 @@ class _Relationships:
             raise _Fail("compaction-owner", f"{what} has no matching compaction/start")
 
     def _assert_compaction_turn(self, owner: Any, what: str) -> None:
-        mismatch = self.open_turn is not None if owner is None else not _js.strict_equal(owner, self.open_turn)
+        mismatch = (
+            self.open_turn is not None if owner is None else not _js.strict_equal(owner, self.open_turn)
+        )
         if mismatch:
             raise _Fail("compaction-turn", f"{what} does not match the open turn")
 

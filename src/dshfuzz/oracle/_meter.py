@@ -119,7 +119,10 @@ def _measure(log: list[Any]) -> MeterState:
             next_step_start = _js.spread(_js.get(event, "data"))
         elif etype == "step/end":
             if step_start is None or not _names_step(step_start, event):
-                raise _Fail("meter-step-end-unmatched", f"token meter: step/end at seq {s(seq)} has no matching step/start event")
+                raise _Fail(
+                    "meter-step-end-unmatched",
+                    f"token meter: step/end at seq {s(seq)} has no matching step/start event",
+                )
             next_step_start = None
         next_surface = surface
         tokens_known = False
@@ -149,7 +152,9 @@ def _measure(log: list[Any]) -> MeterState:
             _headers_equal(_data(log[anchor_header], "header"), _data(log[header], "header"))
         except _js.JsTypeError as exc:
             raise _Located(header, "malformed-event", str(exc)) from None
-    open_step = None if step_start is None else (step_start.get("turn", MISSING), step_start.get("step", MISSING))
+    open_step = (
+        None if step_start is None else (step_start.get("turn", MISSING), step_start.get("step", MISSING))
+    )
     return MeterState(open_step, header is not None, tuple(surface))
 
 
@@ -282,7 +287,10 @@ def _provider_assistant(log: list[Any], event: Any) -> None:
             raise _Fail("meter-source-not-earlier", f"{prefix} is not earlier")
         key = _js.number_key(source)
         if key in seen:
-            raise _Fail("meter-source-repeated", f"token meter: assistant/message at seq {s(seq)} repeats source seq {s(source)}")
+            raise _Fail(
+                "meter-source-repeated",
+                f"token meter: assistant/message at seq {s(seq)} repeats source seq {s(source)}",
+            )
         seen.add(key)
         chunk_event = _element(log, source)
         if not _js.strict_equal(_js.get(chunk_event, "type"), "assistant/chunk"):

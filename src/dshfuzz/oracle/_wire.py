@@ -174,7 +174,11 @@ def _system_prompt(log: list[Any], request: int) -> dict[str, Any] | None:
     """The canonical header's system prompt message (absent when empty)."""
     try:
         system = _js.get(_js.get(_js.get(log[request], "data"), "header"), "system")
-        if system is MISSING or not _js.is_number(_js.get(system, "length")) or _js.get(system, "length") <= 0:
+        if (
+            system is MISSING
+            or not _js.is_number(_js.get(system, "length"))
+            or _js.get(system, "length") <= 0
+        ):
             return None
     except _js.JsTypeError as exc:
         raise _Malformed(request, str(exc)) from None
@@ -191,7 +195,9 @@ def _assert_text_only(log: list[Any], nodes: tuple[int, ...], request: int) -> N
             raise _Malformed(seq, str(exc)) from None
         if has_image:
             model = _js.js_string(_config(log, request, "model"))
-            raise _Refused(seq, "wire-image-content", f'DeepSeek model "{model}" does not accept image input.')
+            raise _Refused(
+                seq, "wire-image-content", f'DeepSeek model "{model}" does not accept image input.'
+            )
 
 
 def _assert_reasoning_effort(log: list[Any], request: int) -> None:
@@ -199,7 +205,9 @@ def _assert_reasoning_effort(log: list[Any], request: int) -> None:
     effort = _config(log, request, "reasoningEffort")
     if effort is not MISSING and not (type(effort) is str and effort in ("off", "low", "high", "max")):
         raise _Refused(
-            request, "wire-reasoning-effort", f'DeepSeek does not support reasoning effort "{_js.js_string(effort)}"'
+            request,
+            "wire-reasoning-effort",
+            f'DeepSeek does not support reasoning effort "{_js.js_string(effort)}"',
         )
 
 
@@ -227,7 +235,11 @@ def _join(parts: Iterable[Any]) -> str:
 
 
 def _flatten_text(blocks: Any) -> str:
-    return _join(_js.get(block, "text") for block in _blocks(blocks) if _js.strict_equal(_js.get(block, "type"), "text"))
+    return _join(
+        _js.get(block, "text")
+        for block in _blocks(blocks)
+        if _js.strict_equal(_js.get(block, "type"), "text")
+    )
 
 
 def _has_image(blocks: Any) -> bool:
@@ -299,7 +311,11 @@ def _pair(bodies: list[tuple[int, dict[str, Any]]]) -> tuple[tuple[WireMessage, 
     issues: list[WireIssue] = []
 
     def close(index: int | None, seq: int | None, closer: Closer) -> None:
-        where = {"user-text": "the next user text", "assistant": "the next assistant message", "end": "the end of history"}
+        where = {
+            "user-text": "the next user text",
+            "assistant": "the next assistant message",
+            "end": "the end of history",
+        }
         for key, (call_id, advertised, reported) in pending.items():
             if not reported:
                 issues.append(
@@ -378,7 +394,11 @@ def _hidden_unanswered(log: list[Any], on_surface: set[int]) -> tuple[HiddenCall
             source = message.get("source")
             if type(source) is dict:
                 answered.add(_js.number_key(source.get("callId", MISSING)))
-        elif event.get("type") == "assistant/message" and index not in on_surface and type(message.get("content")) is list:
+        elif (
+            event.get("type") == "assistant/message"
+            and index not in on_surface
+            and type(message.get("content")) is list
+        ):
             advertised.extend(
                 HiddenCall(block.get("id", MISSING), index)
                 for block in message["content"]
