@@ -239,6 +239,11 @@ def _zstd_variants(data: bytes) -> dict[str, bytes]:
         for checksum in (True, False):
             variants[f"{block} blocks, checksum {checksum}"] = b"".join(compress_frame(c, block=block, checksum=checksum) for c in contents)  # type: ignore[arg-type]
     variants["content sizes"] = b"".join(compress_frame(c, content_size=True) for c in contents)
+    raw = compress_frame(contents[1], block="raw")  # magic, descriptor 0x04, window byte, blocks, checksum
+    rest = b"".join(frames[2:])
+    variants["dictionary id on frame 1"] = frames[0] + raw[:4] + bytes([raw[4] | 1]) + raw[5:6] + b"\x07" + raw[6:] + rest
+    for window_log in (10, 27, 31):
+        variants[f"window 2**{window_log} on frame 1"] = frames[0] + raw[:5] + bytes([(window_log - 10) << 3]) + raw[6:] + rest
     raw_last = b"".join(frames[:-1]) + compress_frame(contents[-1], block="raw")
     for cut in range(len(raw_last) - len(compress_frame(contents[-1], block="raw")), len(raw_last), 97):
         variants[f"raw last frame truncated at byte {cut}"] = raw_last[:cut]
