@@ -214,7 +214,7 @@ def test_zstd_framing_refusals_name_the_frame() -> None:
     second = scan_frames(good)[1].offset
     assert official_verdict(corrupt) == ("refused", f"corrupt Zstandard session log: frame at byte {second} failed validation")
     assert corrupt.frames[1].status == "corrupt"
-    skipped = parse_log(HEAD and compress_frame(HEAD) + skippable_frame(b"x") + compress_frame(jsonl(ev(0))))
+    skipped = parse_log(compress_frame(HEAD) + skippable_frame(b"x") + compress_frame(jsonl(ev(0))))
     assert skipped.refusal is not None and skipped.refusal.message.endswith(f"invalid frame magic at byte {len(compress_frame(HEAD))}")
     assert [e.seq for e in skipped.events] == [0] and skipped.frames[1].status == "skippable"
     assert official_verdict(parse_log(b"", compression="zstd")) == ("refused", "empty or header-less Zstandard session log")
