@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", action="store_true", help="add every finding to the corpus")
     parser.add_argument("--corpus", type=Path, default=Path("corpus"))
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds one checker run may take")
+    parser.add_argument("--stop-after", type=int, default=None, metavar="N", help="stop after N distinct findings")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         mutators=tuple(m for m in args.mutators.split(",") if m) if args.mutators else None,
         checker_timeout=args.timeout,
         minimise=not args.no_minimise,
+        stop_after_findings=args.stop_after,
     )
     if args.out is not None:
         config = replace(config, out=args.out.parent, run_id=args.out.name)

@@ -60,6 +60,7 @@ class CampaignConfig:
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6])
     checker_timeout: float = 20.0
     minimise: bool = True
+    stop_after_findings: int | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -241,6 +242,7 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
     for proc in procs:
         proc.start()
     judged = 0
+    found = 0
     live = len(procs)
     reason = "budget"
     interrupted = False
@@ -266,6 +268,8 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
             if event is not None:
                 if isinstance(event, ExampleJudged):
                     judged += 1
+                elif isinstance(event, DisagreementFound):
+                    found += 1
                 elif isinstance(event, WorkerFailed):
                     reason = "error"
                 yield event
@@ -274,6 +278,9 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
                     stop.set()
                 elif config.budget_examples is not None and judged >= config.budget_examples:
                     reason = "examples"
+                    stop.set()
+                elif config.stop_after_findings is not None and found >= config.stop_after_findings:
+                    reason = "findings"
                     stop.set()
     finally:
         if in_main:

@@ -8,7 +8,8 @@ that layer (``Rule.refused_by``).
 Kinds:
 
 * ``false-alarm`` — an error-level finding where every official layer and the
-  reference oracle accept;
+  reference oracle accept (rules the mutator declared are not counted: the log
+  is broken on purpose, even where no official layer looks);
 * ``miss`` — an official layer refuses (or the oracle fails, or the mutator
   declared a rule) and the checker reports none of the rules mapped to it;
 * ``wrong-place`` — the checker reports the reference's rule at another seq;
@@ -123,10 +124,12 @@ def classify(
         return [Disagreement(verdict.failure, None, (), mutator, verdict.detail[:2000])]
     out: list[Disagreement] = []
     reported = frozenset(f.rule for f in verdict.findings)
-    errors = verdict.error_rules
-    if errors and truth.all_accept:
+    unexplained = verdict.error_rules - truth.expected
+    if unexplained and truth.all_accept:
         out.append(
-            Disagreement("false-alarm", None, tuple(sorted(errors)), mutator, "every official layer and the oracle accept")
+            Disagreement(
+                "false-alarm", None, tuple(sorted(unexplained)), mutator, "every official layer and the oracle accept"
+            )
         )
     for layer in sorted(truth.refusing | truth.oracle_refusing):
         mapped = rules_refused_by(layer)

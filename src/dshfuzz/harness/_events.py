@@ -19,7 +19,7 @@ __all__ = [
     "WorkerFailed",
 ]
 
-StopReason = Literal["budget", "examples", "interrupted", "error"]
+StopReason = Literal["budget", "examples", "findings", "interrupted", "error"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shlex
+import sys
 import subprocess
 import threading
 import traceback
@@ -138,8 +140,10 @@ class BuiltinChecker:
 class CommandChecker:
     """An external checker command; ``{log}`` in the template becomes the log's path.
 
-    Exit codes 0 and 1 are the convention for "clean" and "findings"; any other exit
-    without a parsable report, or death by a signal, is a crash.
+    Exit codes 0 and 1 are the convention for "clean" and "findings". Death by a
+    signal, a non-zero exit with nothing on stdout (an uncaught exception), or any
+    other exit without a parsable report is a crash; output that is not a report
+    after a conventional exit is unparsable output.
     """
 
     template: str
@@ -164,8 +168,13 @@ class CommandChecker:
             return CheckerVerdict(
                 failure="crash", detail=f"killed by signal {-proc.returncode}\n{stderr_tail}", exit_code=proc.returncode
             )
+        stdout = proc.stdout.decode("utf-8", "replace")
+        if proc.returncode != 0 and not stdout.strip():
+            return CheckerVerdict(
+                failure="crash", detail=f"exit {proc.returncode} with no report\n{stderr_tail}", exit_code=proc.returncode
+            )
         try:
-            verdict = verdict_from_json(json.loads(proc.stdout.decode("utf-8", "replace") or "null"))
+            verdict = verdict_from_json(json.loads(stdout or "null"))
         except ValueError as exc:
             kind: CheckerFailure = "crash" if proc.returncode not in (0, 1) else "unparsable-output"
             return CheckerVerdict(failure=kind, detail=f"{exc}\n{stderr_tail}", exit_code=proc.returncode)
@@ -214,9 +223,12 @@ class PythonChecker:
 
 
 def _resolve_callable(target: str) -> Callable[[str], Any]:
+    """Import ``module:function``, from the current directory too (as ``python -m`` would)."""
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise CheckerSpecError(f"expected py:module:function, got py:{target}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
