@@ -58,9 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("hypothesis_profile", None) or profile_name(config)
     settings.load_profile(name)
     config.stash[_profile_key] = name
+    _CONFIG["config"] = config
 
 
 _profile_key = pytest.StashKey[str]()
+_CONFIG: dict[str, pytest.Config] = {}
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -88,9 +90,19 @@ class WitnessRecorder:
         self.last = Witness(data, compression, signature, kind, meta)
 
 
-@pytest.fixture
+_RECORDER = WitnessRecorder()
+
+
+@pytest.fixture(scope="session")
 def dshfuzz_witness() -> WitnessRecorder:
-    return WitnessRecorder()
+    """Session-scoped (so Hypothesis does not warn); the plugin clears it before each test."""
+    return _RECORDER
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    _RECORDER.last = None
+    yield
 
 
 def _render(witness: Witness) -> str:
@@ -106,10 +118,10 @@ def _render(witness: Witness) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     outcome = yield
     report = outcome.get_result()
-    recorder = getattr(item, "funcargs", {}).get("dshfuzz_witness")
-    if report.when != "call" or not report.failed or not isinstance(recorder, WitnessRecorder) or recorder.last is None:
+    uses = "dshfuzz_witness" in getattr(item, "fixturenames", ())
+    if report.when != "call" or not report.failed or not uses or _RECORDER.last is None:
         return
-    witness = recorder.last
+    witness = _RECORDER.last
     report.sections.append(("dshfuzz minimal log", _render(witness)))
     report.user_properties.append(
         (
@@ -129,7 +141,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Runs on the controller (with or without xdist): save failing witnesses when asked."""
     if not report.failed or report.when != "call":
         return
-    config = getattr(report, "config", None) or _CONFIG.get("config")
+    config = _CONFIG.get("config")
     if config is None or not config.getoption("dshfuzz_save"):
         return
     from dshfuzz.harness import Corpus
@@ -150,11 +162,3 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             mutator=meta.get("mutator"),
             seed=meta.get("seed"),
         )
-
-
-_CONFIG: dict[str, pytest.Config] = {}
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG["config"] = session.config
