@@ -52,76 +52,73 @@ def _get(value: Any, key: str) -> Any:
     return value.get(key, MISSING) if type(value) is dict else MISSING
 
 
-@dataclass(slots=True)
-class _Node:
-    index: int
-    order: int
-    prev: Any = None
-    next: Any = None
+def _seq_key(value: Any) -> Any:
+    """A dict key identifying a seq as JavaScript's ``===`` does (1 and 1.0 alike); plain
+    numbers stay numbers so the fold allocates nothing the cyclic collector tracks."""
+    return value if type(value) is int or type(value) is float else number_key(value)
 
 
 class _LenientFold:
-    """The surface fold as a linked list keyed by seq: O(1) per append and O(removed)
-    per replace, so a log that keeps replacing its newest node stays linear. Each
-    node's ``order`` preserves list order (a replacement inherits its start's), which
-    decides ``startIdx <= endIdx`` without scanning."""
+    """The surface fold as a doubly linked list keyed by seq: O(1) per append and
+    O(removed) per replace, so a log that keeps replacing its newest node stays linear.
+    A node's order number preserves list order (a replacement inherits its start's),
+    which decides ``startIdx <= endIdx`` without scanning."""
 
     def __init__(self, version: int | None) -> None:
         v3 = version == 3
         self.types = _V3_SURFACE if v3 else _V0_SURFACE
         self.keys = ("startSeq", "endSeq") if v3 else ("start", "end")
-        self.nodes: dict[Any, _Node] = {}
+        self.index: dict[Any, int] = {}
+        self.order: dict[Any, int] = {}
+        self.prev: dict[Any, Any] = {}
+        self.next: dict[Any, Any] = {}
         self.head: Any = None
         self.tail: Any = None
         self.counter = 0
 
     def apply(self, index: int, event: Event) -> None:
-        if event.type not in self.types:
-            return
-        op = event.surfaceOp
-        key = number_key(event.seq)
+        raw = event.raw
+        op = raw.get("surfaceOp", MISSING)
+        key = _seq_key(raw.get("seq", MISSING))
         if op == "append":
-            if key in self.nodes:
+            if key in self.index:
                 return
             self.counter += 1
-            node = _Node(index, self.counter, prev=self.tail)
-            if self.tail is None:
-                self.head = key
-            else:
-                self.nodes[self.tail].next = key
-            self.nodes[key] = node
-            self.tail = key
+            self.link(key, index, self.counter, self.tail, None)
         elif type(op) is dict and op.get("op") == "replace":
-            self.replace(index, key, number_key(op.get(self.keys[0], MISSING)), number_key(op.get(self.keys[1], MISSING)))
+            self.replace(index, key, _seq_key(op.get(self.keys[0], MISSING)), _seq_key(op.get(self.keys[1], MISSING)))
 
-    def replace(self, index: int, key: Any, start: Any, end: Any) -> None:
-        first, last = self.nodes.get(start), self.nodes.get(end)
-        if first is None or last is None or first.order > last.order or key in self.nodes:
-            return
-        before, after = first.prev, last.next
-        cursor = start
-        while True:
-            node = self.nodes.pop(cursor)
-            if cursor == end:
-                break
-            cursor = node.next
-        self.nodes[key] = _Node(index, first.order, prev=before, next=after)
+    def link(self, key: Any, index: int, order: int, before: Any, after: Any) -> None:
+        self.index[key], self.order[key], self.prev[key], self.next[key] = index, order, before, after
         if before is None:
             self.head = key
         else:
-            self.nodes[before].next = key
+            self.next[before] = key
         if after is None:
             self.tail = key
         else:
-            self.nodes[after].prev = key
+            self.prev[after] = key
+
+    def replace(self, index: int, key: Any, start: Any, end: Any) -> None:
+        order = self.order
+        if start not in order or end not in order or order[start] > order[end] or key in order:
+            return
+        before, after, kept = self.prev[start], self.next[end], order[start]
+        cursor = start
+        while True:
+            following = self.next.pop(cursor)
+            del self.index[cursor], self.order[cursor], self.prev[cursor]
+            if cursor == end:
+                break
+            cursor = following
+        self.link(key, index, kept, before, after)
 
     def indices(self) -> list[int]:
         out = []
         cursor = self.head
         while cursor is not None:
-            node = self.nodes[cursor]
-            out.append(node.index)
-            cursor = node.next
+            out.append(self.index[cursor])
+            cursor = self.next[cursor]
         return out
 
 
