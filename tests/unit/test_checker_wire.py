@@ -16,6 +16,8 @@ from agent_loop_logs import Builder
 from checker_logs import check, explain, fired, session_log
 
 from dshfuzz.checker import CheckContext, RuleId
+from dshfuzz.oracle import Accepted
+from dshfuzz.oracle import wire_stream as reference_wire_stream
 from dshfuzz.checker._wire import surface_indices
 
 WIRE = {RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5}
@@ -135,7 +137,7 @@ def test_a_gap_a_compaction_hid_is_w4_not_w3() -> None:
     assert w4.context["callIds"] == [call["id"]] and w4.severity.value == "warning"
 
 
-def test_a_raw_orphan_result_is_w5_for_invariants_and_released() -> None:
+def test_a_raw_orphan_result_is_w5_for_every_moment_and_dangles_on_the_wire() -> None:
     b = Builder()
     b.open_step()
     b.assistant([{"type": "text", "text": "no calls"}])
@@ -144,7 +146,7 @@ def test_a_raw_orphan_result_is_w5_for_invariants_and_released() -> None:
     b.turn_end()
     report = check(b.header, b.events)
     [w5] = [f for f in report.findings if f.rule is RuleId.W5]
-    assert [str(x) for x in w5.refused_by] == ["invariants", "released"]
+    assert [str(x) for x in w5.refused_by] == ["invariants", "released", "provider"]
     assert RuleId.W1 in fired(report)
 
 
@@ -202,3 +204,57 @@ def test_any_json_anywhere_never_crashes_the_rules_of_this_engineer(data: st.Dat
             target = target[step]
         target[path[-1]] = value
     check(b.header, events, rules=MINE)
+
+
+def _oracle_view(header: Any, events: list[Any]) -> set[tuple[str, Any]] | None:
+    """The reference oracle's wire pairing issues, as (rule, call id or user-text seq) pairs."""
+    verdict = reference_wire_stream(events, header)
+    if not isinstance(verdict, Accepted):
+        return None
+    out: set[tuple[str, Any]] = set()
+    for issue in verdict.state.issues:
+        if issue.code == "wire-dangling-tool-message":
+            out.add(("W5", issue.call_id))
+            if not verdict.state.messages[issue.index].pending:
+                out.add(("W1", issue.call_id))
+        elif issue.code == "wire-user-text-interleaved":
+            out.add(("W2", issue.seq))
+        elif issue.code == "unanswered-tool-call":
+            out.add(("W3", issue.call_id))
+    return out
+
+
+def _checker_view(header: Any, events: list[Any]) -> set[tuple[str, Any]]:
+    out: set[tuple[str, Any]] = set()
+    for f in check(header, events, rules=frozenset(WIRE)).findings:
+        if f.rule is RuleId.W1 or (f.rule is RuleId.W5 and "provider" in map(str, f.refused_by)):
+            out.add((str(f.rule), f.context["callId"]))
+        elif f.rule is RuleId.W2:
+            out.add(("W2", f.seq))
+        elif f.rule is RuleId.W3:
+            out.update(("W3", i) for i in f.context["callIds"])
+    return out
+
+
+_WIRE_DEFECTS = {
+    "drop-result": lambda b, c: b.tool_call(c[0]),
+    "ghost-result": lambda b, c: (b.tool_round(c[0]), b.tool_result("call-ghost")),
+    "wrong-id": lambda b, c: b.tool_result("call-other", call_seq=b.tool_call(c[0])),
+    "interject": _interject(True),
+    "twice": lambda b, c: (b.tool_round(c[0]), b.tool_result(c[0]["id"])),
+    "fine": _answered,
+}
+
+
+@given(st.lists(st.sampled_from(sorted(_WIRE_DEFECTS)), min_size=1, max_size=4), st.booleans())
+def test_the_wire_judge_agrees_with_the_reference_oracle(defects: list[str], compact: bool) -> None:
+    """Complete turns (no loader closers) of healthy and broken tool rounds, optionally compacted."""
+    b = Builder()
+    for defect in defects:
+        _call_step(b, _WIRE_DEFECTS[defect])
+        if compact and len(b.surface) > 2:
+            b.compaction(b.surface[0], b.surface[1])
+    expected = _oracle_view(b.header, b.events)
+    if expected is None:
+        return
+    assert _checker_view(b.header, b.events) == expected, explain(check(b.header, b.events), b.header, b.events)

@@ -15,12 +15,13 @@ already written) is not.
 
 The stream is then judged as a strict OpenAI-compatible endpoint does:
 
-- W1: a tool message while no assistant tool call awaits an answer (dangling);
-- W5: a tool message whose id is not among the calls awaiting an answer, while
-  others are (wrong id); also every raw ``tool/result`` the invariant companion or
-  the released walk refuses for answering no pending call (``_lifecycle``);
-- W2: a user message between tool calls and results that do arrive after it;
-- W3: a call never answered before the next assistant message or the end;
+- W5: a tool message whose id is not among the calls awaiting an answer; also
+  every raw ``tool/result`` the invariant companion or the released walk refuses
+  for answering no pending call (``_lifecycle``);
+- W1: such a tool message while no call at all awaits an answer (dangling);
+- W2: user text while calls await their tool messages;
+- W3: a call not answered before the next user text, the next assistant message
+  or the end of history (its window), reported once at the assistant message;
 - W4: a call the released walk saw left unresolved whose assistant message is no
   longer on the surface: a later replace hid the gap from the provider.
 """
@@ -198,50 +199,48 @@ def wire_messages(ctx: CheckContext) -> list[WireMessage]:
 class _Pending:
     call_id: Any
     index: int | None
-    interposed: int | None = None
+    reported: bool = False
 
 
 @dataclass(slots=True)
 class _Judge:
-    """A strict endpoint's reading of the stream; findings are collected, never raised."""
+    """A strict endpoint's reading of the stream; findings are collected, never raised.
+
+    ``pending`` holds the calls of the latest assistant message not yet answered. A
+    call's window closes at the next user text, the next assistant message or the end
+    of history; a call still pending then is unanswered (reported once). User text
+    leaves the calls pending, so a tool message after it still answers one.
+    """
 
     ctx: CheckContext
     pending: dict[Any, _Pending] = field(default_factory=dict)
     unanswered: dict[int | None, list[Any]] = field(default_factory=dict)
     closed_by: dict[int | None, str] = field(default_factory=dict)
-    late: dict[int | None, list[Any]] = field(default_factory=dict)
-    dangling: list[tuple[WireMessage, str]] = field(default_factory=list)
-    wrong: list[tuple[WireMessage, list[Any]]] = field(default_factory=list)
+    interleaved: dict[int | None, list[Any]] = field(default_factory=dict)
+    stray: list[tuple[WireMessage, list[Any]]] = field(default_factory=list)
 
     def close(self, reason: str) -> None:
         for item in self.pending.values():
-            self.unanswered.setdefault(item.index, []).append(item.call_id)
-            self.closed_by.setdefault(item.index, reason)
-        self.pending.clear()
+            if not item.reported:
+                item.reported = True
+                self.unanswered.setdefault(item.index, []).append(item.call_id)
+                self.closed_by.setdefault(item.index, reason)
 
     def read(self, stream: list[WireMessage]) -> None:
         for message in stream:
             if message.role == "assistant":
                 self.close(f"the next assistant message (seq {self.seq(message.index)})")
+                self.pending.clear()
                 for call_id in message.calls:
                     self.pending.setdefault(call_key(call_id), _Pending(call_id, message.index))
             elif message.role == "user":
-                for item in self.pending.values():
-                    if item.interposed is None:
-                        item.interposed = message.index
+                if self.pending:
+                    self.interleaved.setdefault(message.index, []).extend(p.call_id for p in self.pending.values())
+                self.close(f"the next user text (seq {self.seq(message.index)})")
             elif message.role == "tool":
-                self.answer(message)
+                if self.pending.pop(call_key(message.answers), None) is None:
+                    self.stray.append((message, [p.call_id for p in self.pending.values()]))
         self.close("the end of history")
-
-    def answer(self, message: WireMessage) -> None:
-        item = self.pending.pop(call_key(message.answers), None)
-        if item is not None:
-            if item.interposed is not None:
-                self.late.setdefault(item.interposed, []).append(item.call_id)
-        elif self.pending:
-            self.wrong.append((message, [p.call_id for p in self.pending.values()]))
-        else:
-            self.dangling.append((message, show_id(message.answers)))
 
     def seq(self, index: int | None) -> str:
         return "?" if index is None else js_string(self.ctx.events[index].seq)
@@ -261,15 +260,18 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
     for advert in ledger.unresolved:
         unresolved_at.setdefault(advert.message_index, set()).add(call_key(advert.call_id))
 
-    for message, shown in judge.dangling:
+    for message, pending in judge.stray:
+        if pending:
+            continue
         origin = "the loader's synthetic result" if message.index is None else "tool message"
+        shown = show_id(message.answers)
         yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call awaiting an answer",
                           event=_coords(ctx, message.index), context={"callId": shown})
 
-    for interposed, ids in judge.late.items():
+    for interposed, ids in judge.interleaved.items():
         shown = [show_id(i) for i in ids]
-        yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} sits between tool calls "
-                          f"{', '.join(shown)} and their tool results", event=_coords(ctx, interposed),
+        yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} arrives while tool calls "
+                          f"{', '.join(shown)} await their tool messages", event=_coords(ctx, interposed),
                           context={"callIds": shown})
 
     for index, ids in judge.unanswered.items():
@@ -309,9 +311,10 @@ def _w5(ctx: CheckContext, judge: _Judge, ledger: Any) -> Iterator[Finding]:
                 messages.setdefault(refusal.index, refusal.message)
                 ids.setdefault(refusal.index, refusal.call_id)
     synthetic = []
-    for message, pending in judge.wrong:
-        text = (f"tool message answers {show_id(message.answers)} while the calls awaiting an answer are "
-                f"{', '.join(show_id(p) for p in pending)}")
+    for message, pending in judge.stray:
+        waiting = f"the calls awaiting an answer are {', '.join(show_id(p) for p in pending)}" if pending else (
+            "no call awaits an answer")
+        text = f"tool message answers {show_id(message.answers)}, which is not pending: {waiting}"
         if message.index is None:
             synthetic.append((text, message.answers, pending))
             continue
