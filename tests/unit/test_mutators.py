@@ -32,6 +32,7 @@ from dshfuzz.mutators import (
     incident_weights,
     load_mutators,
     mutator,
+    perturbed,
     variants,
 )
 from dshfuzz.mutators._base import run_edit
@@ -207,3 +208,23 @@ def _ids(value: Any) -> list[str]:
     if type(value) is list:
         return [x for v in value for x in _ids(v)]
     return []
+
+
+EDITS = {**MUTATORS, **{n: p for n, p in PERTURBATIONS.items() if n != "huge-string"}, **METAMORPHIC}
+
+
+@st.composite
+def damaged_logs(draw: Any) -> Any:
+    """A generated log broken by a robustness perturbation, read back through the model."""
+    name = draw(st.sampled_from(sorted(set(PERTURBATIONS) - {"huge-string"})), label="perturbation")
+    broken = draw(perturbed(name, session_logs(max_events=40)))
+    return parse_log(broken.data)
+
+
+@given(damaged_logs(), st.sampled_from(sorted(EDITS)), st.data())
+def test_edits_on_damaged_logs_apply_or_refuse_but_never_crash(log: Any, name: str, data: st.DataObject) -> None:
+    try:
+        mutant = EDITS[name].apply_or_raise(log, data)
+    except Inapplicable:
+        return
+    assert isinstance(mutant.data, bytes) and mutant.mutator == name

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from hypothesis import reject
 from hypothesis import strategies as st
 
+from dshfuzz.checker.rules import RULES, RuleId
 from dshfuzz.model import Compression
 
 from ._draft import EventDraft, Inapplicable, as_draft
@@ -54,8 +55,8 @@ CompressionPolicy = Literal["any", "none", "zstd"]
 
 MutateFn = Callable[[Any, Any], str]
 """``fn(draft, data) -> description``: edits the level's draft in place, drawing
-every choice from ``data``; rejects (``hypothesis.reject``) when its precondition
-does not hold; returns what it injected where."""
+every choice from ``data``; raises :class:`Inapplicable` when its precondition does
+not hold; returns what it injected where."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +212,6 @@ def run_edit(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: Mut
 
 def applicable_rules(rules: frozenset[str], version: int | None) -> frozenset[str]:
     """The subset of ``rules`` that the checker runs on a file of format ``version``."""
-    from dshfuzz.checker.rules import RULES, RuleId
-
     return frozenset(r for r in rules if RULES[RuleId(r)].applies_to(version))
 
 

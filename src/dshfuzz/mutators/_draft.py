@@ -16,10 +16,11 @@ append batch. An edit that cannot apply to a given log raises :class:`Inapplicab
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, loads, pack_chunk_runs
+from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, pack_chunk_runs
 
 __all__ = [
     "ByteDraft",
@@ -31,6 +32,7 @@ __all__ = [
     "copy_json",
     "as_draft",
     "seq_refs",
+    "type_of",
 ]
 
 
@@ -38,9 +40,18 @@ class Inapplicable(Exception):
     """The log lacks what the edit needs (its precondition does not hold)."""
 
 
+def type_of(value: JsonValue) -> str | None:
+    """The ``type`` of an event or row when it is a string (damaged logs hold anything)."""
+    kind = value.get("type") if type(value) is dict else None
+    return kind if type(kind) is str else None
+
+
 def copy_json(value: JsonValue) -> JsonValue:
     """A deep copy of a JSON value (drafts never alias their source log)."""
-    return loads(dumpb(value))
+    try:
+        return copy.deepcopy(value)
+    except RecursionError:
+        raise Inapplicable("a value is nested too deeply to edit") from None
 
 
 _SEQ_LIST_KEYS = ("shadowedSeqs", "messageSeqs")
@@ -105,10 +116,14 @@ class EventDraft:
             start = end
         return out
 
+    def objects(self) -> list[int]:
+        """Indices of the events that are JSON objects (a damaged log may hold others)."""
+        return [i for i, e in enumerate(self.events) if type(e) is dict]
+
     def of_type(self, *types: str) -> list[int]:
         """Indices of the events whose ``type`` is one of ``types``."""
         wanted = set(types)
-        return [i for i, e in enumerate(self.events) if type(e) is dict and e.get("type") in wanted]
+        return [i for i, e in enumerate(self.events) if type_of(e) in wanted]
 
     def referenced(self) -> set[object]:
         """Every seq some event cites (provenance, ranges, shadowed or title seqs)."""
@@ -181,8 +196,11 @@ class RowDraft:
     batches: list[list[JsonValue]]
 
     def lower(self) -> LineDraft:
-        frames = [[dumpb(self.header)]]
-        frames += [[dumpb(row) for row in batch] for batch in self.batches]
+        try:
+            frames = [[dumpb(self.header)]]
+            frames += [[dumpb(row) for row in batch] for batch in self.batches]
+        except ValueError as why:  # JSON.stringify would throw too: nesting past the serialiser's depth
+            raise Inapplicable(f"the log cannot be re-encoded: {why}") from None
         return LineDraft(frames)
 
 

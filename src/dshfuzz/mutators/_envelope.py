@@ -84,7 +84,7 @@ def _turn_end_after(draft: EventDraft, index: int) -> bool:
 def invalid_seq(draft: EventDraft, data: Any) -> str:
     """Precondition: one event. Replaces a drawn event's seq by a drawn invalid value (or
     removes it). Deterministic given its draws."""
-    i = choose(data, range(len(draft.events)), "event")
+    i = choose(data, draft.objects(), "event object")
     value = data.draw(st.sampled_from(_BAD_SEQS), label="seq")
     if value is _ABSENT:
         del draft.events[i]["seq"]
@@ -151,7 +151,8 @@ def stale_cursor_replay(draft: EventDraft, data: Any) -> str:
     time = time_near(draft, n)
     replay = [copy_json(e) for e in draft.events[n - k :]]
     for j, event in enumerate(replay, start=1):
-        event["time"] = time + j
+        if type(event) is dict:
+            event["time"] = time + j
     draft.events.extend(replay)
     draft.cuts.append(len(draft.events))
     return f"seqs {n - k}..{n - 1} replayed by a stale writer"
@@ -240,7 +241,7 @@ _EXTRA_KEYS = st.sampled_from(("extra", "meta", "origin", "_id", "writer", "turn
 def extra_envelope_key(draft: EventDraft, data: Any) -> str:
     """Precondition: one event. Adds a drawn non-envelope key with a drawn JSON value to a
     drawn event. Deterministic given its draws."""
-    i = choose(data, range(len(draft.events)), "event")
+    i = choose(data, draft.objects(), "event object")
     key = data.draw(_EXTRA_KEYS, label="key")
     assert key not in ENVELOPE_KEYS
     draft.events[i][key] = data.draw(st.sampled_from((1, None, "x", {"a": 1}, [])), label="value")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dshfuzz.model import CHUNK_ROW_TYPES, JsonDecodeError, dumps, loads
 
 from ._base import Level, mutator
-from ._draft import Inapplicable, LineDraft, RowDraft
+from ._draft import Inapplicable, LineDraft, RowDraft, type_of
 from ._select import choose
 
 _LOAD = ("load", "loadApp", "released")
@@ -39,11 +39,16 @@ def header_not_session(lines: LineDraft, data: Any) -> str:
         cut = data.draw(st.integers(1, len(header) - 1), label="bytes kept")
         lines.frames[0][0] = header[:cut]
         return f"header line cut to {cut} bytes"
-    value = loads(header)
+    try:
+        value = loads(header)
+    except JsonDecodeError:
+        raise Inapplicable("the header line is not JSON already") from None
     if kind == "not-object":
         replacement = data.draw(st.sampled_from(([value], None, 0, "session", True)), label="value")
         lines.frames[0][0] = dumps(replacement).encode()
         return f"header line replaced by {dumps(replacement)[:40]}"
+    if type(value) is not dict:
+        raise Inapplicable("the header is not an object already")
     if kind == "no-type":
         value.pop("type", None)
         lines.frames[0][0] = dumps(value).encode()
@@ -87,7 +92,7 @@ def _packed_rows(rows: RowDraft) -> list[tuple[int, int]]:
         (b, r)
         for b, batch in enumerate(rows.batches)
         for r, row in enumerate(batch)
-        if type(row) is dict and row.get("type") in CHUNK_ROW_TYPES
+        if type_of(row) in CHUNK_ROW_TYPES
     ]
 
 
@@ -198,7 +203,7 @@ def lossy_json(lines: LineDraft, data: Any) -> str:
                 row = loads(text)
             except JsonDecodeError:
                 continue
-            if type(row) is dict and row.get("type") not in CHUNK_ROW_TYPES and _number_paths(row.get("data")):
+            if type(row) is dict and type_of(row) not in CHUNK_ROW_TYPES and _number_paths(row.get("data")):
                 candidates.append((f, i))
     f, i = choose(data, candidates, "event row with a number in its data")
     row = loads(lines.frames[f][i])

@@ -18,10 +18,20 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dshfuzz.model import CHUNK_ROW_TYPES, JsonValue, compress_frame, decode_frame, dumps, loads, skippable_frame, unpack_rows
+from dshfuzz.model import (
+    CHUNK_ROW_TYPES,
+    JsonDecodeError,
+    JsonValue,
+    compress_frame,
+    decode_frame,
+    dumps,
+    loads,
+    skippable_frame,
+    unpack_rows,
+)
 
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
-from ._draft import EventDraft, FrameDraft, LineDraft, RowDraft
+from ._draft import EventDraft, FrameDraft, LineDraft, RowDraft, type_of
 
 __all__ = ["METAMORPHIC", "Transform", "variants"]
 
@@ -94,7 +104,7 @@ def unpack_chunks(rows: RowDraft, data: Any) -> str:
     for b, batch in enumerate(rows.batches):
         out: list[JsonValue] = []
         for row in batch:
-            packed = type(row) is dict and row.get("type") in CHUNK_ROW_TYPES
+            packed = type_of(row) in CHUNK_ROW_TYPES
             if packed and data.draw(st.booleans(), label="unpack"):
                 out.extend(unpack_rows([row]))
                 count += 1
@@ -173,8 +183,12 @@ def whitespace(lines: LineDraft, data: Any) -> str:
     rnd = random.Random(data.draw(_SEEDS, label="whitespace"))
     for frame in lines.frames:
         for i, text in enumerate(frame):
+            try:
+                value = loads(text)
+            except JsonDecodeError:
+                continue
             lead, trail = rnd.choice(("", " ", "\t")), rnd.choice(("", " ", "\t"))
-            frame[i] = f"{lead}{_spaced(loads(text), rnd)}{trail}".encode()
+            frame[i] = f"{lead}{_spaced(value, rnd)}{trail}".encode()
     return "whitespace inserted"
 
 

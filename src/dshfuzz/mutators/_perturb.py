@@ -17,7 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dshfuzz.model import ENVELOPE_KEYS, JsonValue, dumpb, loads
+from dshfuzz.model import ENVELOPE_KEYS, JsonDecodeError, JsonValue, dumpb, loads
 
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
 from ._draft import EventDraft, Inapplicable, LineDraft
@@ -73,7 +73,7 @@ _OTHER_TYPES: tuple[JsonValue, ...] = (None, True, 0, -7, 2.5, "", "x", [], [1],
 def wrong_type_envelope(draft: EventDraft, data: Any) -> str:
     """Gives a drawn envelope key of a drawn event a value of a different JSON type (an
     absent optional key is added that way)."""
-    i = choose(data, range(len(draft.events)), "event")
+    i = choose(data, draft.objects(), "event object")
     key = data.draw(st.sampled_from(ENVELOPE_KEYS), label="key")
     current = draft.events[i].get(key)
     others = [v for v in _OTHER_TYPES if not _same_type(v, current) and not (key == "ignorable" and v is True)]
@@ -101,7 +101,7 @@ def _paths(value: JsonValue, prefix: tuple = ()) -> list[tuple]:
 def wrong_type_field(draft: EventDraft, data: Any) -> str:
     """Replaces the value at a drawn path (any depth) of a drawn event by a value of a
     different JSON type. Some fields constrain nothing, so no finding is required."""
-    i = choose(data, range(len(draft.events)), "event")
+    i = choose(data, draft.objects(), "event object")
     path = choose(data, _paths(draft.events[i]), "field")
     holder = draft.events[i]
     for key in path[:-1]:
@@ -113,7 +113,12 @@ def wrong_type_field(draft: EventDraft, data: Any) -> str:
 
 def _splice(lines: LineDraft, f: int, i: int, key: str, literal: bytes) -> None:
     """Set ``key`` of the object on line ``(f, i)`` to the raw JSON text ``literal``."""
-    value = loads(lines.frames[f][i])
+    try:
+        value = loads(lines.frames[f][i])
+    except JsonDecodeError:
+        raise Inapplicable("the line is not JSON") from None
+    if type(value) is not dict:
+        raise Inapplicable("the line is not an object")
     marker = "\u2063dshfuzz-splice\u2063"
     value[key] = marker
     lines.frames[f][i] = dumpb(value).replace(dumpb(marker), literal)
@@ -139,7 +144,7 @@ def deep_nesting(lines: LineDraft, data: Any) -> str:
 def huge_string(draft: EventDraft, data: Any) -> str:
     """Sets a drawn event's ``type``, ``seq`` or ``surfaceOp`` to a string of a drawn size
     (1-4 MiB) of one drawn character."""
-    i = choose(data, range(len(draft.events)), "event")
+    i = choose(data, draft.objects(), "event object")
     key = data.draw(st.sampled_from(("type", "seq", "surfaceOp")), label="key")
     size = data.draw(st.integers(1 << 20, 4 << 20), label="size")
     char = data.draw(st.sampled_from(("x", "/", "\u00e9", "\U0001f600")), label="char")

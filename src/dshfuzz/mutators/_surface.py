@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dshfuzz.model import SURFACE_TYPES
 
 from ._base import Level, mutator
-from ._draft import EventDraft, Inapplicable
+from ._draft import EventDraft, Inapplicable, type_of
 from ._envelope import time_near
 from ._select import choose, data_of, message_of, surface_at
 
@@ -72,7 +72,7 @@ def surface_metadata_on_non_surface(draft: EventDraft, data: Any) -> str:
     """Precondition: a non-surface event after seq 0. Adds a drawn surfaceOp ("append" or a
     replace of the first surface node) or ``sourceEventSeqs: [0]`` to a drawn such event.
     Deterministic given its draws."""
-    candidates = [i for i, e in enumerate(draft.events) if i > 0 and e.get("type") not in SURFACE_TYPES]
+    candidates = [i for i in draft.objects() if i > 0 and type_of(draft.events[i]) not in SURFACE_TYPES]
     i = choose(data, candidates, "non-surface event")
     how = data.draw(st.sampled_from(("append", "replace", "sourceEventSeqs")), label="metadata")
     event = draft.events[i]
@@ -223,7 +223,8 @@ def tool_result_rewrite(draft: EventDraft, data: Any) -> str:
     i = choose(data, [j for j in _surface_events(draft, op="replace") if draft.events[j]["type"] == "tool/result"],
                "tool/result replace")
     message = message_of(draft.events[i])
-    blocks = [b for b in message.get("content", ()) if type(b) is dict and b.get("type") == "tool-result"]
+    content = message.get("content")
+    blocks = [b for b in content if type(b) is dict and b.get("type") == "tool-result"] if type(content) is list else []
     if not blocks:
         raise Inapplicable("tool/result replace without a result block")
     how = data.draw(st.sampled_from(("isError", "message id", "call id", "meta")), label="change")

@@ -120,7 +120,8 @@ def id_positions_disagree(draft: EventDraft, data: Any) -> str:
     else:
         message = message_of(draft.events[call.results[0]])
         message["source"]["callId"] = new
-        for block in message.get("content", ()):
+        content = message.get("content")
+        for block in content if type(content) is list else ():
             if type(block) is dict and block.get("type") == "tool-result":
                 block["toolCallId"] = new
     return f"call {call.call_id!r}: {position} id renamed to {new!r}"
