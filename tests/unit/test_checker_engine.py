@@ -14,6 +14,8 @@ from agent_loop_logs import Builder
 from checker_logs import check, explain, fired
 
 from dshfuzz.checker import RuleId
+from dshfuzz.generators import session_logs
+from dshfuzz.oracle import check_enclosure, check_meter, replay_inbox
 
 ENGINE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1}
 
@@ -173,3 +175,34 @@ def test_any_json_in_any_field_never_crashes_the_engine(data: st.DataObject) -> 
         key = data.draw(st.sampled_from(sorted(target) + ["turn", "step", "reason", "removedCount", "inserted"]))
         target[key] = data.draw(_json)
     check(b.header, events, rules=frozenset(ENGINE))
+
+
+_ODD = st.sampled_from([None, 0, 1, 2, 3, -1, 1.5, "x", [], {}, True, [0, 1], [5, 2]])
+_ODD_FIELDS = {
+    "agent/inbox/spliced": ("start", "removedCount", "target", "inserted"),
+    "turn/start": ("turn",), "turn/end": ("turn",), "step/start": ("turn", "step"), "step/end": ("turn", "step"),
+    "assistant/chunk": ("turn", "step"), "assistant/message": ("turn", "step", "sourceEventSeqs"),
+}
+_MODELS = {"invariants": check_enclosure, "meter": check_meter, "inbox": replay_inbox}
+
+
+@given(session_logs(max_events=80), st.data())
+def test_engine_findings_agree_with_the_reference_models(generated: Any, data: st.DataObject) -> None:
+    """Generated logs with turn/step/inbox/source fields replaced by odd values: each reference
+    model (the invariant companion, the meter's structural checks, the inbox replay) refuses
+    exactly when an error finding names its layer. (Usage samples and the context window,
+    which only the meter's projections judge, are compared with the official meter in
+    tests/conformance/test_checker_official_engine.py.)"""
+    events = copy.deepcopy(generated.events)
+    candidates = [i for i, e in enumerate(events) if e["type"] in _ODD_FIELDS]
+    if not candidates:
+        return
+    for _ in range(data.draw(st.integers(1, 2), label="edits")):
+        event = events[data.draw(st.sampled_from(candidates), label="event")]
+        key = data.draw(st.sampled_from(_ODD_FIELDS[event["type"]]), label="field")
+        (event if key == "sourceEventSeqs" else event["data"])[key] = copy.deepcopy(data.draw(_ODD, label="value"))
+    report = check(generated.header, events)
+    named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
+    for layer, model in _MODELS.items():
+        verdict = model(events, generated.header)
+        assert verdict.ok == (layer not in named), (layer, verdict, explain(report, generated.header, events))

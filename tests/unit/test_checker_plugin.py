@@ -3,14 +3,19 @@ twin; P5 compares the three call-id positions by id and names the id."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_loop_logs import Builder
 from checker_logs import check, explain, fired
 
 from dshfuzz.checker import RuleId
+from dshfuzz.generators import FeatureWeights, session_logs
+from dshfuzz.oracle import check_lifecycle
 
 
 def _marker(b: Builder, message_id: str, *, cite_self: bool = False) -> None:
@@ -115,3 +120,39 @@ def test_legacy_flat_tool_results_pair_after_the_official_upgrade() -> None:
     result["data"] = {"turn": 1, "step": 1, "callId": calls[0]["id"], "content": [{"type": "text", "text": "x"}],
                       "isError": False}
     assert not fired(check(b.header, b.events)) & {RuleId.P3, RuleId.P4, RuleId.P5}
+
+
+def _call_ids(events: list[dict[str, Any]]) -> list[str]:
+    ids = [e["data"]["callId"] for e in events if e["type"] == "tool/call"]
+    for e in events:
+        if e["type"] == "assistant/message":
+            ids += [b["id"] for b in e["data"]["message"]["content"] if b.get("type") == "tool-call"]
+    return ids
+
+
+@given(session_logs(max_events=100, turns=(1, 3), weights=FeatureWeights(tool_calls=0.9)), st.data())
+def test_tool_lifecycle_findings_agree_with_the_released_reference_walk(generated: Any, data: st.DataObject) -> None:
+    """Call ids renamed in any of the three positions: the reference released walk
+    (``check_lifecycle``) refuses exactly when an error finding names ``released``."""
+    events = copy.deepcopy(generated.events)
+    ids = _call_ids(events)
+    if not ids:
+        return
+    tool_events = [e for e in events if e["type"] in ("tool/call", "tool/result", "assistant/message")]
+    for _ in range(data.draw(st.integers(1, 2), label="edits")):
+        event = data.draw(st.sampled_from(tool_events), label="event")
+        value = data.draw(st.sampled_from([*ids, "call-fresh"]), label="id")
+        payload = event["data"]
+        if event["type"] == "tool/call":
+            payload[data.draw(st.sampled_from(["callId", "name", "arguments"]), label="field")] = value
+        elif event["type"] == "tool/result":
+            payload["message"]["source"]["callId"] = value
+            payload["message"]["content"][0]["toolCallId"] = value
+        else:
+            blocks = [b for b in payload["message"]["content"] if b.get("type") == "tool-call"]
+            if blocks:
+                data.draw(st.sampled_from(blocks), label="block")["id"] = value
+    report = check(generated.header, events)
+    named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
+    verdict = check_lifecycle(events, generated.header)
+    assert verdict.ok == ("released" not in named), (verdict, explain(report, generated.header, events))
