@@ -11,7 +11,10 @@ usage error, or an internal checker error (reported, never hidden).
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 HELP = "check session logs against the contract catalog"
 
@@ -28,6 +31,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", dest="prewrite_log", metavar="LOG", help="the log a --prewrite edit applies to")
 
 
+@contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic collector while logs are read and checked: parsed JSON is
+    acyclic, so reference counting reclaims it, and the collector's repeated full
+    traversals of millions of young objects only cost time (a third of a 200k-event check)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def run(args: argparse.Namespace) -> int:
     if args.prewrite is not None:
         from dshfuzz.checker._prewrite import run_prewrite
@@ -37,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
         print("dshfuzz check: no LOG given (usage: dshfuzz check LOG... [--json] [--format-version N] [--redact])", file=sys.stderr)
         return 2
 
+    with _without_cyclic_gc():
+        return _check_all(args)
+
+
+def _check_all(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from dshfuzz.checker import CheckOptions, check_log
