@@ -9,9 +9,10 @@
 4. Robustness perturbations never crash the checker, and yield a finding where
    the perturbation breaks the contract.
 
-Each gate runs twice: as a Hypothesis property over every mutator (shrinking to
-a minimal failing log), and as a seeded sweep that applies each mutator to a few
-generated logs, so every mutator is exercised on every run.
+Each gate runs twice: as a Hypothesis property over every mutator and every format
+its incident exists in (shrinking to a minimal failing log), and as a seeded sweep
+that applies each mutator to a few generated v0 logs, so every mutator is
+exercised on every run.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from dshfuzz.mutators import (
 )
 from dshfuzz.mutators._draft import EventDraft
 
-V3_ONLY = frozenset({"system-message-source"})
 SWEEP = 4
 
 
@@ -53,7 +53,13 @@ def _v3(log: GeneratedLog) -> EventDraft:
 
 
 def logs_for(name: str) -> st.SearchStrategy[Any]:
-    return incident_logs().map(_v3) if name in V3_ONLY else incident_logs()
+    """Valid logs of every format the mutator's incident exists in (v0 and v1 generated,
+    v3 re-tagged from v0)."""
+    formats = MUTATORS[name].formats
+    options = [incident_logs(format_version=v) for v in (0, 1) if v in formats]
+    if 3 in formats:
+        options.append(incident_logs().map(_v3))
+    return st.one_of(options)
 
 
 def text_of(mutant: Mutant) -> str:
@@ -97,7 +103,7 @@ def test_expected_rules_fire_on_every_mutant(mutant: Mutant) -> None:
 
 def _sample(name: str) -> list[Any]:
     logs: list[Any] = list(generate(30, seed=2026, turns=(1, 3), weights=incident_weights()))
-    return [_v3(log) for log in logs] if name in V3_ONLY else logs
+    return [_v3(log) for log in logs] if MUTATORS[name].formats == {3} else logs
 
 
 @pytest.mark.parametrize("name", sorted(MUTATORS))

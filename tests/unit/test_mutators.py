@@ -39,9 +39,6 @@ from dshfuzz.mutators._base import run_edit
 from dshfuzz.mutators._draft import EventDraft, seq_refs
 from dshfuzz.oracle.official import LAYERS
 
-V3_ONLY = {"system-message-source"}
-
-
 def sample_logs(format_version: int = 0) -> list[GeneratedLog]:
     """Forty varied valid logs from the generators' seeded (engine-free) stream."""
     return list(generate(40, seed=7, format_version=format_version, turns=(1, 3), weights=incident_weights()))
@@ -106,7 +103,7 @@ def test_insert_renumbers_every_reference_and_remove_undoes_it(log: GeneratedLog
 @pytest.mark.parametrize("name", sorted(MUTATORS))
 def test_every_mutator_applies_to_generated_logs_and_changes_them(name: str) -> None:
     m = MUTATORS[name]
-    logs = [as_v3(log) for log in sample_logs()] if name in V3_ONLY else sample_logs()
+    logs = [as_v3(log) for log in sample_logs()] if m.formats == {3} else sample_logs()
     made = []
     for i, log in enumerate(logs):
         try:

@@ -56,7 +56,7 @@ def test_mutate_container_follows_the_output_name(fixtures_dir: Path, tmp_path: 
     [
         (["--mutator", "no-such-mutator"], "unknown mutator"),
         (["--mutator", "torn-tail-frame"], "zstd logs only"),
-        (["--mutator", "system-message-source"], "format v3"),
+        (["--mutator", "system-message-source"], "format v3 only"),
     ],
 )
 def test_mutate_refuses_with_exit_2_and_a_reason(

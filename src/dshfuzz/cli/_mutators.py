@@ -39,11 +39,12 @@ def render_markdown() -> str:
         "log's format version); *official* are the official layers that must refuse every format-v0 mutant, "
         "as measured by `tests/conformance/test_mutators_official.py`.",
         "",
-        "| mutator | level | container | expects | official |",
-        "|---|---|---|---|---|",
+        "| mutator | level | container | formats | expects | official |",
+        "|---|---|---|---|---|---|",
     ]
     out += [
-        f"| {m.name} | {m.level} | {m.compression} | {_ids(m.expects)} | {_ids(m.official)} |"
+        f"| {m.name} | {m.level} | {m.compression} | {','.join(map(str, sorted(m.formats)))} | "
+        f"{_ids(m.expects)} | {_ids(m.official)} |"
         for m in builtins.values()
     ]
     out.append("")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from dshfuzz.checker.rules import RULES, RuleId
+from dshfuzz.checker.rules import ALL_FORMATS, RULES, RuleId
 from dshfuzz.model import Compression
 
 from ._draft import EventDraft, Inapplicable, as_draft
@@ -132,7 +132,7 @@ class Mutator(Edit):
     ``fn`` is the level-specific edit; ``compression`` pins the container when
     the incident only exists in one (a torn zstd frame, a torn JSONL line).
     ``min_batches`` is the number of append batches (zstd frames after the
-    header) the edit needs.
+    header) the edit needs; ``formats`` the format versions the incident exists in.
     """
 
     name: str
@@ -143,6 +143,7 @@ class Mutator(Edit):
     fn: MutateFn = field(repr=False, compare=False)
     compression: CompressionPolicy = "any"
     min_batches: int = 1
+    formats: frozenset[int] = ALL_FORMATS
 
     @property
     def doc(self) -> str:
@@ -150,6 +151,8 @@ class Mutator(Edit):
         return inspect.cleandoc(self.fn.__doc__ or "")
 
     def _precheck(self, draft: EventDraft) -> None:
+        if self.formats != ALL_FORMATS and draft.format_version not in self.formats:
+            raise Inapplicable(f"{self.name} applies to format v{'/v'.join(map(str, sorted(self.formats)))} only")
         if len(draft.batches()) < self.min_batches:
             raise Inapplicable(f"needs {self.min_batches} append batches")
 
@@ -162,6 +165,7 @@ class Mutator(Edit):
             "name": self.name,
             "level": str(self.level),
             "compression": self.compression,
+            "formats": sorted(self.formats),
             "expects": sorted(self.expects),
             "official": sorted(self.official),
             "incident": self.incident,
@@ -224,6 +228,7 @@ def mutator(
     incident: str,
     compression: CompressionPolicy = "any",
     min_batches: int = 1,
+    formats: frozenset[int] = ALL_FORMATS,
 ) -> Callable[[MutateFn], Mutator]:
     """Declare the decorated edit as the incident mutator ``name``."""
 
@@ -237,6 +242,7 @@ def mutator(
             fn=fn,
             compression=compression,
             min_batches=min_batches,
+            formats=formats,
         )
 
     return wrap

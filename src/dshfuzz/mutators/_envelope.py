@@ -321,6 +321,7 @@ def message_shape(draft: EventDraft, data: Any) -> str:
     "system-message-source",
     level=Level.EVENT,
     expects=("E9",),
+    formats=frozenset({3}),
     incident="""A format-v3 system/message whose source is not a plugin (a counter-example
     wrote source.kind "user"): the host refuses it while the older contract counted zero
     violations. The pinned rc.8 layers read only v0, so no official layer is named.""",
@@ -329,8 +330,6 @@ def system_message_source(draft: EventDraft, data: Any) -> str:
     """Precondition: a format-v3 log. Breaks a drawn system/message -- or one appended at the
     end of the log -- by giving it a drawn non-plugin source, an empty plugin or the wrong
     role. Deterministic given its draws."""
-    if draft.format_version != 3:
-        raise Inapplicable("system/message exists only in format v3")
     existing = draft.of_type("system/message")
     if existing and data.draw(st.booleans(), label="existing"):
         i = choose(data, existing, "system/message")

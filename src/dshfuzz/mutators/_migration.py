@@ -25,6 +25,7 @@ def _between_turns(draft: EventDraft) -> list[int]:
     level=Level.EVENT,
     expects=("G1",),
     official=_RELEASED,
+    formats=frozenset({0}),
     incident="""A format-v0 subagent session whose subagent/descriptor has data.version other
     than 3 (an older descriptor generation). The official v0->v1 migration refuses it: the
     session cannot be upgraded to the current format.""",
@@ -33,8 +34,6 @@ def descriptor_version(draft: EventDraft, data: Any) -> str:
     """Precondition: a format-v0 log. Sets a drawn subagent/descriptor's version to a drawn
     value other than 3, or inserts such a descriptor outside every turn. Deterministic given
     its draws."""
-    if draft.format_version != 0:
-        raise Inapplicable("the descriptor-version refusal applies to format v0 only")
     version = data.draw(st.sampled_from((2, 1, 4, 0)), label="descriptor version")
     existing = draft.of_type("subagent/descriptor")
     if existing and data.draw(st.booleans(), label="existing"):
@@ -63,6 +62,7 @@ _TITLE_BREAKS = ("cites assistant/message", "cites non-human user/message", "cit
     level=Level.EVENT,
     expects=("G3",),
     official=_RELEASED,
+    formats=frozenset({0}),
     incident="""A format-v0 session/title whose messageSeqs break the title relations: citing an
     assistant message, a plugin-sourced user message or a later seq, a user title that cites
     messages, or a generated title that cites none. The migration to the current format
@@ -71,8 +71,6 @@ _TITLE_BREAKS = ("cites assistant/message", "cites non-human user/message", "cit
 def title_sources(draft: EventDraft, data: Any) -> str:
     """Precondition: a format-v0 session/title (or session/title-llm-request) with object
     data. Breaks a drawn one's messageSeqs in a drawn way. Deterministic given its draws."""
-    if draft.format_version != 0:
-        raise Inapplicable("the title-relation refusal is checked on format v0 only")
     i = choose(data, draft.of_type("session/title", "session/title-llm-request"), "title event")
     payload = data_of(draft.events[i])
     if not payload:
