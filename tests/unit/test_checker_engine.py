@@ -162,7 +162,7 @@ _json = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=3),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["turn", "step", "id", "kind", "type"]), inner, max_size=3),
     max_leaves=6,
-)
+) | st.sampled_from(["block-start", "block-end", "text-delta", "tool-call-delta", "usage", "text", "tool-call"])
 
 
 @given(st.data())
@@ -172,6 +172,10 @@ def test_any_json_in_any_field_never_crashes_the_engine(data: st.DataObject) -> 
     for _ in range(data.draw(st.integers(1, 4))):
         event = events[data.draw(st.integers(0, len(events) - 1))]
         target = event["data"] if isinstance(event.get("data"), dict) and data.draw(st.booleans()) else event
+        if isinstance(target.get("chunk"), dict) and data.draw(st.booleans()):
+            target = target["chunk"]
+            if isinstance(target.get("block"), dict) and data.draw(st.booleans()):
+                target = target["block"]
         key = data.draw(st.sampled_from(sorted(target) + ["turn", "step", "reason", "removedCount", "inserted"]))
         target[key] = data.draw(_json)
     check(b.header, events, rules=frozenset(ENGINE))

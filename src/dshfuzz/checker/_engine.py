@@ -5,7 +5,8 @@ Three official moments judge turn/step structure, each with its own state machin
 the invariant companion (SI:20-102), the token meter's ``_foldEvent`` (TM:510-572)
 and the released validator's relationship walk (V01:2270). :class:`_Structure`
 runs all three side by side over the raw events. Each refusal becomes a finding
-(step numbering is T3, cited chunks T2, every other enclosure or pairing break T1)
+(step numbering is T3; cited chunks, usage samples and the context window the
+meter's projections sum are T2; every other enclosure or pairing break is T1)
 whose ``refused_by`` lists exactly the moments that refuse that event. After a
 refusal the walk applies the official transition anyway, so one broken event does
 not hide the next. A step or message event whose turn is null or missing is also
@@ -16,7 +17,6 @@ when no moment refuses it (the client renderer still loops on it).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +44,7 @@ def _get(value: Any, key: str) -> Any:
 
 
 def _field(data: Any, key: str) -> Any:
-    """``data[key]`` as JavaScript reads it; ``None`` stands in for the TypeError of a null/undefined ``data``."""
+    """``data[key]`` as JavaScript reads it; raises :class:`_Unreadable` where it throws (null/undefined ``data``)."""
     if data is None or data is MISSING:
         raise _Unreadable
     return _get(data, key)
@@ -158,10 +158,10 @@ class _Structure:
             self.hit(self.last_context, RuleId.T2, _L.METER,
                      f"token meter: contextWindow {_show(window)} is not a positive integer")
 
-    def both(self, index: int, rule: RuleId, message: str, *, released: bool = True) -> None:
+    def both(self, index: int, rule: RuleId, message: str) -> None:
+        """A refusal the invariant companion and the released walk share (their checks coincide)."""
         self.hit(index, rule, _L.INVARIANTS, message)
-        if released:
-            self.hit(index, rule, _L.RELEASED, message)
+        self.hit(index, rule, _L.RELEASED, message)
 
     def structure(self, index: int, event: Event, kind: str) -> None:
         """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
@@ -335,7 +335,7 @@ def _count_ok(value: float) -> bool:
 
 
 _CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
-_ASSEMBLED = frozenset({"text", "reasoning", "tool-call"})
+_ASSEMBLED = ("text", "reasoning", "tool-call")  # a tuple: block types may be unhashable JSON
 
 
 def _assembly_problem(chunks: list[Any]) -> str | None:
