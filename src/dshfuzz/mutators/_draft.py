@@ -29,8 +29,8 @@ __all__ = [
     "Inapplicable",
     "LineDraft",
     "RowDraft",
-    "copy_json",
     "as_draft",
+    "copy_json",
     "seq_refs",
     "type_of",
 ]

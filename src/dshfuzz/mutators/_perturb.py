@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from dshfuzz.model import ENVELOPE_KEYS, JsonDecodeError, JsonValue, dumpb, loads
 
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
-from ._draft import EventDraft, Inapplicable, LineDraft
+from ._draft import ByteDraft, EventDraft, Inapplicable, LineDraft
 from ._select import choose
 
 __all__ = ["PERTURBATIONS", "Perturbation", "perturbed"]
@@ -165,14 +165,12 @@ def invalid_utf8(lines: LineDraft, data: Any) -> str:
     return f"line {line + 1} prefixed with {bad!r}"
 
 
-@perturbation("bom", "a UTF-8 byte-order mark before the header (or an event line)", Level.LINE)
-def bom(lines: LineDraft, data: Any) -> str:
-    """Prefixes the header line, or a drawn event line, with ``EF BB BF``."""
-    line = 0 if data.draw(st.booleans(), label="header") or lines.count < 2 else data.draw(
-        st.integers(1, lines.count - 1), label="line")
-    f, i = lines.locate(line)
-    lines.frames[f][i] = b"\xef\xbb\xbf" + lines.frames[f][i]
-    return f"BOM before line {line + 1}"
+@perturbation("bom", "a UTF-8 byte-order mark at the start of the file (an editor's save)", Level.BYTE)
+def bom(file: ByteDraft, data: Any) -> str:
+    """Prefixes the whole file with ``EF BB BF`` (no draws): the header line no longer
+    parses, and a zstd file no longer starts with a frame magic."""
+    file.data[:0] = b"\xef\xbb\xbf"
+    return "BOM at byte 0"
 
 
 @perturbation("crlf", "CRLF line ends on every line", Level.LINE, must_find=False)
