@@ -14,8 +14,10 @@ predicate, and both are reproduced here in one pass over the log:
 
 Unlike the official code, which stops at its first refusal, the walk records every
 refusal and keeps going with the official transition applied, so the checker can
-report all of them. Malformed events never raise: an access the official code
-would crash on counts as that moment's refusal of the event.
+report all of them. Malformed events never raise: a field that cannot be read counts
+as absent here, and the message-shape rules report the malformed event itself.
+Both the loader and the released migration upgrade pre-identity flat messages
+before judging them, so the released walk (and the wire) read them upgraded.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ def call_key(value: Any) -> Any:
 
 
 def show_id(value: Any) -> str:
-    """A call id as text for messages and finding context."""
-    return value if type(value) is str else repr(value)
+    """A call id as text for messages and finding context (``String(id)``, as the official messages print it)."""
+    return value if type(value) is str else js_string(value)
 
 
 @dataclass(slots=True)

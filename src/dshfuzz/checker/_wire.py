@@ -171,7 +171,9 @@ def _serialise(index: int | None, message: Any) -> Iterator[WireMessage]:
         yield WireMessage("assistant", index, tuple(b.get("id", MISSING) for b in blocks if b.get("type") == "tool-call"))
     else:
         results = [b for b in blocks if b.get("type") == "tool-result"]
-        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and type(b.get("text")) is str)
+        # flattenText: Array.join prints null/undefined as "" and anything else with String().
+        text = "".join("" if t is None or t is MISSING else js_string(t)
+                       for t in (b.get("text", MISSING) for b in blocks if b.get("type") == "text"))
         if text or not results:
             yield WireMessage("user", index)
         for result in results:
