@@ -69,7 +69,7 @@ def test_every_mutator_documents_its_incident_precondition_and_determinism() -> 
         assert m.doc.startswith("Precondition:"), f"{m.name}: docstring must open with its precondition"
         assert "Deterministic" in m.doc, f"{m.name}: docstring must state determinism"
         assert m.expects, f"{m.name} expects no rule"
-        assert m.expects <= set(map(str, RULES)), f"{m.name} expects unknown rules"
+        assert m.expects <= set(RULES), f"{m.name} expects unknown rules"
         assert m.official <= set(LAYERS), f"{m.name} names unknown official layers"
         assert isinstance(m.level, Level)
 

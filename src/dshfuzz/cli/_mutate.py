@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         "mutator": mutant.mutator,
         "description": mutant.description,
         "compression": mutant.compression,
-        "expects": sorted(mutant.expects),
+        "expects": sorted(map(str, mutant.expects)),
         "official": sorted(mutant.official),
     }
     if args.json:

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _ids(values: frozenset[str]) -> str:
-    return ", ".join(sorted(values)) or "-"
+    return ", ".join(sorted(map(str, values))) or "-"
 
 
 def render_markdown() -> str:

@@ -72,7 +72,7 @@ class Mutant:
     compression: Compression
     mutator: str
     description: str
-    expects: frozenset[str]
+    expects: frozenset[RuleId]
     official: frozenset[str]
     format_version: int | None = None
 
@@ -119,7 +119,7 @@ class Edit:
     def _precheck(self, draft: EventDraft) -> None:
         """Raise :class:`Inapplicable` when ``draft`` cannot take this edit at all."""
 
-    def _expectations(self, version: int | None) -> tuple[frozenset[str], frozenset[str]]:
+    def _expectations(self, version: int | None) -> tuple[frozenset[RuleId], frozenset[str]]:
         """The rules that must fire and the official layers that must refuse."""
         return frozenset(), frozenset()
 
@@ -138,7 +138,7 @@ class Mutator(Edit):
     name: str
     incident: str
     level: Level
-    expects: frozenset[str]
+    expects: frozenset[RuleId]
     official: frozenset[str]
     fn: MutateFn = field(repr=False, compare=False)
     compression: CompressionPolicy = "any"
@@ -156,7 +156,7 @@ class Mutator(Edit):
         if len(draft.batches()) < self.min_batches:
             raise Inapplicable(f"needs {self.min_batches} append batches")
 
-    def _expectations(self, version: int | None) -> tuple[frozenset[str], frozenset[str]]:
+    def _expectations(self, version: int | None) -> tuple[frozenset[RuleId], frozenset[str]]:
         # The official layers (rc.8) judge format v0 only.
         return applicable_rules(self.expects, version), self.official if version == 0 else frozenset()
 
@@ -166,7 +166,7 @@ class Mutator(Edit):
             "level": str(self.level),
             "compression": self.compression,
             "formats": sorted(self.formats),
-            "expects": sorted(self.expects),
+            "expects": sorted(map(str, self.expects)),
             "official": sorted(self.official),
             "incident": self.incident,
         }
@@ -214,9 +214,9 @@ def run_edit(draft: EventDraft, level: Level, policy: CompressionPolicy, fn: Mut
     return Edited(bytes(stage.data), compression, description)
 
 
-def applicable_rules(rules: frozenset[str], version: int | None) -> frozenset[str]:
+def applicable_rules(rules: frozenset[RuleId], version: int | None) -> frozenset[RuleId]:
     """The subset of ``rules`` that the checker runs on a file of format ``version``."""
-    return frozenset(r for r in rules if RULES[RuleId(r)].applies_to(version))
+    return frozenset(r for r in rules if RULES[r].applies_to(version))
 
 
 def mutator(
@@ -230,14 +230,15 @@ def mutator(
     min_batches: int = 1,
     formats: frozenset[int] = ALL_FORMATS,
 ) -> Callable[[MutateFn], Mutator]:
-    """Declare the decorated edit as the incident mutator ``name``."""
+    """Declare the decorated edit as the incident mutator ``name`` (``expects`` must be
+    registry rule ids: a typo fails at import)."""
 
     def wrap(fn: MutateFn) -> Mutator:
         return Mutator(
             name=name,
             incident=" ".join(incident.split()),
             level=level,
-            expects=frozenset(expects),
+            expects=frozenset(RuleId(r) for r in expects),
             official=frozenset(official),
             fn=fn,
             compression=compression,
