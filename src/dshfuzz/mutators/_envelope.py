@@ -30,6 +30,8 @@ _HEADER_BREAKS: dict[str, tuple[object, ...]] = {
     "parentSession": (42, None, {"id": "p"}),
     "seedLength": (-1, 1.5, "3", None),
 }
+_CATALOG_HEADER_FIELDS = ("createdAt", "cwd", "id", "origin", "version")
+"""The fields H2's catalog text constrains in every format; v0's official readers type all of them."""
 
 
 def time_near(draft: EventDraft, index: int) -> int:
@@ -53,10 +55,12 @@ def time_near(draft: EventDraft, index: int) -> int:
 )
 def header_field(draft: EventDraft, data: Any) -> str:
     """Precondition: the header is an object. Sets (or removes) one drawn field to a drawn
-    value outside its contract. Deterministic given its draws."""
+    value outside its contract (any header field in v0, whose official readers type them
+    all; the catalog's fields in other formats). Deterministic given its draws."""
     if type(draft.header) is not dict:
         raise Inapplicable("header is not an object")
-    name = data.draw(st.sampled_from(sorted(_HEADER_BREAKS)), label="field")
+    fields = sorted(_HEADER_BREAKS) if draft.format_version == 0 else _CATALOG_HEADER_FIELDS
+    name = data.draw(st.sampled_from(fields), label="field")
     value = data.draw(st.sampled_from(_HEADER_BREAKS[name]), label="value")
     if value is _ABSENT:
         draft.header.pop(name, None)
