@@ -207,21 +207,36 @@ def test_any_json_anywhere_never_crashes_the_rules_of_this_engineer(data: st.Dat
 
 
 def _oracle_view(header: Any, events: list[Any]) -> set[tuple[str, Any]] | None:
-    """The reference oracle's wire pairing issues, as (rule, call id or user-text seq) pairs."""
+    """The reference oracle's wire pairing issues, as (rule, call id or user-text seq) pairs.
+
+    The oracle flags any user text while calls pend; the checker's W2 keeps the catalog's
+    sequence, user text followed by a tool message answering a call that was pending
+    before it, so the oracle's interleavings are kept only where such an answer follows."""
     verdict = reference_wire_stream(events, header)
     if not isinstance(verdict, Accepted):
         return None
+    messages = verdict.state.messages
     out: set[tuple[str, Any]] = set()
     for issue in verdict.state.issues:
         if issue.code == "wire-dangling-tool-message":
             out.add(("W5", issue.call_id))
-            if not verdict.state.messages[issue.index].pending:
+            if not messages[issue.index].pending:
                 out.add(("W1", issue.call_id))
         elif issue.code == "wire-user-text-interleaved":
-            out.add(("W2", issue.seq))
+            waiting = set(messages[issue.index].pending)
+            later = messages[issue.index + 1 :]
+            answered = any(m.role == "tool" and m.body["tool_call_id"] in waiting
+                           and m.body["tool_call_id"] not in m.pending for m in later[: _window(later)])
+            if answered:
+                out.add(("W2", issue.seq))
         elif issue.code == "unanswered-tool-call":
             out.add(("W3", issue.call_id))
     return out
+
+
+def _window(messages: Any) -> int:
+    """How many of ``messages`` precede the next assistant message (which resets what is pending)."""
+    return next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
 
 
 def _checker_view(header: Any, events: list[Any]) -> set[tuple[str, Any]]:

@@ -19,7 +19,9 @@ The stream is then judged as a strict OpenAI-compatible endpoint does:
   every raw ``tool/result`` the invariant companion or the released walk refuses
   for answering no pending call (``_lifecycle``);
 - W1: such a tool message while no call at all awaits an answer (dangling);
-- W2: user text while calls await their tool messages;
+- W2: user text between tool calls and tool messages that answer them after it
+  (the catalog's ``[assistant(tool_calls), user(text), tool]``; user text after
+  which a call is never answered is W3's gap, not an ordering defect);
 - W3: a call not answered before the next user text, the next assistant message
   or the end of history (its window), reported once at the assistant message;
 - W4: a call the released walk saw left unresolved whose assistant message is no
@@ -202,6 +204,7 @@ class _Pending:
     call_id: Any
     index: int | None
     reported: bool = False
+    interposed: int | None = None
 
 
 @dataclass(slots=True)
@@ -211,14 +214,15 @@ class _Judge:
     ``pending`` holds the calls of the latest assistant message not yet answered. A
     call's window closes at the next user text, the next assistant message or the end
     of history; a call still pending then is unanswered (reported once). User text
-    leaves the calls pending, so a tool message after it still answers one.
+    leaves the calls pending, so a tool message after it still answers one, and that
+    late answer is what makes the catalog's ``[assistant(tool_calls), user(text), tool]``.
     """
 
     ctx: CheckContext
     pending: dict[Any, _Pending] = field(default_factory=dict)
     unanswered: dict[int | None, list[Any]] = field(default_factory=dict)
     closed_by: dict[int | None, str] = field(default_factory=dict)
-    interleaved: dict[int | None, list[Any]] = field(default_factory=dict)
+    late: dict[int | None, list[Any]] = field(default_factory=dict)
     stray: list[tuple[WireMessage, list[Any]]] = field(default_factory=list)
 
     def close(self, reason: str) -> None:
@@ -236,12 +240,16 @@ class _Judge:
                 for call_id in message.calls:
                     self.pending.setdefault(call_key(call_id), _Pending(call_id, message.index))
             elif message.role == "user":
-                if self.pending:
-                    self.interleaved.setdefault(message.index, []).extend(p.call_id for p in self.pending.values())
+                for item in self.pending.values():
+                    if item.interposed is None:
+                        item.interposed = message.index
                 self.close(f"the next user text (seq {self.seq(message.index)})")
             elif message.role == "tool":
-                if self.pending.pop(call_key(message.answers), None) is None:
+                item = self.pending.pop(call_key(message.answers), None)
+                if item is None:
                     self.stray.append((message, [p.call_id for p in self.pending.values()]))
+                elif item.interposed is not None:
+                    self.late.setdefault(item.interposed, []).append(item.call_id)
         self.close("the end of history")
 
     def seq(self, index: int | None) -> str:
@@ -270,10 +278,10 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call awaiting an answer",
                           event=_coords(ctx, message.index), context={"callId": shown})
 
-    for interposed, ids in judge.interleaved.items():
+    for interposed, ids in judge.late.items():
         shown = [show_id(i) for i in ids]
-        yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} arrives while tool calls "
-                          f"{', '.join(shown)} await their tool messages", event=_coords(ctx, interposed),
+        yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} sits between tool calls "
+                          f"{', '.join(shown)} and their tool messages", event=_coords(ctx, interposed),
                           context={"callIds": shown})
 
     for index, ids in judge.unanswered.items():
