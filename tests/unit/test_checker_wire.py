@@ -60,6 +60,23 @@ def _marker_over_call(b: Builder) -> None:
     b.turn_end()
 
 
+def _compacted(finish: Callable[[Builder, dict[str, Any]], None]) -> Callable[[Builder], None]:
+    """A tool step finished by ``finish``, a text step, then a compaction over the whole turn."""
+    def build(b: Builder) -> None:
+        b.open_step()
+        first = b.surface[-1]
+        [call] = b.assistant([{"type": "tool-call", "name": "read", "arguments": "{}"}])
+        finish(b, call)
+        b.step_end()
+        b.step_start()
+        b.assistant([{"type": "text", "text": "moving on"}])
+        b.step_end()
+        b.turn_end()
+        b.compaction(first, b.surface[-1])
+        b.text_turn()
+    return build
+
+
 CASES: list[tuple[RuleId, str, Callable[[Builder], None], Callable[[Builder], None]]] = [
     (RuleId.W1, "a tool result with no call before it",
      lambda b: _call_step(b, lambda b, c: (b.tool_round(c[0]), b.tool_result("call-ghost"))),
@@ -73,6 +90,8 @@ CASES: list[tuple[RuleId, str, Callable[[Builder], None], Callable[[Builder], No
     (RuleId.W3, "one of two parallel calls unanswered",
      lambda b: _call_step(b, lambda b, c: (b.tool_round(c[0]), b.tool_call(c[1])), n=2),
      lambda b: _call_step(b, _answered, n=2)),
+    (RuleId.W4, "an unanswered call a compaction already hid",
+     _compacted(lambda b, call: b.tool_call(call)), _compacted(lambda b, call: b.tool_round(call))),
     (RuleId.W5, "a result answering a different id while a call is pending",
      lambda b: _call_step(b, lambda b, c: b.tool_result("call-other", call_seq=b.tool_call(c[0]))),
      lambda b: _call_step(b, _answered)),
