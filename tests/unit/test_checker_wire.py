@@ -222,6 +222,9 @@ def test_any_json_anywhere_never_crashes_the_rules_of_this_engineer(data: st.Dat
         for step in path[:-1]:
             target = target[step]
         target[path[-1]] = value
+    if data.draw(st.booleans(), label="drop events"):
+        start = data.draw(st.integers(0, len(events) - 1), label="drop from")
+        del events[start : start + data.draw(st.integers(1, 8), label="drop count")]
     check(b.header, events, rules=MINE)
 
 

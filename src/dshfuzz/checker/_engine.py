@@ -252,6 +252,7 @@ class _Structure:
             self.hit(index, RuleId.T2, _L.METER, f"{prefix} sourceEventSeqs is not iterable")
             return
         events = self.events
+        n_events = len(events)
         seq = event.seq
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
@@ -259,7 +260,7 @@ class _Structure:
         chunks: list[Any] = []
         for source in sources:
             # The common case inline: an int seq naming an earlier same-step chunk.
-            if type(source) is int and type(seq) is int and 0 <= source < seq and source not in seen:
+            if type(source) is int and type(seq) is int and 0 <= source < seq < n_events and source not in seen:
                 cited = events[source].raw
                 cited_data = cited.get("data") if type(cited) is dict and cited.get("type") == "assistant/chunk" else None
                 if type(cited_data) is dict and _same(cited_data.get("turn", MISSING), turn) and _same(
