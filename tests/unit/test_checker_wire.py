@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from agent_loop_logs import Builder
 from checker_logs import check, explain, fired, session_log
 
-from dshfuzz.checker import CheckContext, RuleId
+from dshfuzz.checker import CheckContext, CheckOptions, RuleId, check_log
+from dshfuzz.model import Event, SessionHeader, SessionLog
 from dshfuzz.oracle import Accepted
 from dshfuzz.oracle import wire_stream as reference_wire_stream
 from dshfuzz.checker._wire import surface_indices
@@ -295,3 +296,33 @@ def test_the_wire_judge_agrees_with_the_reference_oracle(defects: list[str], com
     if expected is None:
         return
     assert _checker_view(b.header, b.events) == expected, explain(check(b.header, b.events), b.header, b.events)
+
+
+def _deep(depth: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for i in range(depth):
+        value = [value] if i % 2 else {"type": "tool-result", "content": [value]}
+    return value
+
+
+@pytest.mark.parametrize("where", ["seq", "turn", "callId", "id", "text", "content", "chunk", "usage", "version"])
+def test_deeply_nested_values_never_crash(where: str) -> None:
+    """Nesting far past Python's recursion limit, wherever a rule reads or prints a value."""
+    b = Builder()
+    b.tool_turn()
+    b.push("subagent/descriptor", {"mode": "one-shot", "version": 3, "provider": "p"})
+    deep = _deep(3000)
+    for event in b.events:
+        data = event["data"]
+        if where in ("seq",):
+            event["seq"] = deep
+        elif where in data:
+            data[where] = deep
+        elif where == "id" and event["type"] == "assistant/message":
+            data["message"]["content"] = [{"type": "tool-call", "id": deep, "name": "n", "arguments": "{}"}]
+        elif where in ("text", "content") and event["type"] == "tool/result":
+            data["message"]["content"] = [deep] if where == "content" else [{"type": "text", "text": deep}]
+        elif where == "usage" and event["type"] == "assistant/message":
+            data["usage"] = deep
+    log = SessionLog(header=SessionHeader(b.header), events=[Event(e, line=i + 2, row=i) for i, e in enumerate(b.events)])
+    check_log(log, CheckOptions(strict=True, rules=MINE))  # built by hand: deepcopy cannot copy such nesting

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import is_safe_integer, js_string, number_key, strict_equal, to_integer_or_infinity
+from dshfuzz.oracle._js import is_safe_integer, number_key, strict_equal, to_integer_or_infinity
 
 from ._context import CheckContext
 from ._finding import Finding
+from ._lifecycle import show_value
 from ._run import rule_pass
 from ._scan import positions
 from .rules import OfficialLayer, RuleId
@@ -54,8 +55,7 @@ class _Unreadable(Exception):
     """``event.data`` is null or undefined: the official read of ``data.turn`` throws."""
 
 
-def _show(value: Any) -> str:
-    return js_string(value)
+_show = show_value
 
 
 @dataclass(slots=True)
@@ -378,23 +378,24 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
 
 
 def _estimate_problem(block: Any) -> str | None:
-    """Where ``estimateContent`` (TM:23-38) would throw on one block."""
-    kind = _get(block, "type")
-    if kind in ("text", "reasoning"):
-        return None if _has_length(_get(block, "text")) else f"{kind} block text has no length"
-    if kind == "tool-call":
-        ok = _has_length(_get(block, "name")) and _has_length(_get(block, "arguments"))
-        return None if ok else "tool-call block name or arguments has no length"
-    if kind == "tool-result":
-        content = _get(block, "content")
-        if type(content) is not list:
-            return "tool-result block content is not iterable"
-        for inner in content:
-            if inner is None or inner is MISSING:
+    """Where ``estimateContent`` (TM:23-38) would throw on one block (walked without recursion)."""
+    stack = [block]
+    while stack:
+        block = stack.pop()
+        kind = _get(block, "type")
+        if kind in ("text", "reasoning"):
+            if not _has_length(_get(block, "text")):
+                return f"{kind} block text has no length"
+        elif kind == "tool-call":
+            if not (_has_length(_get(block, "name")) and _has_length(_get(block, "arguments"))):
+                return "tool-call block name or arguments has no length"
+        elif kind == "tool-result":
+            content = _get(block, "content")
+            if type(content) is not list:
+                return "tool-result block content is not iterable"
+            if any(inner is None or inner is MISSING for inner in content):
                 return "tool-result block holds a null block"
-            problem = _estimate_problem(inner)
-            if problem is not None:
-                return problem
+            stack.extend(reversed(content))
     return None
 
 

@@ -31,7 +31,7 @@ from dshfuzz.oracle._js import js_string, number_key, strict_equal
 from ._context import CheckContext
 from ._scan import positions
 
-__all__ = ["Advert", "Refusal", "ToolLedger", "call_key", "show_id", "tool_ledger", "upgraded_events"]
+__all__ = ["Advert", "Refusal", "ToolLedger", "call_key", "show_id", "show_value", "tool_ledger", "upgraded_events"]
 
 
 def call_key(value: Any) -> Any:
@@ -39,9 +39,19 @@ def call_key(value: Any) -> Any:
     return number_key(value)
 
 
+def show_value(value: Any) -> str:
+    """A JSON value as finding text: ``String(value)`` for a scalar, as the official messages
+    print it; a container is only described, since arbitrary nesting must not recurse."""
+    if type(value) is list:
+        return f"[array of {len(value)}]"
+    if type(value) is dict:
+        return "[object Object]"
+    return js_string(value)
+
+
 def show_id(value: Any) -> str:
-    """A call id as text for messages and finding context (``String(id)``, as the official messages print it)."""
-    return value if type(value) is str else js_string(value)
+    """A call id as text for messages and finding context."""
+    return value if type(value) is str else show_value(value)
 
 
 @dataclass(slots=True)
@@ -122,6 +132,7 @@ def _is_exact_not_started_repair(event: Event) -> bool:
         and _get(error, "code") == "TOOL_NOT_STARTED"
         and event.sourceEventSeqs is MISSING
         and type(call_id) is str
+        and type(event.seq) not in (list, dict)
         and _get(message, "id") == f"interrupted-tool-result-{call_id}-{js_string(event.seq)}"
         and _get(block, "isError") is True
         and _get(text, "type") == "text"

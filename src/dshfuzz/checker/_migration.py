@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
+from dshfuzz.oracle._js import is_event_seq, number_key, strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
+from ._lifecycle import show_value
 from ._run import rule_pass
 from ._scan import positions, type_index
 from .rules import RuleId
@@ -64,7 +65,7 @@ def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
             version = event.data.get("version", MISSING)
             if not strict_equal(version, 3):
                 yield ctx.finding(RuleId.G1, f"subagent/descriptor uses unsupported descriptor version "
-                                  f"{js_string(version)}; the v0->v1 migration accepts only 3", event=event)
+                                  f"{show_value(version)}; the v0->v1 migration accepts only 3", event=event)
 
 
 @rule_pass(RuleId.G3)
@@ -77,7 +78,7 @@ def title_sources(ctx: CheckContext) -> Iterator[Finding]:
             continue
         problem = _title_problem(events, event)
         if problem is not None:
-            yield ctx.finding(RuleId.G3, f"{event.type} {js_string(event.seq)} {problem}", event=event,
+            yield ctx.finding(RuleId.G3, f"{event.type} {show_value(event.seq)} {problem}", event=event,
                               context={"messageSeqs": event.data.get("messageSeqs")})
 
 
@@ -89,9 +90,9 @@ def _title_problem(events: list[Event], event: Event) -> str | None:
     seen: set[Any] = set()
     for seq in seqs:
         if not is_event_seq(seq) or not (type(event.seq) in (int, float) and seq < event.seq):
-            return f"messageSeqs entry {js_string(seq)} must identify an earlier event"
+            return f"messageSeqs entry {show_value(seq)} must identify an earlier event"
         if number_key(seq) in seen:
-            return f"messageSeqs repeats seq {js_string(seq)}"
+            return f"messageSeqs repeats seq {show_value(seq)}"
         seen.add(number_key(seq))
     if event.type == "session/title-llm-request" and not seqs:
         return "messageSeqs must be non-empty"
@@ -102,5 +103,5 @@ def _title_problem(events: list[Event], event: Event) -> str | None:
     for seq in seqs:
         cited = events[int(seq)] if int(seq) < len(events) else None
         if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
-            return f"messageSeqs must cite earlier human user/message events (seq {js_string(seq)} is not one)"
+            return f"messageSeqs must cite earlier human user/message events (seq {show_value(seq)} is not one)"
     return None

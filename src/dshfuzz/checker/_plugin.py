@@ -72,19 +72,25 @@ def call_pairing(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
-    """Collect the paths of content fragments that are not text (recursively through tool results)."""
-    if type(blocks) is not list:
-        out.append(path)
-        return
-    for i, block in enumerate(blocks):
-        here = f"{path}[{i}]"
-        kind = _get(block, "type")
-        if kind == "text" and type(_get(block, "text")) is str:
+    """Collect the paths of content fragments that are not text, through nested tool results
+    (walked without recursion: nesting depth is the input's to choose)."""
+    stack = [(blocks, path)]
+    while stack and len(out) <= _MAX_PATHS:
+        blocks, path = stack.pop()
+        if type(blocks) is not list:
+            out.append(path)
             continue
-        if kind == "tool-result":
-            _unparseable(_get(block, "content"), f"{here}.content", out)
-        elif kind != "image":
-            out.append(here)
+        nested = []
+        for i, block in enumerate(blocks):
+            here = f"{path}[{i}]"
+            kind = _get(block, "type")
+            if kind == "text" and type(_get(block, "text")) is str:
+                continue
+            if kind == "tool-result":
+                nested.append((_get(block, "content"), f"{here}.content"))
+            elif kind != "image":
+                out.append(here)
+        stack.extend(reversed(nested))
 
 
 @rule_pass(RuleId.P4)
@@ -98,7 +104,7 @@ def result_output(ctx: CheckContext) -> Iterator[Finding]:
         if paths:
             shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
             yield ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
-                              event=event, context={"paths": paths[:_MAX_PATHS], "count": len(paths)})
+                              event=event, context={"paths": paths[:_MAX_PATHS]})
 
 
 @rule_pass(RuleId.P5)

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import js_string, number_key
+from dshfuzz.oracle._js import number_key
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
+from ._lifecycle import call_key, show_id, show_value, tool_ledger, upgraded_events
 from ._run import rule_pass
 from ._scan import positions
 from .rules import OfficialLayer, RuleId
@@ -173,13 +173,22 @@ def _serialise(index: int | None, message: Any) -> Iterator[WireMessage]:
         yield WireMessage("assistant", index, tuple(b.get("id", MISSING) for b in blocks if b.get("type") == "tool-call"))
     else:
         results = [b for b in blocks if b.get("type") == "tool-result"]
-        # flattenText: Array.join prints null/undefined as "" and anything else with String().
-        text = "".join("" if t is None or t is MISSING else js_string(t)
-                       for t in (b.get("text", MISSING) for b in blocks if b.get("type") == "text"))
-        if text or not results:
+        texts = [b.get("text", MISSING) for b in blocks if b.get("type") == "text"]
+        if any(_prints_text(t) for t in texts) or not results:
             yield WireMessage("user", index)
         for result in results:
             yield WireMessage("tool", index, answers=result.get("toolCallId", MISSING))
+
+
+def _prints_text(value: Any) -> bool:
+    """Whether ``flattenText`` gets a non-empty string from one text block's ``text``:
+    ``Array.join`` prints null/undefined as "" and anything else with ``String()``, which
+    joins an array's members with commas (decided without recursing into nesting)."""
+    while type(value) is list and len(value) == 1:
+        value = value[0]
+    if type(value) is list:
+        return len(value) > 1
+    return not (value is None or value is MISSING or value == "")
 
 
 def wire_messages(ctx: CheckContext) -> list[WireMessage]:
@@ -253,7 +262,7 @@ class _Judge:
         self.close("the end of history")
 
     def seq(self, index: int | None) -> str:
-        return "?" if index is None else js_string(self.ctx.events[index].seq)
+        return "?" if index is None else show_value(self.ctx.events[index].seq)
 
 
 def _coords(ctx: CheckContext, index: int | None) -> Event | None:
