@@ -298,20 +298,22 @@ def test_the_wire_judge_agrees_with_the_reference_oracle(defects: list[str], com
     assert _checker_view(b.header, b.events) == expected, explain(check(b.header, b.events), b.header, b.events)
 
 
-def _deep(depth: int, leaf: Any = 1) -> Any:
-    value = leaf
+def _deep(depth: int, shape: str) -> Any:
+    """Nested arrays, or arrays alternating with tool-result blocks."""
+    value: Any = 1
     for i in range(depth):
-        value = [value] if i % 2 else {"type": "tool-result", "content": [value]}
+        value = [value] if shape == "arrays" or i % 2 else {"type": "tool-result", "content": [value]}
     return value
 
 
+@pytest.mark.parametrize("shape", ["arrays", "blocks"])
 @pytest.mark.parametrize("where", ["seq", "turn", "callId", "id", "text", "content", "chunk", "usage", "version"])
-def test_deeply_nested_values_never_crash(where: str) -> None:
+def test_deeply_nested_values_never_crash(where: str, shape: str) -> None:
     """Nesting far past Python's recursion limit, wherever a rule reads or prints a value."""
     b = Builder()
     b.tool_turn()
     b.push("subagent/descriptor", {"mode": "one-shot", "version": 3, "provider": "p"})
-    deep = _deep(3000)
+    deep = _deep(3000, shape)
     for event in b.events:
         data = event["data"]
         if where in ("seq",):
