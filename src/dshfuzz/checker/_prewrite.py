@@ -20,6 +20,7 @@ unanswered call that now ends "before the next assistant message" instead of
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -164,6 +165,8 @@ def run_prewrite(args: argparse.Namespace) -> int:
         log = read_log(args.prewrite_log)
     except OSError as exc:
         return _fail(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
+    # The log model is acyclic and lives until exit: keep the cyclic collector from rescanning it.
+    gc.freeze()
     result = prewrite(log, edit, CheckOptions(format_version=args.format_version))
     if result.report.internal_errors:
         return _fail(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")

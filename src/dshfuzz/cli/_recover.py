@@ -9,6 +9,7 @@ session is needed. Never writes. Exit status: 0 a safe fork boundary was found,
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 HELP = "plan a read-only recovery: the latest safe complete-turn boundary"
@@ -36,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"dshfuzz recover: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    # The log model is acyclic and lives until exit: keep the cyclic collector from rescanning it.
+    gc.freeze()
     plan = recover_plan(log, args.at, CheckOptions(format_version=args.format_version))
     if args.redact:
         from dshfuzz.checker._finding import Report
