@@ -354,18 +354,22 @@ def _maybe_lossy(text: str) -> bool:
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _EXPONENTS = (b"e000", b"e+000", b"E000", b"E+000")
 _NEGATIVE_ZERO_B = re.compile(_LOSSY_PREFILTERS[0].pattern.encode())
+_SCREEN_BLOCK = 256
 
 
 def _lossy_lines(lines: list[Line]) -> set[int]:
-    """The numbers of the event lines holding a non-lossless number. The whole text is
-    screened first, at memchr speed (almost every log has no such number): negative
-    zero by its literal, a 3-digit exponent as ``e000`` once every digit reads 0."""
-    events = lines[1:]
-    whole = "\n".join(line.text for line in events).encode("utf-8", "surrogatepass")
-    zeroed = whole.translate(_DIGITS_TO_ZERO)
-    if not _NEGATIVE_ZERO_B.search(whole) and not any(e in zeroed for e in _EXPONENTS):
-        return set()
-    return {line.number for line in events if _maybe_lossy(line.text) and _lossy_token(line.text) is not None}
+    """The numbers of the event lines holding a non-lossless number. Blocks of lines
+    are screened at memchr speed first (almost every log has no such number):
+    negative zero by its literal, a 3-digit exponent as ``e000`` once every digit
+    reads 0; only a block that may hold one is examined line by line."""
+    out: set[int] = set()
+    for start in range(1, len(lines), _SCREEN_BLOCK):
+        block = lines[start : start + _SCREEN_BLOCK]
+        whole = "\n".join(line.text for line in block).encode("utf-8", "surrogatepass")
+        zeroed = whole.translate(_DIGITS_TO_ZERO)
+        if _NEGATIVE_ZERO_B.search(whole) or any(e in zeroed for e in _EXPONENTS):
+            out.update(line.number for line in block if _maybe_lossy(line.text) and _lossy_token(line.text) is not None)
+    return out
 
 
 class _Lossy(Exception):
