@@ -166,3 +166,46 @@ def test_tool_lifecycle_refusals_are_named_exactly(official, generated: Any, dat
             f"{layer}: official {'refuses' if refused else 'accepts'} "
             f"({verdicts[layer].error.message if verdicts[layer].error else ''}); findings: "
             + "; ".join(f"{f.rule}@{f.seq} {list(map(str, f.refused_by))}" for f in report.findings if f.is_error))
+
+
+_MOVABLE = ("turn/start", "turn/end", "step/start", "step/end", "tool/call", "request/header", "request/context",
+            "agent/inbox/spliced", "todo/write")
+
+
+def _renumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seqs made contiguous again after a move, with every seq reference remapped."""
+    new = {e["seq"]: k for k, e in enumerate(events)}
+    for k, e in enumerate(events):
+        e["seq"] = k
+        if isinstance(e.get("sourceEventSeqs"), list):
+            e["sourceEventSeqs"] = [new.get(s, s) for s in e["sourceEventSeqs"]]
+        op = e.get("surfaceOp")
+        if isinstance(op, dict):
+            op["start"], op["end"] = new.get(op["start"], op["start"]), new.get(op["end"], op["end"])
+        if e["type"] in ("session/title", "session/title-llm-request"):
+            e["data"]["messageSeqs"] = [new.get(s, s) for s in e["data"]["messageSeqs"]]
+    return events
+
+
+@given(session_logs(max_events=80), st.data())
+def test_moved_structural_events_are_refused_exactly_when_named(official, generated: Any, data: st.DataObject) -> None:
+    """One turn/step/tool/request/inbox event moved elsewhere (seqs renumbered): the meter, the
+    inbox, the invariant companion and the released walk refuse exactly when a finding names them
+    (an error, or a migration pre-check warning for released)."""
+    events = copy.deepcopy(generated.events)
+    movable = [i for i, e in enumerate(events) if e["type"] in _MOVABLE]
+    if not movable:
+        return
+    moved = events.pop(data.draw(st.sampled_from(movable), label="moved"))
+    events.insert(data.draw(st.integers(0, len(events)), label="to"), moved)
+    events = _renumbered(events)
+    report = check_log(session_log(generated.header, events), CheckOptions(strict=True))
+    named = {str(layer) for f in report.findings if f.is_error or str(f.rule).startswith("G") for layer in f.refused_by}
+    layers = ("meter", "inbox", "invariants", "released")
+    verdicts = official.check(events=events, header=generated.header, layers=layers)
+    for layer in layers:
+        refused = not verdicts[layer].ok
+        assert refused == (layer in named), (
+            f"{layer}: official {'refuses' if refused else 'accepts'} "
+            f"({verdicts[layer].error.message if verdicts[layer].error else ''}); findings: "
+            + "; ".join(f"{f.rule}@{f.seq} {list(map(str, f.refused_by))}" for f in report.findings))

@@ -11,6 +11,7 @@ from agent_loop_logs import Builder
 from checker_logs import check, explain, fired
 
 from dshfuzz.checker import RuleId
+from dshfuzz.model import dumps
 
 
 def _descriptor(version: Any) -> Callable[[Builder], None]:
@@ -29,6 +30,22 @@ def _title(seqs: Any, kind: str = "provider") -> Callable[[Builder], None]:
     return build
 
 
+def _title_request(framed: Callable[[str], str]) -> Callable[[Builder], None]:
+    """A session/title-llm-request citing the first user message, its framing text edited by ``framed``."""
+    def build(b: Builder) -> None:
+        first = _first_user(b)
+        text = b.events[first]["data"]["content"][0]["text"]
+        frame = "Generate the session title from this JSON array of human messages:\n" + dumps([{"seq": first, "text": text}])
+        b.push("session/title-llm-request", {
+            "titleProvider": "deepseek-official", "messageSeqs": [first],
+            "route": {"provider": "deepseek-official", "model": "deepseek-v4-flash"},
+            "system": "Write a short title for this session.",
+            "messages": [{"id": "msg-title-1", "role": "user", "content": [{"type": "text", "text": framed(frame)}],
+                          "source": {"kind": "plugin", "plugin": "dsh-session-title-llm"}}],
+            "maxTokens": 32})
+    return build
+
+
 def _first_user(b: Builder) -> int:
     return next(e["seq"] for e in b.events if e["type"] == "user/message")
 
@@ -44,6 +61,8 @@ CASES = [
     (RuleId.G3, "user title with cited messages", _title([_first_user], kind="user"), _title([], kind="user")),
     (RuleId.G3, "title citing a future seq", _title([999]), _title([_first_user])),
     (RuleId.G3, "messageSeqs not an array", _title("4"), _title([_first_user])),
+    (RuleId.G3, "a title request whose framing misquotes the cited message",
+     _title_request(lambda frame: frame.replace("hello", "hullo")), _title_request(lambda frame: frame)),
 ]
 
 

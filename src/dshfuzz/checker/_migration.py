@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dshfuzz.model import MISSING, Event
+from dshfuzz.model import MISSING, Event, dumps
 from dshfuzz.oracle._js import is_event_seq, number_key, strict_equal
 
 from ._context import CheckContext
@@ -70,7 +70,8 @@ def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
 
 @rule_pass(RuleId.G3)
 def title_sources(ctx: CheckContext) -> Iterator[Finding]:
-    """G3: title messageSeqs (V01:439-444 payload check, V01:2541-2556 assertTitleSources)."""
+    """G3: title messageSeqs (V01:439-444 payload check, V01:2541-2568 assertTitleSources,
+    including the title request's framing of the cited messages)."""
     events = ctx.events
     for i in positions(ctx, _TITLE_TYPES):
         event = events[i]
@@ -100,8 +101,33 @@ def _title_problem(events: list[Event], event: Event) -> str | None:
         kind = _get(data.get("source", MISSING), "kind")
         if (len(seqs) == 0) != (kind == "user"):
             return "messageSeqs must be empty exactly for a user title"
+    selected = []
     for seq in seqs:
         cited = events[int(seq)] if int(seq) < len(events) else None
         if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
             return f"messageSeqs must cite earlier human user/message events (seq {show_value(seq)} is not one)"
+        content = _get(cited.data, "content")
+        texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str] \
+            if type(content) is list else []
+        selected.append({"seq": seq, "text": "\n".join(texts)})
+    if event.type == "session/title-llm-request" and not _represents(data.get("messages", MISSING), selected):
+        return "messages do not represent messageSeqs"
     return None
+
+
+_TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
+
+
+def _represents(messages: Any, selected: list[dict[str, Any]]) -> bool:
+    """assertTitleSources (V01:2558-2568): one user message from the title plugin whose only
+    block is the framing text over exactly the cited human messages."""
+    if type(messages) is not list or len(messages) != 1:
+        return False
+    message = messages[0]
+    content = _get(message, "content")
+    source = _get(message, "source")
+    if (_get(message, "role") != "user" or type(content) is not list or len(content) != 1
+            or _get(source, "kind") != "plugin" or _get(source, "plugin") != "dsh-session-title-llm"):
+        return False
+    framed = content[0]
+    return _get(framed, "type") == "text" and _get(framed, "text") == _TITLE_FRAME + dumps(selected)
