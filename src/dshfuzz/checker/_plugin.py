@@ -21,7 +21,8 @@ from ._finding import Finding
 from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
 from ._run import rule_pass
 from ._scan import positions
-from .rules import RuleId
+from ._wire import surface_indices
+from .rules import OfficialLayer, RuleId
 
 __all__ = ["MARKER_PREFIXES"]
 
@@ -93,18 +94,80 @@ def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
         stack.extend(reversed(nested))
 
 
+def _released_content_problem(blocks: Any) -> bool:
+    """Whether the released codec's ``contentBlocksValue`` (V01:647-700) refuses these blocks."""
+    stack = [blocks]
+    while stack:
+        blocks = stack.pop()
+        if type(blocks) is not list:
+            return True
+        for block in blocks:
+            if type(block) is not dict:
+                return True
+            kind = block.get("type")
+            if kind in ("text", "reasoning"):
+                bad = set(block) != {"type", "text"} or type(block["text"]) is not str
+            elif kind == "image":
+                bad = set(block) != {"type", "attachment"} or type(block["attachment"]) is not dict
+            elif kind == "tool-call":
+                bad = set(block) != {"type", "id", "name", "arguments"} or not _nonempty(block["id"]) \
+                    or not _nonempty(block["name"]) or type(block["arguments"]) is not str
+            elif kind == "tool-result":
+                bad = not ({"type", "toolCallId", "content"} <= set(block) <= {"type", "toolCallId", "content", "isError"}) \
+                    or not _nonempty(block["toolCallId"]) or block.get("isError", False) not in (True, False)
+                stack.append(block.get("content"))
+            else:
+                bad = not _nonempty(kind)
+            if bad:
+                return True
+    return False
+
+
+def _nonempty(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+def _serializer_throws(blocks: Any) -> bool:
+    """Whether the offline request serializer (``contentHasImage``/``flattenText``, dsh-llm and
+    LD:36-40) throws on a message's content: a nested tool-result content that is not an
+    array, or a null block."""
+    stack = [blocks]
+    while stack:
+        blocks = stack.pop()
+        if type(blocks) is not list:
+            return True
+        for block in blocks:
+            if block is None or block is MISSING:
+                return True
+            if _get(block, "type") == "tool-result":
+                stack.append(_get(block, "content"))
+    return False
+
+
 @rule_pass(RuleId.P4)
 def result_output(ctx: CheckContext) -> Iterator[Finding]:
-    """P4: tool/result content parses recursively into text blocks (empty content is legal)."""
+    """P4: tool/result content parses recursively into text blocks (empty content is legal).
+
+    Each finding names the moments that refuse that output: the released codec (exact
+    content blocks) and, for a result on the current surface, the request serializer."""
     events = upgraded_events(ctx)
+    visible = set(surface_indices(ctx))
     for index in positions(ctx, ["tool/result"]):
         event = events[index]
+        content = _get(_get(event.data, "message"), "content")
         paths: list[str] = []
-        _unparseable(_get(_get(event.data, "message"), "content"), "message.content", paths)
-        if paths:
-            shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
-            yield ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
-                              event=event, context={"paths": paths[:_MAX_PATHS]})
+        _unparseable(content, "message.content", paths)
+        if not paths:
+            continue
+        layers = []
+        if index in visible and _serializer_throws(content):
+            layers.append(OfficialLayer.WIRE)
+        if _released_content_problem(content):
+            layers.append(OfficialLayer.RELEASED)
+        shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
+        yield ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
+                          event=event, context={"paths": paths[:_MAX_PATHS]},
+                          refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
 
 
 @rule_pass(RuleId.P5)
