@@ -135,17 +135,16 @@ def render_human(report: Report, console: Console) -> None:
     )
     console.print(head, soft_wrap=True)
     for layer, group in _by_layer(report.findings):
-        table = Table(title=f"{layer} ({len(group)})", title_justify="left", expand=False, show_lines=False)
+        table = Table(title=f"{layer} ({len(group)})", title_justify="left", expand=True, show_lines=False)
         table.add_column("rule", no_wrap=True)
         table.add_column("where", no_wrap=True)
-        table.add_column("message")
-        table.add_column("refused by", no_wrap=True)
+        table.add_column("message (refused by)", ratio=1)
         for f in group:
+            refused = ", ".join(map(str, f.refused_by)) or "no official layer"
             table.add_row(
                 Text(str(f.rule), style=_STYLE[f.severity]),
                 _where(f),
-                Text(f.message),
-                ", ".join(map(str, f.refused_by)) or "-",
+                Text.assemble(f.message, (f"  [{refused}]", "dim")),
             )
         console.print(table)
     for rule, n in report.suppressed.items():
