@@ -13,16 +13,15 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from dshfuzz.model import SessionLog
 
 from ._finding import Finding, Report
 from .rules import RULES, RuleLayer, Severity
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["redact_report", "render_human", "stable_hash"]
 
@@ -124,6 +123,9 @@ def _by_layer(findings: list[Finding]) -> Iterator[tuple[RuleLayer, list[Finding
 
 def render_human(report: Report, console: Console) -> None:
     """The report as rich tables, one per rule layer, with a one-line verdict."""
+    from rich.table import Table  # rich costs a tenth of a second to import; --json never needs it
+    from rich.text import Text
+
     verdict = Text("OK", style="bold green") if report.ok else Text("FAIL", style="bold red")
     head = Text.assemble(
         verdict,

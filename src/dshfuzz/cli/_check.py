@@ -59,14 +59,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_all(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from dshfuzz.checker import CheckOptions, check_log
     from dshfuzz.checker._output import redact_report, render_human
     from dshfuzz.model import dumps, read_log
 
     options = CheckOptions(format_version=args.format_version)
-    console = Console(highlight=False, soft_wrap=False)
+    console = None
     status = 0
     for path in args.logs:
         try:
@@ -81,6 +79,10 @@ def _check_all(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(dumps(report.to_json()) + "\n")
         else:
+            if console is None:
+                from rich.console import Console
+
+                console = Console(highlight=False, soft_wrap=False)
             render_human(report, console)
         if report.internal_errors:
             print(f"dshfuzz check: internal checker error on {path}: {report.internal_errors[0].splitlines()[0]}", file=sys.stderr)
