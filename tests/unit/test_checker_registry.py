@@ -41,3 +41,47 @@ def test_every_rule_of_the_registry_is_reported_by_some_pass() -> None:
     # 5a's and 5b's rule modules together must cover the registry
     missing = set(RULES) - implemented_rules()
     assert not missing, f"rules without a pass: {sorted(map(str, missing))}"
+
+
+def _all_unit_logs() -> list[tuple[str, bytes]]:
+    """Every minimal log of the checker unit tests (both twins), and the real sessions."""
+    import test_checker_engine
+    import test_checker_migration
+    import test_checker_persistence
+    import test_checker_plugin
+    import test_checker_surface
+    import test_checker_wire
+    from agent_loop_logs import jsonl
+    from checker_logs import header, minimal_events
+
+    from dshfuzz.model import dumps
+
+    out = []
+    for rule, breaks, keeps in test_checker_persistence.EVENT_CASES + test_checker_surface.CASES:
+        for mutate in (breaks, keeps):
+            events = minimal_events()
+            mutate(events)
+            events = test_checker_surface._clean(events)
+            out.append((f"{rule} mutant", "".join(dumps(x) + "\n" for x in [header(), *events]).encode()))
+    for module in (test_checker_engine, test_checker_plugin, test_checker_wire, test_checker_migration):
+        for rule, name, bad, good in module.twins():
+            for builder in (bad, good):
+                out.append((f"{rule} {name}", jsonl(builder.header, builder.events).encode()))
+    real = CATALOG.parents[1] / "real-sessions" / "concrete"
+    out += [(p.name, p.read_bytes()) for p in sorted(real.glob("*.jsonl"))]
+    return out
+
+
+def test_every_finding_claims_only_layers_its_rule_lists() -> None:
+    """A finding may narrow its rule's ``refused_by``, never widen it: the registry
+    (and the generated doc) must name every layer any finding of the rule can claim."""
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.model import parse_log
+
+    wider = set()
+    for name, data in _all_unit_logs():
+        for f in check_log(parse_log(data), CheckOptions(strict=True)).findings:
+            extra = set(f.refused_by) - set(RULES[f.rule].refused_by)
+            if extra:
+                wider.add(f"{f.rule} on {name}: {sorted(map(str, extra))}")
+    assert not wider, "\n".join(sorted(wider))

@@ -358,8 +358,9 @@ _RULES: tuple[Rule, ...] = (
         "Final check: folding the whole log with the fold of its header.version does not throw. "
         "Any S1-S7 violation surfaces here too.",
         "@deepseek-ai/dsh-session lib/index.js:444-455 (foldSurface); legacy fold for v0-v2",
-        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
-        "The released migration has its own surface checks and accepts what S2 and S7 refuse.",
+        ALL_FORMATS, (*_SURFACE_PATH, _L.METER, _L.RELEASED),
+        "The released migration has its own surface checks and accepts what S2 and S7 refuse; the token "
+        "meter refuses only a replace range off its priced surface (S4).",
     ),
     Rule(
         RuleId.T1, _E, RuleLayer.ENGINE,
@@ -375,8 +376,9 @@ _RULES: tuple[Rule, ...] = (
         "The assistant/chunk events cited by an assistant/message's sourceEventSeqs must be earlier, "
         "unique and in the message's turn/step.",
         "@deepseek-ai/dsh-token-meter lib/index.js:634-650 (_estimateProviderAssistant)",
-        _V01, (_L.METER,),
-        "The meter checks cited chunks only for a message with usage after a request/header.",
+        _V01, (_L.METER, _L.RELEASED),
+        "The meter checks cited chunks only for a message with usage after a request/header; some "
+        "instances are refused by the released migration too (each finding names its layers).",
     ),
     Rule(
         RuleId.T3, _E, RuleLayer.ENGINE,
@@ -464,7 +466,10 @@ _RULES: tuple[Rule, ...] = (
         "tool/result output is parseable",
         "tool/result data.message.content parses recursively as text blocks; empty content is legal.",
         "archaeology method §2/§4.2",
-        ALL_FORMATS, (),
+        ALL_FORMATS, (_L.WIRE, _L.RELEASED),
+        "Only output that the released codec's exact content blocks reject, or that the request serializer "
+        "cannot send for a result on the surface, is refused (each finding names its layers); the rest is an "
+        "archaeology gap.",
     ),
     Rule(
         RuleId.M1, _E, RuleLayer.ENGINE,
