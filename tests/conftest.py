@@ -36,15 +36,21 @@ def official():
         yield oracle
 
 
+def _require(path: Path, what: str) -> Path:
+    """``path``, or a skip naming it; CI always lays ``shared/`` beside the clone, so there it fails."""
+    if not path.is_dir():
+        message = f"{what} not found at {path} (shared/ belongs beside the repository)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    return FIXTURES
+    return _require(FIXTURES, "shared fixtures")
 
 
 @pytest.fixture(scope="session")
 def real_sessions_dir() -> Path:
-    if not REAL_SESSIONS.is_dir():
-        pytest.skip(f"shared real sessions not found at {REAL_SESSIONS}")
-    return REAL_SESSIONS
+    return _require(REAL_SESSIONS, "shared real sessions")

@@ -68,6 +68,10 @@ class Truth:
     mutator: str | None = None
 
     @property
+    def official_consulted(self) -> bool:
+        return bool(self.refusing or self.accepted)
+
+    @property
     def all_accept(self) -> bool:
         return not self.refusing and not self.oracle_refusing
 
@@ -108,6 +112,24 @@ def rules_refused_by(layer: str) -> frozenset[str]:
     return frozenset(str(rid) for rid, rule in RULES.items() if layer in {str(x) for x in rule.refused_by})
 
 
+MODELLED_LAYERS = frozenset({"fold", "invariants", "meter", "inbox", "released", "provider"})
+"""The layers the reference oracle models; bytes, framing and the seed/load shape
+checks are the official layers' alone."""
+
+
+@cache
+def rule_is_modelled(rule: str) -> bool:
+    """Whether the reference oracle alone can say a log breaking ``rule`` is clean:
+    every layer that refuses it is modelled (a rule refused by ``load`` is not)."""
+    from dshfuzz.checker import RULES, RuleId
+
+    try:
+        refused_by = {str(x) for x in RULES[RuleId(rule)].refused_by}
+    except ValueError:
+        return False
+    return bool(refused_by) and refused_by <= MODELLED_LAYERS
+
+
 def classify(
     verdict: CheckerVerdict,
     truth: Truth,
@@ -125,6 +147,8 @@ def classify(
     out: list[Disagreement] = []
     reported = frozenset(f.rule for f in verdict.findings)
     unexplained = verdict.error_rules - truth.expected
+    if not truth.official_consulted:
+        unexplained = frozenset(r for r in unexplained if rule_is_modelled(r))
     if unexplained and truth.all_accept:
         out.append(
             Disagreement(

@@ -2,12 +2,13 @@
 
 Each pure-Python model of :mod:`dshfuzz.oracle` mirrors one official layer, so a
 model's violation is evidence that layer refuses — independent evidence, written
-to be believed, that a campaign can use with or without Node.
+to be believed, that a campaign can use with or without Node. The wire model
+speaks for two moments: the request serialiser refusing to build the request
+(``wire``) and the provider refusing the request it was sent (``provider``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 __all__ = ["MODEL_LAYERS", "reference_refusals"]
@@ -18,15 +19,8 @@ MODEL_LAYERS: dict[str, str] = {
     "check_meter": "meter",
     "replay_inbox": "inbox",
     "check_lifecycle": "released",
-    "check_wire": "provider",
 }
 """Reference model -> the official layer (registry name) it stands for."""
-
-
-def _models() -> dict[str, Callable[..., Any]]:
-    from dshfuzz import oracle
-
-    return {name: getattr(oracle, name) for name in MODEL_LAYERS}
 
 
 def reference_refusals(events: list[Any], header: Any, format_version: Any) -> frozenset[str]:
@@ -38,13 +32,18 @@ def reference_refusals(events: list[Any], header: Any, format_version: Any) -> f
     """
     if format_version != 0 or not isinstance(header, dict):
         return frozenset()
-    from dshfuzz.oracle import Violation
+    from dshfuzz import oracle
 
     refusing = set()
-    for name, model in _models().items():
-        if name == "check_wire" and "fold" in refusing:
-            continue  # the wire stream is built on the surface: a fold failure is the fold's, not the provider's
+    for name, layer in MODEL_LAYERS.items():
+        model = getattr(oracle, name)
         verdict = model(events) if name == "fold_surface" else model(events, header)
-        if isinstance(verdict, Violation):
-            refusing.add(MODEL_LAYERS[name])
+        if isinstance(verdict, oracle.Violation):
+            refusing.add(layer)
+    if "fold" not in refusing:  # the request is built on the surface: a fold failure is the fold's alone
+        wire = oracle.wire_stream(events, header)
+        if isinstance(wire, oracle.Violation):
+            refusing.add("wire")
+        elif wire.state.issues:
+            refusing.add("provider")
     return frozenset(refusing)

@@ -1,0 +1,236 @@
+"""The public surface, pinned: a change to any package's ``__all__`` is a deliberate API change.
+
+Update ``PUBLIC`` in the same commit that changes the surface, and say so in the notes.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "dshfuzz": {
+        "__version__",
+    },
+    "dshfuzz.model": {
+        "BlockMode",
+        "CHUNK_ROW_TYPES",
+        "Compression",
+        "Diagnostic",
+        "ENVELOPE_KEYS",
+        "Event",
+        "Frame",
+        "FrameDecodeError",
+        "FrameLayout",
+        "JsonDecodeError",
+        "JsonValue",
+        "Line",
+        "MIN_RUN",
+        "MISSING",
+        "Row",
+        "RowDecodeError",
+        "SURFACE_TYPES",
+        "SessionHeader",
+        "SessionLog",
+        "TornTail",
+        "ZSTD_MAGIC",
+        "batch_text",
+        "compress_frame",
+        "decode_frame",
+        "decode_storage_record",
+        "dumpb",
+        "dumps",
+        "encode_jsonl",
+        "encode_log",
+        "encode_zstd",
+        "header_text",
+        "is_safe_integer",
+        "js_number",
+        "loads",
+        "pack_chunk_runs",
+        "parse_log",
+        "read_log",
+        "recover_torn_frame",
+        "scan_frames",
+        "skippable_frame",
+        "sniff_compression",
+        "unpack_rows",
+    },
+    "dshfuzz.generators": {
+        "CompactionPlan",
+        "FailedAttemptPlan",
+        "FeatureWeights",
+        "GeneratedLog",
+        "SessionPlan",
+        "SidePlan",
+        "Stats",
+        "StepPlan",
+        "ToolCallPlan",
+        "TurnEndPlan",
+        "TurnPlan",
+        "coverage_stats",
+        "generate",
+        "interrupted_turn_closers",
+        "render",
+        "session_logs",
+    },
+    "dshfuzz.mutators": {
+        "CompressionPolicy",
+        "DrawAdapter",
+        "ENTRY_POINT_GROUP",
+        "Edit",
+        "Inapplicable",
+        "Level",
+        "METAMORPHIC",
+        "MUTATORS",
+        "Mutant",
+        "Mutator",
+        "PERTURBATIONS",
+        "Perturbation",
+        "Transform",
+        "applicable_rules",
+        "apply",
+        "apply_seeded",
+        "get",
+        "get_edit",
+        "incident_logs",
+        "incident_weights",
+        "load_mutators",
+        "mutants",
+        "mutator",
+        "perturbed",
+        "variants",
+    },
+    "dshfuzz.oracle": {
+        "Accepted",
+        "EnclosureState",
+        "HiddenCall",
+        "InboxState",
+        "LifecycleState",
+        "MeterState",
+        "Replacement",
+        "SurfaceFold",
+        "Verdict",
+        "Violation",
+        "WireIssue",
+        "WireMessage",
+        "WireStream",
+        "check_enclosure",
+        "check_lifecycle",
+        "check_meter",
+        "check_wire",
+        "fold_surface",
+        "replay_inbox",
+        "wire_stream",
+    },
+    "dshfuzz.oracle.official": {
+        "CheckReport",
+        "EVENT_LAYERS",
+        "FILE_LAYERS",
+        "LAYERS",
+        "LayerVerdict",
+        "MANIFEST_LAYER_NAMES",
+        "OfficialError",
+        "OfficialOracle",
+        "OfficialRefusal",
+        "OracleCrashed",
+        "OracleError",
+        "OracleProtocolError",
+        "OracleTimeout",
+        "OracleUnavailable",
+        "RawLog",
+        "Reply",
+        "normalise_message",
+        "parse_coordinates",
+        "unavailable_reason",
+    },
+    "dshfuzz.checker": {
+        "CheckContext",
+        "CheckOptions",
+        "Finding",
+        "OfficialLayer",
+        "PrewriteResult",
+        "RULES",
+        "RecoveryPlan",
+        "Report",
+        "Rule",
+        "RuleId",
+        "RuleLayer",
+        "Severity",
+        "check_log",
+        "check_path",
+        "implemented_rules",
+        "is_nonneg_safe_int",
+        "is_safe_int",
+        "prewrite",
+        "recover_plan",
+        "rule_pass",
+    },
+    "dshfuzz.harness": {
+        "CORPUS_FORMAT",
+        "CampaignConfig",
+        "CampaignEvent",
+        "CampaignFinished",
+        "CampaignStarted",
+        "CheckerUnderTest",
+        "CheckerVerdict",
+        "Corpus",
+        "CorpusEntry",
+        "CorpusFormatError",
+        "Disagreement",
+        "DisagreementFound",
+        "Example",
+        "ExampleJudged",
+        "Judge",
+        "JudgedExample",
+        "ReplayResult",
+        "ReplayStatus",
+        "ReportedFinding",
+        "Truth",
+        "WorkerFailed",
+        "classify",
+        "ddmin",
+        "default_workers",
+        "load_checker",
+        "minimise",
+        "parse_budget",
+        "replay",
+        "replay_entry",
+        "run_campaign",
+        "verdict_from_json",
+    },
+    "dshfuzz.report": {
+        "CampaignSummary",
+        "LiveReporter",
+        "SUMMARY_FORMAT",
+        "final_table",
+        "render_html",
+        "render_markdown",
+        "write_reports",
+    },
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_are_pinned(module):
+    mod = importlib.import_module(module)
+    assert set(mod.__all__) == PUBLIC[module]
+    missing = [name for name in mod.__all__ if not hasattr(mod, name)]
+    assert not missing, f"{module}.__all__ names what it does not define: {missing}"
+
+
+def test_the_oracle_package_does_not_load_the_node_bridge():
+    import subprocess
+    import sys
+
+    code = "import sys, dshfuzz.oracle; print('dshfuzz.oracle.official' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_the_pytest_plugin_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = "import sys, dshfuzz._pytest_plugin; print(sorted(m for m in ('hypothesis', 'rich', 'dshfuzz.checker', 'dshfuzz.harness') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
