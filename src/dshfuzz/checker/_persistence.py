@@ -351,8 +351,9 @@ def _maybe_lossy(text: str) -> bool:
     return any(p.search(text) for p in _LOSSY_PREFILTERS)
 
 
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_EXPONENTS = (b"e000", b"e+000", b"E000", b"E+000")
+_SCREEN_TABLE = bytes.maketrans(b"123456789E", b"000000000e")
+"""Every digit reads 0 and every exponent mark e (with ``+`` deleted), so one literal
+search finds any 3-digit exponent."""
 _NEGATIVE_ZERO_B = re.compile(_LOSSY_PREFILTERS[0].pattern.encode())
 _SCREEN_BLOCK = 256
 
@@ -361,13 +362,13 @@ def _lossy_lines(lines: list[Line]) -> set[int]:
     """The numbers of the event lines holding a non-lossless number. Blocks of lines
     are screened at memchr speed first (almost every log has no such number):
     negative zero by its literal, a 3-digit exponent as ``e000`` once every digit
-    reads 0; only a block that may hold one is examined line by line."""
+    reads 0 (see ``_SCREEN_TABLE``); only a block that may hold one is examined
+    line by line."""
     out: set[int] = set()
     for start in range(1, len(lines), _SCREEN_BLOCK):
         block = lines[start : start + _SCREEN_BLOCK]
         whole = "\n".join(line.text for line in block).encode("utf-8", "surrogatepass")
-        zeroed = whole.translate(_DIGITS_TO_ZERO)
-        if _NEGATIVE_ZERO_B.search(whole) or any(e in zeroed for e in _EXPONENTS):
+        if _NEGATIVE_ZERO_B.search(whole) or b"e000" in whole.translate(_SCREEN_TABLE, b"+"):
             out.update(line.number for line in block if _maybe_lossy(line.text) and _lossy_token(line.text) is not None)
     return out
 
@@ -411,7 +412,9 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
     # the common case takes one branch: a known, payload-free type in an exact envelope
     plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
     envelope = ENVELOPE
-    for ev in ctx.events:
+    # a packed member's envelope is exact by construction; only a lossy number in its row can break it
+    events = ctx.stored_events if not lossy_lines else [ev for ev in ctx.events if ev.member is None or ev.line in lossy_lines]
+    for ev in events:
         raw = ev.raw
         if raw.__class__ is not dict:
             yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)

@@ -277,6 +277,10 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
     surface_types = replay.types
     first_failure: Finding | None = None
     for index, ev in enumerate(ctx.events):
+        if ev.member is not None:
+            # a packed chunk-row member: no surface metadata, and its seq is checked below only if it is off
+            if ev.raw["seq"] == index or first_failure is not None:
+                continue
         raw = ev.raw
         if raw.__class__ is not dict:
             if first_failure is None:
