@@ -17,6 +17,7 @@ imported inside the hooks that need them.
 from __future__ import annotations
 
 import base64
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,10 @@ def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
     yield
 
 
+def _plain(value: Any) -> Any:
+    return sorted(value, key=str) if isinstance(value, (set, frozenset)) else str(value)
+
+
 def _render(witness: Witness) -> str:
     if witness.compression == "zstd":
         from dshfuzz.model import parse_log
@@ -131,7 +136,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
                 "compression": witness.compression,
                 "signature": witness.signature or f"test|{item.nodeid}",
                 "kind": witness.kind,
-                "meta": witness.meta,
+                # user_properties cross to the xdist controller by execnet: plain JSON values only
+                "meta": json.loads(json.dumps(witness.meta, default=_plain)),
             },
         )
     )
