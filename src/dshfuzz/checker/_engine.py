@@ -559,6 +559,48 @@ def _llm_failure_problem(failure: Any) -> str | None:
     return None
 
 
+@rule_pass(RuleId.T2)
+def shadow_price_claims(ctx: CheckContext) -> Iterator[Finding]:
+    """T2, the meter's other source reference (``contextPressure``, TM:112-144): a surface
+    replace right after a ``compaction/summary`` or ``compaction/prune`` must replace
+    exactly the range that event priced; any event in between disarms the claim."""
+    claim: tuple[Any, Any] | None = None
+    for index in positions(ctx, ["compaction/summary", "compaction/prune", *_SURFACE_TYPES]):
+        event = ctx.events[index]
+        raw = event.raw
+        previous = ctx.events[index - 1].raw if index > 0 else None
+        armed = (
+            type(previous) is dict
+            and previous.get("type") in ("compaction/summary", "compaction/prune")
+            and type(previous.get("data")) is dict
+        )
+        claim = _claim(previous) if armed else None
+        op = raw.get("surfaceOp", MISSING)
+        if claim is None or raw.get("type") not in _SURFACE_TYPES or type(op) is not dict:
+            continue
+        start, end = op.get("start", MISSING), op.get("end", MISSING)
+        if not (strict_equal(claim[0], start) and strict_equal(claim[1], end)):
+            yield ctx.finding(
+                RuleId.T2,
+                f"token surface: replace at seq {show_value(raw.get('seq', MISSING))} over range "
+                f"{show_value(start)}-{show_value(end)} has no adjacent shadow price (armed claim covers "
+                f"{show_value(claim[0])}-{show_value(claim[1])})",
+                event=event,
+                refused_by=(OfficialLayer.METER,),
+                context={"claim": [show_value(claim[0]), show_value(claim[1])]},
+            )
+
+
+def _claim(summary: dict[str, Any]) -> tuple[Any, Any] | None:
+    shadowed = summary["data"].get("shadowedRange", MISSING)
+    if type(shadowed) is not dict:
+        return None
+    return shadowed.get("start", MISSING), shadowed.get("end", MISSING)
+
+
+_SURFACE_TYPES = ("user/message", "assistant/message", "tool/result")
+
+
 @rule_pass(RuleId.T5)
 def turn_end_reason(ctx: CheckContext) -> Iterator[Finding]:
     """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind."""

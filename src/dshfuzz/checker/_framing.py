@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dshfuzz.model import TornTail
+
 from ._context import CheckContext
 from ._finding import Finding
 from ._run import rule_pass
@@ -21,6 +23,10 @@ from .rules import RuleId as R
 def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
     log = ctx.log
     torn = log.torn
+    if torn is None and log.compression == "zstd" and log.frames and log.frames[-1].status == "torn":
+        # the reader stops replaying the official byte layer at a foreign version; the frames still show the tear
+        last = log.frames[-1]
+        torn = TornTail(truncate_to=last.offset, frame=last.index)
     if torn is not None:
         where = f"zstd frame {torn.frame} is incomplete" if torn.frame is not None else "the last line has no newline"
         yield ctx.finding(
@@ -36,6 +42,8 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.finding(R.Z3, "session has a header but no events (created empty, or its writes never landed)", line=1)
     if log.compression != "zstd":
         return
+    # a record may span frames: only the last whole frame must end on a record boundary (SPJ:984)
+    last_whole = max((fr.index for fr in log.frames if fr.status in ("complete", "not-record-aligned")), default=-1)
     for fr in log.frames:
         if fr.status == "corrupt" or fr.status == "skippable":
             why = "invalid frame magic" if fr.status == "skippable" else "failed validation"
@@ -46,7 +54,7 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 offset=fr.offset,
                 context={"size": fr.size, "status": fr.status},
             )
-        elif fr.status == "not-record-aligned":
+        elif fr.status == "not-record-aligned" and fr.index == last_whole:
             yield ctx.finding(
                 R.Z2,
                 f"corrupt Zstandard session log: frame {fr.index} at byte {fr.offset} does not end on a record boundary "

@@ -430,6 +430,8 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
         ):
             if t.__class__ is str and t in plain:
                 continue
+            if t.__class__ is not str:  # the fast path's only unchecked envelope field
+                yield from _envelope_fields(ctx, ev, raw, t)
         else:
             yield from _envelope_defects(ctx, ev, raw, t, seq, lossy_lines)
         if type(t) is not str:
@@ -609,7 +611,29 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
         if header.get("adapterDefaults", MISSING) == {}:
             problems.append("must omit an empty adapterDefaults")
     if problems:
-        yield ctx.finding(R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems})
+        refused = (*_E10_LAYERS, L.METER) if _meter_throws_on_header(data) else _E10_LAYERS
+        yield ctx.finding(
+            R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems}, refused_by=refused
+        )
+
+
+_E10_LAYERS = (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+
+
+def _meter_throws_on_header(data: Any) -> bool:
+    """The meter reads ``data.header.adapterDefaults`` then ``data.header.config.provider``:
+    a JavaScript property read on null/undefined throws there (measured)."""
+
+    def read(value: Any, key: str) -> Any:
+        return value.get(key, MISSING) if type(value) is dict else MISSING
+
+    if data is None or data is MISSING:
+        return True
+    header = read(data, "header")
+    if header is None or header is MISSING:
+        return True
+    config = read(header, "config")
+    return config is None or config is MISSING
 
 
 def _system_message(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:

@@ -53,12 +53,16 @@ def _seq_ok(v: Any) -> bool:
 
 
 class _Violation(Exception):
-    """One failed check; ``refused_by`` narrows the rule's layers for this instance."""
+    """One failed check; ``refused_by`` narrows the rule's layers for this instance;
+    ``also`` names further rules the same defect breaks (one finding each)."""
 
-    def __init__(self, rule: R, message: str, refused_by: tuple[L, ...] | None = None, **context: Any) -> None:
+    def __init__(
+        self, rule: R, message: str, refused_by: tuple[L, ...] | None = None, *, also: tuple[R, ...] = (), **context: Any
+    ) -> None:
         super().__init__(message)
         self.rule = rule
         self.refused_by = refused_by
+        self.also = also
         self.context = context
 
 
@@ -145,8 +149,9 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
         raise _Violation(rule, 'session event "assistant/message" cannot carry sourceEventSeqs in format v3')
     if type(src) is not list:
         raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _NOT_ARRAY)
-    if not src and t != "assistant/message":
-        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH)
+    if not src and t != "assistant/message":  # the catalog states emptiness in S6 too, append or replace
+        also = (R.S6,) if rule is not R.S6 else ()
+        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH, also=also)
     sources: set[int] = set()
     non_earlier = None
     for s in src:
@@ -215,7 +220,9 @@ class SurfaceReplay:
                 raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry sourceEventSeqs')
             return None
         if op is MISSING:
-            raise _Violation(R.S1, f'session event "{t}" is surface-eligible and requires a surfaceOp marker')
+            # measured: the meter's surface pricing throws on any assistant/message without one
+            refused = (*_SURFACE_PATH, L.METER, L.RELEASED) if t == "assistant/message" else (*_SURFACE_PATH, L.RELEASED)
+            raise _Violation(R.S1, f'session event "{t}" is surface-eligible and requires a surfaceOp marker', refused)
         if op == "append" and type(op) is str:
             return "append"
         if type(op) is not dict:
@@ -313,6 +320,8 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
         except _Violation as v:
             finding = ctx.finding(v.rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
             yield finding
+            for rule in v.also:
+                yield ctx.finding(rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
             if first_failure is None:
                 first_failure = ctx.finding(
                     R.S8,

@@ -297,7 +297,9 @@ _RULES: tuple[Rule, ...] = (
         "user/message, assistant/message and tool/result are surface-eligible; a missing surfaceOp breaks "
         "the contract.",
         "@deepseek-ai/dsh-session lib/index.js:312-317 (surfaceOpOf)",
-        ALL_FORMATS, (*_SURFACE_PATH, _L.RELEASED),
+        ALL_FORMATS, (*_SURFACE_PATH, _L.METER, _L.RELEASED),
+        "The token meter refuses too, but only for an assistant/message (its surface pricing throws a "
+        "TypeError on one without surfaceOp) and without naming the contract.",
     ),
     Rule(
         RuleId.S2, _E, RuleLayer.PERSISTENCE,
@@ -441,9 +443,10 @@ _RULES: tuple[Rule, ...] = (
         "request/header must carry header.config with provider and model; for v3 it must omit "
         "header.system, an empty tools and an empty adapterDefaults.",
         "@deepseek-ai/dsh-session lib/index.js:1220-1244 (rc.8); @0.1.5-rc.1 lib/index.js:231-248",
-        ALL_FORMATS, (*_SEED_PATH, _L.RELEASED),
+        ALL_FORMATS, (*_SEED_PATH, _L.METER, _L.RELEASED),
         "rc.8 (v0) allows header.system and empty lists but requires provider/model, a non-empty string "
-        "reasoningEffort and a config value behind every adapterDefaults marker.",
+        "reasoningEffort and a config value behind every adapterDefaults marker; the token meter also "
+        "throws (a TypeError) when the data, header or config it reads is null or missing.",
     ),
     Rule(
         RuleId.Z3, _W, RuleLayer.FRAMING,

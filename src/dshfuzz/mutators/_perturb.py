@@ -76,7 +76,14 @@ def wrong_type_envelope(draft: EventDraft, data: Any) -> str:
     i = choose(data, draft.objects(), "event object")
     key = data.draw(st.sampled_from(ENVELOPE_KEYS), label="key")
     current = draft.events[i].get(key)
-    others = [v for v in _OTHER_TYPES if not _same_type(v, current) and not (key == "ignorable" and v is True)]
+    absent = key not in draft.events[i]
+    others = [
+        v for v in _OTHER_TYPES
+        if not _same_type(v, current)
+        and not (key == "ignorable" and v is True)
+        # a list of earlier seqs is a valid sourceEventSeqs wherever the key may appear
+        and not (key == "sourceEventSeqs" and absent and type(v) is list)
+    ]
     draft.events[i][key] = data.draw(st.sampled_from(others), label="value")
     return f"seq {i} {key} = {draft.events[i][key]!r}"
 
