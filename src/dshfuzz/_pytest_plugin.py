@@ -1,7 +1,8 @@
 """The dshfuzz pytest plugin (entry point ``pytest11: dshfuzz``).
 
 - Hypothesis profiles ``dev``, ``ci`` and ``nightly`` (``--dshfuzz-profile`` or the
-  ``DSHFUZZ_PROFILE`` environment variable; ``ci`` when ``CI`` is set, else ``dev``).
+  ``DSHFUZZ_PROFILE`` environment variable; ``ci`` when ``CI`` is set, else ``dev``);
+  ``ci`` is derandomized, so a red CI run always reproduces.
   Each profile names its example database explicitly — one directory that every
   xdist worker shares — so Hypothesis' own ``CI`` defaults never switch it off.
 - The ``dshfuzz_witness`` fixture: a fuzz property records each log it judges; when
@@ -55,7 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
     }
     for name in PROFILES:
-        settings.register_profile(name, max_examples=_EXAMPLES[name], print_blob=name != "dev", **common)
+        # CI explores a fixed sequence (a red build always reproduces); dev and nightly explore afresh
+        settings.register_profile(
+            name, max_examples=_EXAMPLES[name], print_blob=name != "dev", derandomize=name == "ci", **common
+        )
     name = config.getoption("hypothesis_profile", None) or profile_name(config)
     settings.load_profile(name)
     config.stash[_profile_key] = name
