@@ -3,8 +3,9 @@
 - Hypothesis profiles ``dev``, ``ci`` and ``nightly`` (``--dshfuzz-profile`` or the
   ``DSHFUZZ_PROFILE`` environment variable; ``ci`` when ``CI`` is set, else ``dev``);
   ``ci`` is derandomized, so a red CI run always reproduces.
-  Each profile names its example database explicitly — one directory that every
-  xdist worker shares — so Hypothesis' own ``CI`` defaults never switch it off.
+  Each profile names its example database explicitly — ``dev`` and ``nightly`` one
+  directory that every xdist worker shares, ``ci`` none — so Hypothesis' own ``CI``
+  defaults never decide it.
 - The ``dshfuzz_witness`` fixture: a fuzz property records each log it judges; when
   the test fails, the last record is the minimal example Hypothesis replayed, and
   the plugin prints it under the failure and ships it to the xdist controller in
@@ -52,13 +53,19 @@ def pytest_configure(config: pytest.Config) -> None:
     database = DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
     common: dict[str, Any] = {
         "deadline": None,
-        "database": database,
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
     }
     for name in PROFILES:
-        # CI explores a fixed sequence (a red build always reproduces); dev and nightly explore afresh
+        # CI explores a fixed sequence (a red build always reproduces; derandomizing implies no
+        # database); dev and nightly explore afresh and share one database across xdist workers
+        ci = name == "ci"
         settings.register_profile(
-            name, max_examples=_EXAMPLES[name], print_blob=name != "dev", derandomize=name == "ci", **common
+            name,
+            max_examples=_EXAMPLES[name],
+            print_blob=name != "dev",
+            derandomize=ci,
+            database=None if ci else database,
+            **common,
         )
     name = config.getoption("hypothesis_profile", None) or profile_name(config)
     settings.load_profile(name)
