@@ -234,3 +234,40 @@ def test_t2_a_replace_right_after_its_shadow_price_must_cover_the_priced_range(f
     assert t2.seq == summary["seq"] + 1 and "armed claim covers 5-28" in t2.message
     summary["data"]["shadowedRange"]["start"] = 4
     assert fired(events) == []
+
+
+def _forked_child_with_inherited_splices() -> Builder:
+    """A fork child whose seed (the first turn) holds a follow-up and its claim; the second turn is its own."""
+    b = Builder()
+    b.text_turn("inherited")
+    b.header["seedLength"] = len(b.events)
+    b.text_turn("own")
+    return b
+
+
+def test_an_excess_claim_the_fork_inherited_is_not_replayed() -> None:
+    """Found by the fuzz property (seed 3): the official inbox slices from seedLength, so an over-long claim
+    before it is accepted (all layers ok) and only the same claim past the boundary is I1."""
+    inherited = _forked_child_with_inherited_splices()
+    inherited.events[_index(inherited, "agent/inbox/spliced", 1)]["data"]["removedCount"] = 2
+    assert RuleId.I1 not in fired(check(inherited.header, inherited.events))
+    assert replay_inbox(inherited.events, inherited.header).ok
+    own = _forked_child_with_inherited_splices()
+    own.events[_index(own, "agent/inbox/spliced", 3)]["data"]["removedCount"] = 2
+    assert RuleId.I1 in fired(check(own.header, own.events))
+    assert not replay_inbox(own.events, own.header).ok
+
+
+@pytest.mark.parametrize("seed_value", range(12))
+def test_the_inbox_orphan_splice_mutator_only_edits_replayed_splices(seed_value: int) -> None:
+    """Every inbox-orphan-splice mutant of a fork child is I1 for the checker and the reference inbox."""
+    from dshfuzz.model import parse_log
+    from dshfuzz.mutators import apply_seeded, get
+    from dshfuzz.mutators._draft import EventDraft
+
+    b = _forked_child_with_inherited_splices()
+    mutant = apply_seeded(get("inbox-orphan-splice"), EventDraft.of(b.header, b.events, []), seed_value,
+                          compression="none")
+    log = parse_log(mutant.data)
+    assert RuleId.I1 in fired(check(log.header.raw, [e.raw for e in log.events])), mutant.description
+    assert not replay_inbox([e.raw for e in log.events], log.header.raw).ok, mutant.description

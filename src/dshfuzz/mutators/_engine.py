@@ -181,12 +181,25 @@ def turn_end_without_reason(draft: EventDraft, data: Any) -> str:
     return f"seq {i} turn/end reason {how}"
 
 
+def _replay_start(draft: EventDraft) -> int | None:
+    """First event index the inbox replays: ``events.slice(header.seedLength)`` (AG:12-170).
+
+    None when seedLength is present but not an integer (its slice position is not modelled here)."""
+    seed = draft.header.get("seedLength") if type(draft.header) is dict else None
+    if seed is None:
+        return 0
+    if not _int(seed):
+        return None
+    count = len(draft.events)
+    return max(count + seed, 0) if seed < 0 else min(seed, count)
+
+
 def _pending(draft: EventDraft, until: int) -> dict[str, int]:
     """Inbox queue lengths after replaying the splices from ``header.seedLength`` to ``until``."""
-    seed = draft.header.get("seedLength") if type(draft.header) is dict else None
+    first = _replay_start(draft) or 0
     queues: dict[str, list[object]] = {"next-turn": [], "next-step": []}
     for i in draft.of_type("agent/inbox/spliced"):
-        if i >= until or (_int(seed) and i < seed):
+        if i >= until or i < first:
             continue
         payload = data_of(draft.events[i])
         queue = queues.get(payload.get("target"))
@@ -209,8 +222,9 @@ def _pending(draft: EventDraft, until: int) -> dict[str, int]:
 )
 def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
     """Precondition: an agent/inbox/spliced (one with removedCount >= 1 for the fork story).
-    Either moves header.seedLength to a drawn claim (the fork boundary), or raises a drawn
-    splice's removedCount past its queue. Deterministic given its draws."""
+    Either moves header.seedLength to a drawn claim (the fork boundary), or raises the
+    removedCount of a drawn replayed splice (at or after header.seedLength) past its queue.
+    Deterministic given its draws."""
     splices = draft.of_type("agent/inbox/spliced")
     claims = [i for i in splices if _int(data_of(draft.events[i]).get("removedCount"))
               and data_of(draft.events[i])["removedCount"] >= 1]
@@ -220,7 +234,11 @@ def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
         i = choose(data, claims, "inbox claim")
         draft.header["seedLength"] = i
         return f"seedLength moved to the claim at seq {i}"
-    i = choose(data, splices, "inbox splice")
+    first = _replay_start(draft)
+    if first is None:
+        raise Inapplicable("header.seedLength is not an integer")
+    # Splices a fork inherited (before seedLength) are never replayed, so no excess there is refused.
+    i = choose(data, [j for j in splices if j >= first], "replayed inbox splice")
     payload = data_of(draft.events[i])
     queue = _pending(draft, i).get(payload.get("target"))
     start = payload.get("start")
