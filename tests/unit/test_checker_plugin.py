@@ -15,7 +15,7 @@ from checker_logs import check, explain, fired
 
 from dshfuzz.checker import RuleId
 from dshfuzz.generators import FeatureWeights, session_logs
-from dshfuzz.oracle import check_lifecycle
+from dshfuzz.oracle import check_lifecycle, check_meter
 
 
 def _marker(b: Builder, message_id: str, *, cite_self: bool = False) -> None:
@@ -156,3 +156,32 @@ def test_tool_lifecycle_findings_agree_with_the_released_reference_walk(generate
     named = {str(layer) for f in report.findings if f.is_error for layer in f.refused_by}
     verdict = check_lifecycle(events, generated.header)
     assert verdict.ok == ("released" not in named), (verdict, explain(report, generated.header, events))
+
+
+@pytest.mark.parametrize(("content", "meter"), [
+    ([None], True),  # estimateContent reads null.type
+    ([{"type": "text"}], True),  # a text block without the text it measures
+    ([{"type": "tool-result", "toolCallId": "c", "content": 3}], True),  # nested content not iterable
+    ([{"type": "json", "value": 1}], False),  # priced by its JSON length
+    ("plain", False),  # for-of over a string yields characters
+])
+def test_p4_names_the_meter_exactly_where_its_pricing_throws(content: Any, meter: bool) -> None:
+    """P4 names ``meter`` when the token meter cannot price the stored result, as the
+    reference meter refuses; other unparsable output is no concern of the meter."""
+    b = Builder()
+    _tool_result_content(content)(b)
+    report = check(b.header, b.events)
+    p4 = [f for f in report.findings if f.rule is RuleId.P4]
+    assert p4, explain(report, b.header, b.events)
+    assert ("meter" in {str(layer) for f in p4 for layer in f.refused_by}) is meter, p4
+    assert check_meter(b.events, b.header).ok is not meter
+
+
+def test_p4_spares_the_meter_for_a_result_without_surface_op() -> None:
+    """The meter prices only events carrying a surfaceOp; the same bad output off the surface passes it."""
+    b = Builder()
+    _tool_result_content([None])(b)
+    result = [e for e in b.events if e["type"] == "tool/result"][0]
+    del result["surfaceOp"]
+    p4 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.P4]
+    assert p4 and all(str(layer) != "meter" for f in p4 for layer in f.refused_by), p4

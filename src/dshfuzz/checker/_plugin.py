@@ -144,12 +144,41 @@ def _serializer_throws(blocks: Any) -> bool:
     return False
 
 
+def _meter_price_throws(content: Any) -> bool:
+    """Whether the token meter's ``estimateContent`` (TM:23-38) throws on a surface message's
+    content: content that is not iterable, a null block, or a text, reasoning or tool-call
+    block without the strings it measures (walked without recursion)."""
+    stack = [content]
+    while stack:
+        blocks = stack.pop()
+        if type(blocks) is str:
+            continue  # for-of over a string yields characters, priced by their JSON length
+        if type(blocks) is not list:
+            return True
+        for block in blocks:
+            if block is None or block is MISSING:
+                return True
+            kind = _get(block, "type")
+            if kind == "text" or kind == "reasoning":
+                measured = [_get(block, "text")]
+            elif kind == "tool-call":
+                measured = [_get(block, "name"), _get(block, "arguments")]
+            else:
+                measured = []
+                if kind == "tool-result":
+                    stack.append(_get(block, "content"))
+            if any(value is None or value is MISSING for value in measured):
+                return True
+    return False
+
+
 @rule_pass(RuleId.P4)
 def result_output(ctx: CheckContext) -> Iterator[Finding]:
     """P4: tool/result content parses recursively into text blocks (empty content is legal).
 
-    Each finding names the moments that refuse that output: the released codec (exact
-    content blocks) and, for a result on the current surface, the request serializer."""
+    Each finding names the moments that refuse that output: the token meter, which prices
+    every stored result carrying a surfaceOp; the released codec (exact content blocks); and,
+    for a result on the current surface, the request serializer."""
     events = upgraded_events(ctx)
     visible = set(surface_indices(ctx))
     for index in positions(ctx, ["tool/result"]):
@@ -160,6 +189,10 @@ def result_output(ctx: CheckContext) -> Iterator[Finding]:
         if not paths:
             continue
         layers = []
+        stored = ctx.events[index]  # the meter reads the stored event, not its upgrade
+        if stored.surfaceOp is not MISSING and _meter_price_throws(
+                _get(_get(stored.data, "message"), "content")):
+            layers.append(OfficialLayer.METER)
         if index in visible and _serializer_throws(content):
             layers.append(OfficialLayer.WIRE)
         if _released_content_problem(content):

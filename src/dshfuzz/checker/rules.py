@@ -469,10 +469,10 @@ _RULES: tuple[Rule, ...] = (
         "tool/result output is parseable",
         "tool/result data.message.content parses recursively as text blocks; empty content is legal.",
         "archaeology method §2/§4.2",
-        ALL_FORMATS, (_L.WIRE, _L.RELEASED),
-        "Only output that the released codec's exact content blocks reject, or that the request serializer "
-        "cannot send for a result on the surface, is refused (each finding names its layers); the rest is an "
-        "archaeology gap.",
+        ALL_FORMATS, (_L.METER, _L.WIRE, _L.RELEASED),
+        "Only output that the token meter cannot price (a stored result with a surfaceOp), that the released "
+        "codec's exact content blocks reject, or that the request serializer cannot send for a result on the "
+        "surface, is refused (each finding names its layers); the rest is an archaeology gap.",
     ),
     Rule(
         RuleId.M1, _E, RuleLayer.ENGINE,
