@@ -139,3 +139,43 @@ def test_linear_surface_keeps_official_order_through_replaces() -> None:
     s.replace(s.span(5, 5), 7)
     s.append(8)
     assert list(s) == [0, 6, 4, 7, 8]
+
+
+def _surface_out_of_seq_order(op: dict[str, Any], sources: list[int]) -> list[dict[str, Any]]:
+    """The minimal log, a compaction whose checkpoint 19 takes node 2's place (surface
+    19, 7, 9, 14: surface order is no longer seq order), then a user/message at seq 21
+    with surface op ``op``."""
+    events = minimal_events() + _compaction({"op": "replace", "start": 2, "end": 2}, [2])
+    return events + [ev(21, "user/message", {"id": "msg-user-5", "role": "user", "content": [{"type": "text", "text": "again"}],
+                                            "source": {"kind": "user"}}, surfaceOp=op, sourceEventSeqs=sources)]
+
+
+def test_s4_orders_a_replace_range_by_surface_position_not_by_seq() -> None:
+    """Official fold, seed and released accept start 19 / end 7 over surface 19, 7, 9, 14
+    (19 took node 2's place); 7 .. 19 is the reversed range."""
+    ordered = _surface_out_of_seq_order({"op": "replace", "start": 19, "end": 7}, [7, 19])
+    reversed_ = _surface_out_of_seq_order({"op": "replace", "start": 7, "end": 19}, [7, 19])
+    assert isinstance(fold_surface(copy.deepcopy(ordered)), Accepted)
+    assert not isinstance(fold_surface(copy.deepcopy(reversed_)), Accepted)
+    r_ordered, r_reversed = check(header(), ordered), check(header(), reversed_)
+    assert not {RuleId.S4, RuleId.S8} & fired(r_ordered), explain(r_ordered, header(), ordered)
+    assert {RuleId.S4, RuleId.S8} <= fired(r_reversed), explain(r_reversed, header(), reversed_)
+
+
+def test_replace_range_start_after_end_is_reversed_in_surface_order() -> None:
+    """Regression (fuzz seed 5): the mutator reversed the endpoints by seq value, which
+    after a replace can name a correctly ordered range; every mutant must fire S4."""
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.model import parse_log
+    from dshfuzz.mutators import apply_seeded, get
+
+    from checker_logs import session_log
+
+    log = session_log(header(), _surface_out_of_seq_order("append", [7]))
+    reversed_at_21 = 0
+    for seed_value in range(40):
+        mutant = apply_seeded(get("replace-range"), log, seed_value)
+        report = check_log(parse_log(mutant.data, compression=mutant.compression), CheckOptions(strict=True))
+        assert RuleId.S4 in fired(report), mutant.description
+        reversed_at_21 += mutant.description.startswith("seq 21 user/message surfaceOp: start after end")
+    assert reversed_at_21

@@ -154,8 +154,9 @@ def replace_range(draft: EventDraft, data: Any) -> str:
         bad = data.draw(st.sampled_from(off), label="endpoint")
         event["surfaceOp"] = {"op": "replace", "start": bad, "end": bad}
     else:
-        a, b = sorted(data.draw(st.lists(st.sampled_from(nodes), min_size=2, max_size=2, unique=True), label="ends"))
-        event["surfaceOp"] = {"op": "replace", "start": b, "end": a}
+        # "after" is surface order, not seq order: a replace takes the place of the first node it shadows
+        lo, hi = sorted(data.draw(st.lists(st.integers(0, len(nodes) - 1), min_size=2, max_size=2, unique=True), label="ends"))
+        event["surfaceOp"] = {"op": "replace", "start": nodes[hi], "end": nodes[lo]}
     return f"seq {i} {event['type']} surfaceOp: {how} ({event['surfaceOp']!r})"
 
 
