@@ -1,9 +1,10 @@
 """Detection power against planted defects: a short campaign finds and minimises each one.
 
 Each checker in ``tests/broken_checkers`` is the built-in checker with one defect
-planted. The campaign (one worker, reference oracle and mutator declarations as
-the truth; the official layers are exercised by the conformance suite) must find
-the defect and shrink its witness to a small event-level log.
+planted. The campaign (one worker) must find the defect and shrink its witness to
+a small event-level log. A false alarm needs the official layers to say the log is
+clean, so that case runs with them; the others are judged by the reference oracle
+and the mutators' declarations alone, which is faster.
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ def _planted(kind: str, rule: str | None):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "module, matches",
+    "module, matches, official",
     [
-        ("miss_rule", _planted("miss", "S5")),
-        ("false_alarm", _planted("false-alarm", "T3")),
-        ("wrong_seq", _planted("wrong-place", "E2")),
-        ("crashes", _planted("crash", None)),
+        ("miss_rule", _planted("miss", "S5"), False),
+        ("false_alarm", _planted("false-alarm", "T3"), True),
+        ("wrong_seq", _planted("wrong-place", "E2"), False),
+        ("crashes", _planted("crash", None), False),
     ],
 )
-def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches, tmp_path, monkeypatch):
+def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches, official, tmp_path, monkeypatch, request):
+    if official:
+        request.getfixturevalue("official")  # skips (or fails under CI) exactly as the conformance suite does
     monkeypatch.chdir(REPO)
     config = CampaignConfig(
         checker=f"py:tests.broken_checkers.{module}:check",
@@ -43,7 +46,7 @@ def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches
         workers=1,
         budget_seconds=240,
         budget_examples=600,
-        official=False,
+        official=official,
         out=tmp_path,
     )
     seen = []

@@ -2,7 +2,8 @@
 
 Replay re-runs the entry's checker on its witness and re-classifies the verdict
 against the truth *recorded in the entry* (official verdicts, oracle refusals,
-the mutator's declared rules), so it needs no Node and is deterministic.
+the mutator's declared rules), so it needs no Node and is deterministic; a
+``wrong-place`` entry is judged against the built-in checker, as the campaign was.
 
 Statuses:
 
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ._classify import classify, truth_from
 from ._corpus import Corpus, CorpusEntry
-from ._judges import CheckerUnderTest, load_checker
+from ._judges import BuiltinChecker, CheckerUnderTest, load_checker
 
 __all__ = ["ReplayResult", "ReplayStatus", "replay", "replay_entry"]
 
@@ -62,7 +63,9 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
         expected=entry.expected.get("rules", ()),
         mutator=entry.mutator,
     )
-    signatures = {d.signature for d in classify(verdict, truth) if d.is_checker_defect}
+    # wrong-place is judged against the built-in checker, as the campaign judged it
+    reference = BuiltinChecker().check(path) if entry.checker != "builtin" else None
+    signatures = {d.signature for d in classify(verdict, truth, reference=reference) if d.is_checker_defect}
     recorded = tuple(sorted(entry.actual.get("rules", ())))
     if entry.kind == "witness":
         same = rules_now == recorded and verdict.failure is None
