@@ -23,10 +23,13 @@ from .rules import RuleId as R
 def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
     log = ctx.log
     torn = log.torn
+    # the reader stops replaying the official byte layer at a foreign version; the physical layer still shows a tear
     if torn is None and log.compression == "zstd" and log.frames and log.frames[-1].status == "torn":
-        # the reader stops replaying the official byte layer at a foreign version; the frames still show the tear
         last = log.frames[-1]
         torn = TornTail(truncate_to=last.offset, frame=last.index)
+    elif torn is None and log.compression == "none" and len(log.lines) > 1 and not log.lines[-1].terminated:
+        last_line = log.lines[-1]
+        torn = TornTail(truncate_to=last_line.offset or 0, line=last_line.number)
     if torn is not None:
         where = f"zstd frame {torn.frame} is incomplete" if torn.frame is not None else "the last line has no newline"
         yield ctx.finding(
