@@ -36,6 +36,7 @@ from dshfuzz.mutators import (
     apply_seeded,
     incident_logs,
     incident_weights,
+    logs_for,
     mutants,
     perturbed,
     variants,
@@ -50,16 +51,6 @@ def _v3(log: GeneratedLog) -> EventDraft:
     draft = EventDraft.of(log.header, log.events, log.batches)
     draft.header["version"] = 3
     return draft
-
-
-def logs_for(name: str) -> st.SearchStrategy[Any]:
-    """Valid logs of every format the mutator's incident exists in (v0 and v1 generated,
-    v3 re-tagged from v0)."""
-    formats = MUTATORS[name].formats
-    options = [incident_logs(format_version=v) for v in (0, 1) if v in formats]
-    if 3 in formats:
-        options.append(incident_logs().map(_v3))
-    return st.one_of(options)
 
 
 def text_of(mutant: Mutant) -> str:

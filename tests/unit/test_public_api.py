@@ -97,6 +97,7 @@ PUBLIC = {
         "incident_logs",
         "incident_weights",
         "load_mutators",
+        "logs_for",
         "mutants",
         "mutator",
         "perturbed",

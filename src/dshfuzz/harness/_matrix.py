@@ -175,7 +175,7 @@ def build_matrix(
 
     from dshfuzz.checker import RULES
     from dshfuzz.generators import session_logs
-    from dshfuzz.mutators import METAMORPHIC, MUTATORS, incident_logs, mutants, variants
+    from dshfuzz.mutators import METAMORPHIC, MUTATORS, logs_for, mutants, variants
 
     from ._strategy import MAX_EVENTS
 
@@ -208,7 +208,7 @@ def build_matrix(
             row = MatrixRow(name, frozenset(mutator.expects), frozenset(mutator.official))
             matrix.rows[name] = row
             progress(name)
-            for mutant in sample(mutants(mutator, incident_logs(max_events=MAX_EVENTS)), examples, seed):
+            for mutant in sample(mutants(mutator, logs_for(mutator, max_events=MAX_EVENTS)), examples, seed):
                 row.expects = frozenset(mutant.expects)
                 example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(mutant.expects))
                 _judge_into(row, example, checker, official, scratch)

@@ -30,14 +30,14 @@ def unknown_mutators(names: Sequence[str]) -> list[str]:
 
 def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: float = 0.15) -> st.SearchStrategy[Example]:
     from dshfuzz.generators import session_logs
-    from dshfuzz.mutators import METAMORPHIC, MUTATORS, DrawAdapter, incident_logs, mutants
+    from dshfuzz.mutators import METAMORPHIC, MUTATORS, DrawAdapter, logs_for, mutants
 
     names = sorted(MUTATORS) if mutator_names is None else list(mutator_names)
     missing = unknown_mutators(names)
     if missing:
         raise ValueError(f"unknown mutators: {', '.join(missing)}")
     logs = session_logs(max_events=MAX_EVENTS)
-    incident = incident_logs(max_events=MAX_EVENTS)
+    incident = {name: logs_for(name, max_events=MAX_EVENTS) for name in names}
     valid_permille = round(1000 * valid_fraction) if names else 1000
 
     def from_mutant(mutant) -> Example:  # noqa: ANN001 - a dshfuzz.mutators.Mutant
@@ -75,6 +75,6 @@ def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: floa
                 framing_only=transform.framing_only,
             )
         name = draw(st.sampled_from(names))
-        return from_mutant(draw(mutants(MUTATORS[name], incident)))
+        return from_mutant(draw(mutants(MUTATORS[name], incident[name])))
 
     return draw_example()

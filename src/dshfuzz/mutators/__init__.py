@@ -18,7 +18,7 @@ from ._draft import Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, get_edit, load_mutators
-from ._strategy import apply_seeded, incident_logs, incident_weights, mutants
+from ._strategy import apply_seeded, incident_logs, incident_weights, logs_for, mutants
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -42,6 +42,7 @@ __all__ = [
     "incident_logs",
     "incident_weights",
     "load_mutators",
+    "logs_for",
     "mutants",
     "mutator",
     "perturbed",

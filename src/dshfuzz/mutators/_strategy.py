@@ -16,7 +16,7 @@ from ._base import DrawAdapter, Edit, Mutant, Mutator
 from ._draft import Inapplicable, as_draft
 from ._registry import get
 
-__all__ = ["apply_seeded", "incident_logs", "incident_weights", "mutants"]
+__all__ = ["apply_seeded", "incident_logs", "incident_weights", "logs_for", "mutants"]
 
 
 def incident_weights() -> FeatureWeights:
@@ -28,6 +28,25 @@ def incident_weights() -> FeatureWeights:
 def incident_logs(*, format_version: int = 0, max_events: int = 150) -> st.SearchStrategy[Any]:
     """Valid generated logs of one to three turns drawn with :func:`incident_weights`."""
     return session_logs(format_version=format_version, turns=(1, 3), max_events=max_events, weights=incident_weights())
+
+
+def _as_v3(log: Any) -> Any:
+    """The generators write v0/v1 only: a v0 log re-tagged v3 carries a v3 incident."""
+    from ._draft import EventDraft
+
+    draft = EventDraft.of(log.header, log.events, log.batches)
+    draft.header["version"] = 3
+    return draft
+
+
+def logs_for(mutator: Mutator | str, *, max_events: int = 150) -> st.SearchStrategy[Any]:
+    """Valid logs of every format ``mutator``'s incident exists in: v0 and v1 generated,
+    v3 re-tagged from v0 (there is no v3 generator)."""
+    formats = (get(mutator) if isinstance(mutator, str) else mutator).formats
+    options = [incident_logs(format_version=v, max_events=max_events) for v in (0, 1) if v in formats]
+    if 3 in formats:
+        options.append(incident_logs(max_events=max_events).map(_as_v3))
+    return st.one_of(options)
 
 
 def mutants(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
