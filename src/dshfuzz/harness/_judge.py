@@ -18,12 +18,16 @@ from typing import Any
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
 from ._judges import CheckerUnderTest, CheckerVerdict
 
-__all__ = ["CAMPAIGN_LAYERS", "Example", "Judge", "JudgedExample", "Shape"]
+__all__ = ["CAMPAIGN_LAYERS", "LATER_FORMAT_LAYERS", "Example", "Judge", "JudgedExample", "Shape"]
 
 CAMPAIGN_LAYERS = ("fold", "seed", "invariants", "load", "meter", "inbox", "released")
 """The official layers a campaign consults. ``loadApp`` is left out: it agrees with
 ``load`` on every known input at a fifth of the speed; ``wire`` refuses nothing
 the others accept (it is the serialiser, not a validator)."""
+
+LATER_FORMAT_LAYERS = ("fold", "invariants", "meter", "inbox", "released")
+"""The layers whose verdict on a later-format log means something: the rc.8 ``seed`` and
+``load`` refuse any version but 0 by the version alone; the released layer restores v1."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +114,16 @@ class Judge:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _official_verdicts(self, path: Path) -> dict[str, Any]:
+    def _official_verdicts(self, path: Path, format_version: int | None) -> dict[str, Any]:
+        """The consulted layers' verdicts; for a log written in a later format, only the layers
+        that judge that format (seed and load refuse any version but 0 by the version alone)."""
         if self.official is None:
             return {}
         from dshfuzz.oracle.official import OracleError
 
+        layers = CAMPAIGN_LAYERS if format_version in (0, None) else LATER_FORMAT_LAYERS
         try:
-            return dict(self.official.check(path=str(path), layers=CAMPAIGN_LAYERS))
+            return dict(self.official.check(path=str(path), layers=layers))
         except OracleError:  # a timeout or crash of the oracle is not the checker's defect: no official verdict
             return {}
 
@@ -142,7 +149,7 @@ class Judge:
         try:
             verdict = self.checker.check(path)
             reference = self.reference.check(path) if self.reference is not None else None
-            official = self._official_verdicts(path)
+            official = self._official_verdicts(path, example.format_version)
         finally:
             path.unlink(missing_ok=True)
         metamorphic = self._metamorphic(example, verdict)
