@@ -66,6 +66,7 @@ class Truth:
     oracle_refusing: frozenset[str] = frozenset()
     expected: frozenset[str] = frozenset()
     mutator: str | None = None
+    oracle_consulted: bool = True
 
     @property
     def official_consulted(self) -> bool:
@@ -155,7 +156,9 @@ def classify(
     reported = frozenset(f.rule for f in verdict.findings)
     unexplained = verdict.error_rules - truth.expected
     if not truth.official_consulted:
-        unexplained = frozenset(r for r in unexplained if rule_is_modelled(r))
+        # no judge said "clean" for the other rules: the reference oracle alone speaks for its models
+        modelled = truth.oracle_consulted
+        unexplained = frozenset(r for r in unexplained if modelled and rule_is_modelled(r))
     if unexplained and truth.all_accept:
         out.append(
             Disagreement(
@@ -218,8 +221,9 @@ def truth_from(
     oracle_refusing: Iterable[str] = (),
     expected: Iterable[str] = (),
     mutator: str | None = None,
+    oracle_consulted: bool = True,
 ) -> Truth:
     """Build a :class:`Truth` from per-layer ok flags (bridge layer names accepted)."""
     refusing = frozenset(official_layer_name(k) for k, ok in official.items() if not ok)
     accepted = frozenset(official_layer_name(k) for k, ok in official.items() if ok) - refusing
-    return Truth(refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator)
+    return Truth(refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator, oracle_consulted)

@@ -154,10 +154,10 @@ class Judge:
             path.unlink(missing_ok=True)
         metamorphic = self._metamorphic(example, verdict)
         try:
-            shape, oracle_refusing = _reference(example)
+            shape, oracle_refusing, consulted = _reference(example)
             oracle_crash: tuple[Disagreement, ...] = ()
         except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
-            shape, oracle_refusing = Shape(0, 0, 0, 0), frozenset()
+            shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset(), False
             detail = traceback.format_exc(limit=6)
             oracle_crash = (Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:]),)
         truth = truth_from(
@@ -165,6 +165,7 @@ class Judge:
             oracle_refusing=oracle_refusing,
             expected=example.expects,
             mutator=example.mutator,
+            oracle_consulted=consulted,
         )
         disagreements = tuple(classify(verdict, truth, reference=reference)) + metamorphic + oracle_crash
         return JudgedExample(example, verdict, truth, official, disagreements, shape)
@@ -176,11 +177,12 @@ def _framing_rules() -> frozenset[str]:
     return frozenset(str(rid) for rid, rule in RULES.items() if str(rule.layer) == "framing")
 
 
-def _reference(example: Example) -> tuple[Shape, frozenset[str]]:
-    """The log's shape and the layers the reference oracle says refuse it (one parse)."""
+def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
+    """The log's shape, the layers the reference oracle says refuse it, and whether the
+    oracle judges this log at all (one parse)."""
     from dshfuzz.model import parse_log
 
-    from ._reference import reference_refusals
+    from ._reference import judges, reference_refusals
 
     log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
     events = [e.raw for e in log.events]
@@ -199,4 +201,4 @@ def _reference(example: Example) -> tuple[Shape, frozenset[str]]:
             calls.discard(source.get("callId") if isinstance(source, dict) else None)
     shape = Shape(len(events), len(log.frames), replaces, len(calls))
     header = log.header.raw if log.header is not None else None
-    return shape, reference_refusals(events, header, log.format_version)
+    return shape, reference_refusals(events, header, log.format_version), judges(header, log.format_version)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MODEL_LAYERS", "reference_refusals"]
+__all__ = ["MODEL_LAYERS", "judges", "reference_refusals"]
 
 MODEL_LAYERS: dict[str, str] = {
     "fold_surface": "fold",
@@ -23,14 +23,17 @@ MODEL_LAYERS: dict[str, str] = {
 """Reference model -> the official layer (registry name) it stands for."""
 
 
-def reference_refusals(events: list[Any], header: Any, format_version: Any) -> frozenset[str]:
-    """The layers whose reference model refuses ``events`` (format v0 logs only).
+def judges(header: Any, format_version: Any) -> bool:
+    """Whether the reference models speak for this log: format v0, with an object header.
 
-    The models judge logical events; framing and byte-level defects are the
-    official loader's to judge, so a log whose header is not an object is left
-    to the official layers.
-    """
-    if format_version != 0 or not isinstance(header, dict):
+    The models judge logical v0 events; framing and byte-level defects, and logs of later
+    formats, are the official layers' to judge."""
+    return format_version == 0 and isinstance(header, dict)
+
+
+def reference_refusals(events: list[Any], header: Any, format_version: Any) -> frozenset[str]:
+    """The layers whose reference model refuses ``events`` (empty when :func:`judges` is false)."""
+    if not judges(header, format_version):
         return frozenset()
     from dshfuzz import oracle
 
