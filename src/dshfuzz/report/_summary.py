@@ -49,7 +49,9 @@ class CampaignSummary:
         elif isinstance(event, ExampleJudged):
             self._judged(event)
         elif isinstance(event, DisagreementFound):
-            self.findings.append(event)
+            # workers hunt independently: the first witness of a signature is the one reported
+            if all(f.signature != event.signature for f in self.findings):
+                self.findings.append(event)
         elif isinstance(event, WorkerFailed):
             self.worker_errors.append(event)
         elif isinstance(event, CampaignFinished):
