@@ -105,3 +105,23 @@ def explain(report: Report, head: Any, events: list[Any]) -> str:
     body = "\n".join(dumps(x) for x in [head, *events])
     found = "\n".join(f"  {f.rule} seq={f.seq} line={f.line}: {f.message}" for f in report.findings) or "  (none)"
     return f"findings:\n{found}\nlog:\n{body}"
+
+
+def build_twins(cases: list[tuple[Any, ...]], base: Any) -> list[tuple[RuleId, str, Any, Any]]:
+    """``(rule, why, broken, twin)`` for each ``(rule, why, brake, keep)`` case: both sides
+    start from ``base()``; ``brake`` breaks one, ``keep`` makes the near-identical twin."""
+    out = []
+    for rule, why, brake, keep in cases:
+        broken, twin = base(), base()
+        brake(broken)
+        keep(twin)
+        out.append((rule, why, broken, twin))
+    return out
+
+
+def assert_fires_only_on_broken(rule: RuleId, why: str, broken: Any, twin: Any, *, twin_lacks: set[RuleId] | None = None) -> None:
+    """``rule`` fires on ``broken``; none of ``twin_lacks`` (default: ``rule``) fires on ``twin``."""
+    report = check(broken.header, broken.events)
+    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
+    twin_report = check(twin.header, twin.events)
+    assert not fired(twin_report) & (twin_lacks or {rule}), explain(twin_report, twin.header, twin.events)

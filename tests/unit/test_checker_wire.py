@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_loop_logs import Builder
-from checker_logs import check, explain, fired, session_log
+from checker_logs import assert_fires_only_on_broken, build_twins, check, explain, fired, session_log
 
 from dshfuzz.checker import CheckContext, CheckOptions, RuleId, check_log
 from dshfuzz.model import Event, SessionHeader, SessionLog
@@ -101,21 +101,12 @@ CASES: list[tuple[RuleId, str, Callable[[Builder], None], Callable[[Builder], No
 
 def twins() -> list[tuple[RuleId, str, Builder, Builder]]:
     """Every case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
-    out = []
-    for rule, why, brake, keep in CASES:
-        broken, twin = Builder(), Builder()
-        brake(broken)
-        keep(twin)
-        out.append((rule, why, broken, twin))
-    return out
+    return build_twins(CASES, Builder)
 
 
 @pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins(), ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, broken: Builder, twin: Builder) -> None:
-    report = check(broken.header, broken.events)
-    assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
-    twin_report = check(twin.header, twin.events)
-    assert not fired(twin_report) & WIRE, explain(twin_report, twin.header, twin.events)
+    assert_fires_only_on_broken(rule, why, broken, twin, twin_lacks=WIRE)
 
 
 def test_w3_names_the_unanswered_ids_and_both_refusing_moments() -> None:
