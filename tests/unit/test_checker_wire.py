@@ -118,6 +118,22 @@ def test_w3_names_the_unanswered_ids_and_both_refusing_moments() -> None:
     assert w3.seq == next(e["seq"] for e in b.events if e["type"] == "assistant/message")
 
 
+def test_user_text_before_a_late_result_is_w2_and_w3_for_the_provider_alone() -> None:
+    """Fuzz finding ``false-alarm|W3|user-text-between``: a strict endpoint refuses
+    [assistant(tool_calls), user(text), tool] with W3's own error, so both rules fire;
+    the result is in the step, so released accepts and W3 names only the provider. The
+    same result before the user text breaks neither."""
+    broken, twin = Builder(), Builder()
+    _call_step(broken, _interject(True))
+    _call_step(twin, _interject(False))
+    report = check(broken.header, broken.events)
+    by_rule = {f.rule: f for f in report.findings if f.rule in WIRE}
+    assert set(by_rule) == {RuleId.W2, RuleId.W3}, explain(report, broken.header, broken.events)
+    assert [str(x) for x in by_rule[RuleId.W3].refused_by] == ["provider"]
+    assert "before the next user text" in by_rule[RuleId.W3].message
+    assert not fired(check(twin.header, twin.events)) & WIRE
+
+
 def test_an_open_crash_tail_is_closed_by_the_loader_not_w3() -> None:
     """No turn/end yet: the official loader answers the call with a synthetic result."""
     b = Builder()

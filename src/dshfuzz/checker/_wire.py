@@ -23,7 +23,11 @@ The stream is then judged as a strict OpenAI-compatible endpoint does:
   (the catalog's ``[assistant(tool_calls), user(text), tool]``; user text after
   which a call is never answered is W3's gap, not an ordering defect);
 - W3: a call not answered before the next user text, the next assistant message
-  or the end of history (its window), reported once at the assistant message;
+  or the end of history (its window), reported once at the assistant message. A
+  call answered only after user text breaks both: a strict endpoint refuses that
+  request with W3's own error (the assistant message is not followed by its tool
+  messages) and W2 names the ordering; released accepts it (the result is in the
+  step), so W3 then names the provider alone;
 - W4: a call the released walk saw left unresolved whose assistant message is no
   longer on the surface: a later replace hid the gap from the provider.
 """

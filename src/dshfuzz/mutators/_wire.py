@@ -196,11 +196,13 @@ def replayed_tool_result(draft: EventDraft, data: Any) -> str:
 @mutator(
     "user-text-between",
     level=Level.EVENT,
-    expects=("W2",),
+    expects=("W2", "W3"),
     incident="""User text landed between an assistant message's tool_calls and their tool
     results (a steering message spliced mid-round). The wire becomes [assistant(tool_calls),
-    user(text), tool], which OpenAI-compatible endpoints refuse as strictly as a missing
-    result.""",
+    user(text), tool]: the ordering defect (W2), and an assistant message not followed by
+    its tool messages, which OpenAI-compatible endpoints refuse with the very error of a
+    missing result (W3). The results are still in the step, so every official layer
+    accepts; only the provider refuses.""",
 )
 def user_text_between(draft: EventDraft, data: Any) -> str:
     """Precondition: an answered tool call whose assistant/message no later replace spans.
