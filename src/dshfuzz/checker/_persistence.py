@@ -1,7 +1,8 @@
 """Persistence-layer rules: the header, the stored rows, and each event's envelope.
 
 H1 H2 read the header; R1 R2 R3 the physical rows; E1 E3 E4 E5 E6 E7 E8 E9 E10
-one event at a time; E2 S9 C1 the seq order. For format v0 every check and
+one event at a time; E2 S9 C1 the seq order; L1 L2 L3 report the reader limit
+that stopped the read, if any. For format v0 every check and
 message follows the official rc.8 code (dsh-session S:1137-1282, persistence
 SP:499-750, persistence-jsonl SPJ:55-80); a finding narrows ``refused_by`` to
 the layers that refuse that particular instance (e.g. a legacy message shape the
@@ -90,6 +91,8 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
     """H1: the first line is a JSON object with type "session". H2: its fields."""
     log = ctx.log
     h = log.header
+    if h is None and log.limit is not None:
+        return  # a limit stopped the read before the header: L1-L3 report it
     if h is None or h.raw is MISSING:
         first = log.lines[0] if log.lines else None
         why = "the file is empty" if first is None else f"header line is not valid JSON ({first.error or 'unparsable'})"
@@ -150,6 +153,40 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
             (L.RELEASED,),
             keys=extra,
         )
+
+
+_LIMIT_RULES = {"frame-bytes": R.L1, "file-bytes": R.L1, "ratio": R.L1, "line-bytes": R.L2, "depth": R.L3}
+_OFFICIAL_BEYOND_LIMIT = {
+    R.L1: "the official loader has no such limit: it decodes the frame whole, and refuses the file or crashes "
+    "only when memory runs out",
+    R.L2: "the official loader accepts such a line (its only bound is V8's maximum string length)",
+    R.L3: "the official loader accepts such a line (V8's JSON.parse does not recurse)",
+}
+
+
+@rule_pass(R.L1, R.L2, R.L3)
+def limit_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """L1-L3: the reader limit that stopped the read. The finding is located in the
+    file: a zstd line is attributed to its frame's byte offset (its offset in the
+    plaintext goes in the context)."""
+    log = ctx.log
+    hit = log.limit
+    if hit is None:
+        return
+    rule = _LIMIT_RULES[hit.kind]
+    offset = hit.offset
+    context: dict[str, Any] = {"limit": hit.kind, "bound": hit.limit, "observed": hit.observed, "exact": hit.exact}
+    if hit.line is not None and hit.frame is not None:
+        context["plaintextOffset"] = hit.offset
+        offset = log.frames[hit.frame].offset if hit.frame < len(log.frames) else None
+    yield ctx.finding(
+        rule,
+        f"{hit.message}; {_OFFICIAL_BEYOND_LIMIT[rule]}",
+        line=hit.line,
+        frame=hit.frame,
+        offset=offset,
+        context=context,
+    )
 
 
 _PACKED_SEQ = "member seqs must stay safe integers"
@@ -367,7 +404,7 @@ def _lossy_lines(lines: list[Line]) -> set[int]:
     out: set[int] = set()
     for start in range(1, len(lines), _SCREEN_BLOCK):
         block = lines[start : start + _SCREEN_BLOCK]
-        whole = "\n".join(line.text for line in block).encode("utf-8", "surrogatepass")
+        whole = b"\n".join(line.data for line in block)
         if _NEGATIVE_ZERO_B.search(whole) or b"e000" in whole.translate(_SCREEN_TABLE, b"+"):
             out.update(line.number for line in block if _maybe_lossy(line.text) and _lossy_token(line.text) is not None)
     return out

@@ -2,8 +2,9 @@
 
 Every rule of the catalog (``/work/shared/seeds/000-contracts-catalog.txt``, 46 ids,
 kept in catalog order) plus the rules added from seeds 001 and 002 (``W3`` ``W4``
-``P5`` ``W5``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated from
-:data:`RULES`; nothing else may restate a rule's metadata.
+``P5`` ``W5``) and the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``,
+layer ``limits``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated
+from :data:`RULES`; nothing else may restate a rule's metadata.
 
 ``refused_by`` names the official moment(s) that say no to a log breaking the rule
 (the oracle layers of the pinned rc.8 set, plus the provider for wire-level defects
@@ -39,7 +40,12 @@ class Severity(enum.StrEnum):
 
 
 class RuleLayer(enum.StrEnum):
-    """The catalog's layer column: which part of the system a rule protects."""
+    """The catalog's layer column: which part of the system a rule protects.
+
+    ``limits`` is dshfuzz's own: a log beyond the reader's resource limits
+    (:class:`dshfuzz.model.Limits`) breaks no DSH contract, but the checker
+    read only the part before the limit and can vouch for nothing after it.
+    """
 
     PERSISTENCE = "persistence"
     ENGINE = "engine"
@@ -47,6 +53,7 @@ class RuleLayer(enum.StrEnum):
     CONCURRENCY = "concurrency"
     FRAMING = "framing"
     MIGRATION = "migration"
+    LIMITS = "limits"
 
 
 class OfficialLayer(enum.StrEnum):
@@ -119,9 +126,12 @@ class RuleId(enum.StrEnum):
     W4 = "W4"
     P5 = "P5"
     W5 = "W5"
+    L1 = "L1"
+    L2 = "L2"
+    L3 = "L3"
 
 
-Origin = Literal["catalog", "seed-001", "seed-002"]
+Origin = Literal["catalog", "seed-001", "seed-002", "issue-7"]
 
 ALL_FORMATS: frozenset[int] = frozenset({0, 1, 2, 3})
 """The format versions the catalog knows (0-2 legacy, 3 current)."""
@@ -620,6 +630,41 @@ _RULES: tuple[Rule, ...] = (
         ALL_FORMATS, (_L.INVARIANTS, _L.RELEASED, _L.PROVIDER),
         None,
         "seed-002",
+    ),
+    Rule(
+        RuleId.L1, _E, RuleLayer.LIMITS,
+        "zstd plaintext stays within the reader's limits",
+        "A zstd frame may not declare or inflate to more plaintext than the reader's limits allow: "
+        "per frame, per file, and per compressed byte (the ratio, beyond a floor); a zstd bomb stops "
+        "the read there, and nothing after it is checked.",
+        "issue 7 (hardening); dsh-session-persistence-jsonl NodePrivateZstdFrameDecoder.decodeFrame",
+        ALL_FORMATS, (_L.LOAD, _L.RELEASED),
+        "No official layer limits plaintext: the loader decodes each frame whole, so it refuses such a file "
+        "only when the allocation or the string conversion fails and crashes when memory runs out (measured: "
+        "a 64 GiB frame aborts Node at a 3 GB address-space cap).",
+        "issue-7",
+    ),
+    Rule(
+        RuleId.L2, _E, RuleLayer.LIMITS,
+        "Lines stay within the reader's line limit",
+        "A line longer than the reader's line limit is measured as it streams past, never joined or "
+        "parsed; the read stops there and nothing after it is checked.",
+        "issue 7 (hardening)",
+        ALL_FORMATS, (),
+        "The official reader has no line limit below V8's maximum string length (2**29-24 characters), so it "
+        "accepts the lines this rule stops at.",
+        "issue-7",
+    ),
+    Rule(
+        RuleId.L3, _E, RuleLayer.LIMITS,
+        "JSON nesting stays within the reader's depth limit",
+        "A line nested deeper than the reader's depth limit (found by an iterative pre-scan before any "
+        "parser sees it) stops the read there; nothing after it is checked.",
+        "issue 7 (hardening)",
+        ALL_FORMATS, (),
+        "The official loader and the released migration accept any depth (V8's JSON.parse does not recurse); "
+        "only code that re-serialises the value recursively overflows the stack.",
+        "issue-7",
     ),
 )
 

@@ -6,6 +6,7 @@ and writes logs through the names exported here.
 """
 
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads
+from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._reader import parse_log, read_log, sniff_compression
 from ._rows import MIN_RUN, RowDecodeError, decode_storage_record, is_safe_integer, pack_chunk_runs, unpack_rows
 from ._types import (
@@ -30,15 +31,18 @@ from ._zstd import (
     BlockMode,
     FrameDecodeError,
     FrameLayout,
+    FrameLimitError,
     compress_frame,
     decode_frame,
     recover_torn_frame,
+    repeat_frame,
     scan_frames,
     skippable_frame,
 )
 
 __all__ = [
     "CHUNK_ROW_TYPES",
+    "DEFAULT_LIMITS",
     "ENVELOPE_KEYS",
     "MIN_RUN",
     "MISSING",
@@ -51,8 +55,12 @@ __all__ = [
     "Frame",
     "FrameDecodeError",
     "FrameLayout",
+    "FrameLimitError",
     "JsonDecodeError",
     "JsonValue",
+    "LimitHit",
+    "LimitKind",
+    "Limits",
     "Line",
     "Row",
     "RowDecodeError",
@@ -71,11 +79,13 @@ __all__ = [
     "header_text",
     "is_safe_integer",
     "js_number",
+    "json_depth",
     "loads",
     "pack_chunk_runs",
     "parse_log",
     "read_log",
     "recover_torn_frame",
+    "repeat_frame",
     "scan_frames",
     "skippable_frame",
     "sniff_compression",

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import gc
 import math
+from bisect import bisect_right
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ._json import JsonDecodeError, decode_utf8, js_number, loads, orjson_is_exact
+from ._json import JsonDecodeError, js_number, loads, orjson_is_exact
+from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import RowDecodeError, decode_storage_record, is_safe_integer
 from ._types import (
     CHUNK_ROW_TYPES,
@@ -40,13 +43,15 @@ from ._types import (
     Row,
     SessionHeader,
     SessionLog,
+    TextSource,
     TornTail,
 )
-from ._zstd import ZSTD_MAGIC, FrameDecodeError, decode_frame, recover_torn_frame, scan_frames
+from ._zstd import ZSTD_MAGIC, FrameDecodeError, FrameLayout, FrameLimitError, decode_frame, recover_torn_frame, scan_frames
 
 __all__ = ["parse_log", "read_log", "sniff_compression"]
 
 _ZSTD_PREFIX = "corrupt Zstandard session log: "
+_BLOCK = 1024 * 1024
 _SKIPPABLE_BASE = 0x184D2A50
 _UNALIGNED = "complete frame does not end on a record boundary (the official scanner joins it to the next frame)"
 
@@ -60,7 +65,7 @@ def sniff_compression(data: bytes) -> Compression:
     return "none"
 
 
-def read_log(path: str | PathLike[str]) -> SessionLog:
+def read_log(path: str | PathLike[str], *, limits: Limits = DEFAULT_LIMITS) -> SessionLog:
     """Read a log file; raises only ``OSError`` (unreadable file).
 
     The official backend decides the encoding by configuration, which follows the
@@ -74,16 +79,27 @@ def read_log(path: str | PathLike[str]) -> SessionLog:
         compression = "none"
     else:
         compression = None
-    return parse_log(data, compression=compression, path=name)
+    return parse_log(data, compression=compression, path=name, limits=limits)
 
 
-def parse_log(data: bytes, *, compression: Compression | None = None, path: str | None = None) -> SessionLog:
-    """Build the model of a log from its bytes. Never raises on any input."""
+def parse_log(
+    data: bytes,
+    *,
+    compression: Compression | None = None,
+    path: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> SessionLog:
+    """Build the model of a log from its bytes. Never raises on any input.
+
+    Reading stops at the first frame or line beyond ``limits``
+    (:attr:`SessionLog.limit` says which and where); the model then holds the
+    prefix before it.
+    """
     data = bytes(data)
     if compression is None:
         compression = sniff_compression(data)
     log = SessionLog(header=None, compression=compression, path=path, size=len(data))
-    reader = _Reader(log)
+    reader = _Reader(log, limits)
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -92,6 +108,7 @@ def parse_log(data: bytes, *, compression: Compression | None = None, path: str 
         if compression == "zstd":
             _read_zstd(data, reader)
         else:
+            reader.source = data
             reader.feed(data, None)
             reader.finish_plain()
     finally:
@@ -111,6 +128,8 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
     if not any(lay.kind == "zstd" and lay.complete for lay in layouts):
         reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
     complete_end: int | None = None
+    budget = _Inflation(reader.limits, len(data))
+    plaintext = reader.source = _Plaintext()
     for index, lay in enumerate(layouts):
         frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
         frame.data = data[lay.offset : lay.end]
@@ -124,37 +143,146 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             log.diagnostics.append(Diagnostic(_structural_code(str(lay.error)), _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset))
             if lay.kind == "invalid":
                 continue
+        bounds = budget.bounds(lay)
+        allowed = max(0, min(b.allowed for b in bounds))
+        if lay.content_size is not None and lay.content_size > allowed:
+            # A declared size over the limit is refused before a byte is decoded.
+            reader.stop(budget.hit(bounds, lay, index, lay.content_size, exact=True))
+            frame.status = "over-limit"
+            break
         if not lay.complete:
             complete_end = reader.close_complete_frames(complete_end)
             frame.status = "torn"
-            frame.content = recover_torn_frame(frame.data)
+            try:
+                content = recover_torn_frame(frame.data, allowed)
+            except FrameLimitError as exc:
+                reader.stop(budget.hit(bounds, lay, index, exc.produced, exact=False))
+                frame.status = "over-limit"
+                break
+            budget.spend(len(content))
             reader.begin_torn(lay.offset, index)
             first = reader.line_number + 1
-            reader.feed(frame.content, index)
+            plaintext.add(reader.stream_offset, frame)
+            reader.feed(content, index)
             reader.torn_lines = reader.line_number + 1 - first
             log.diagnostics.append(
                 Diagnostic("frame.torn", f"incomplete final frame at byte {lay.offset}", frame=index, offset=lay.offset)
             )
             continue
         try:
-            frame.content = decode_frame(frame.data)
+            content = decode_frame(frame.data, allowed)
+        except FrameLimitError as exc:
+            reader.stop(budget.hit(bounds, lay, index, exc.produced, exact=False))
+            frame.status = "over-limit"
+            break
         except FrameDecodeError as exc:
             frame.status, frame.error = "corrupt", str(exc)
             message = f"{_ZSTD_PREFIX}frame at byte {lay.offset} failed validation"
             log.diagnostics.append(Diagnostic("frame.corrupt", f"{message} ({exc})", frame=index, offset=lay.offset))
             reader.refuse("frame.corrupt", message, frame=index, offset=lay.offset)
             continue
-        if index == 0 and (not frame.content or frame.content.find(b"\n") != len(frame.content) - 1):
+        if index == 0 and (not content or content.find(b"\n") != len(content) - 1):
             message = _ZSTD_PREFIX + "first frame is not exactly one header line"
             log.diagnostics.append(Diagnostic("frame.header-not-alone", message, frame=0, offset=0))
             reader.refuse("frame.header-not-alone", message, frame=0, offset=0)
-        if frame.content and not frame.content.endswith(b"\n"):
+        if content and not content.endswith(b"\n"):
             frame.status = "not-record-aligned"
             log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
-        reader.feed(frame.content, index)
-    reader.close_complete_frames(complete_end)
+        budget.spend(len(content))
+        plaintext.add(reader.stream_offset, frame)
+        reader.feed(content, index)
+        if log.limit is not None:
+            break
+    if log.limit is None:
+        reader.close_complete_frames(complete_end)
     reader.finish_zstd()
     _assign_lines_to_frames(log)
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """One bound on a frame's plaintext: ``allowed`` bytes from here, under the
+    ``kind`` limit of ``limit`` bytes (over ``compressed`` input bytes for a ratio);
+    a ``whole_file`` bound also counts the plaintext of the frames before."""
+
+    allowed: int
+    kind: LimitKind
+    limit: int
+    compressed: int | None = None
+    whole_file: bool = False
+
+
+class _Plaintext:
+    """The concatenated plaintext of a zstd file's frames, sliced by offset.
+
+    Only the frames are kept; a slice decodes the frames it spans again (the
+    last one decoded is cached, so reading lines in order decodes each frame
+    once). This is what :attr:`Line.text` of a zstd log reads from.
+    """
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.frames: list[Frame] = []
+        self.cached: tuple[int, bytes] = (-1, b"")
+
+    def add(self, start: int, frame: Frame) -> None:
+        self.starts.append(start)
+        self.frames.append(frame)
+
+    def _content(self, i: int) -> bytes:
+        if self.cached[0] != i:
+            self.cached = (i, self.frames[i].content)
+        return self.cached[1]
+
+    def __getitem__(self, span: slice) -> bytes:
+        start, stop = span.start, span.stop
+        i = bisect_right(self.starts, start) - 1
+        pieces = []
+        while i < len(self.frames) and (not pieces or self.starts[i] < stop):
+            base = self.starts[i]
+            pieces.append(self._content(i)[max(start - base, 0) : stop - base])
+            i += 1
+        return b"".join(pieces)
+
+
+class _Inflation:
+    """How much plaintext the next frame may produce: the least of the per-frame
+    limit, the frame's ratio allowance, and what is left of the file's allowance
+    (the file limit, or the file's ratio allowance when that is smaller)."""
+
+    def __init__(self, limits: Limits, file_size: int) -> None:
+        self.limits = limits
+        self.file_size = file_size
+        self.produced = 0
+
+    def spend(self, size: int) -> None:
+        self.produced += size
+
+    def bounds(self, lay: FrameLayout) -> tuple[_Bound, _Bound]:
+        """The tightest frame-level bound and the tightest file-level bound on ``lay``."""
+        limits = self.limits
+        by_ratio = limits.inflation_allowed(lay.size)
+        file_ratio = limits.inflation_allowed(self.file_size)
+        frame = min(
+            _Bound(limits.frame_bytes, "frame-bytes", limits.frame_bytes),
+            _Bound(by_ratio, "ratio", by_ratio, lay.size),
+            key=lambda b: b.allowed,
+        )
+        whole = min(
+            _Bound(limits.file_bytes - self.produced, "file-bytes", limits.file_bytes, None, True),
+            _Bound(file_ratio - self.produced, "ratio", file_ratio, self.file_size, True),
+            key=lambda b: b.allowed,
+        )
+        return frame, whole
+
+    def hit(self, bounds: tuple[_Bound, _Bound], lay: FrameLayout, index: int, observed: int, *, exact: bool) -> LimitHit:
+        """The limit hit when ``lay`` produced (or declared) ``observed`` bytes: the frame's
+        own bound when that alone refuses it, else the file's."""
+        frame, whole = bounds
+        if observed > frame.allowed:
+            return LimitHit(frame.kind, frame.limit, observed, exact, None, index, lay.offset, frame.compressed)
+        total = observed + self.produced
+        return LimitHit(whole.kind, whole.limit, total, exact, None, index, lay.offset, whole.compressed, True)
 
 
 def _assign_lines_to_frames(log: SessionLog) -> None:
@@ -259,11 +387,14 @@ class _Reader:
     the issue into a refusal (SPJ:272-300).
     """
 
-    def __init__(self, log: SessionLog) -> None:
+    def __init__(self, log: SessionLog, limits: Limits) -> None:
         self.log = log
+        self.limits = limits
+        self.source: TextSource = b""
         self.line_number = 0
         self.stream_offset = 0
         self.fragment: list[bytes] = []
+        self.fragment_size = 0
         self.fragment_frame: int | None = None
         self.fragment_offset = 0
         self.committed_bytes = 0
@@ -278,40 +409,97 @@ class _Reader:
         if self.log.refusal is None:
             self.log.refusal = Diagnostic(code, message, **where)
 
+    def stop(self, hit: LimitHit) -> None:
+        """Stop reading at a limit: nothing after ``hit`` enters the model."""
+        log = self.log
+        log.limit = hit
+        log.diagnostics.append(Diagnostic(hit.code, hit.message, line=hit.line, frame=hit.frame, offset=hit.offset))
+        self.fragment = []
+
+    def _line_limit(self, size: int, exact: bool, frame: int | None, offset: int) -> None:
+        limit = self.limits.line_bytes
+        self.stop(LimitHit("line-bytes", limit, size, exact, self.line_number + 1, frame, offset))
+
     def feed(self, chunk: bytes, frame: int | None) -> None:
-        """Consume plaintext; complete lines are processed, an unterminated end is kept."""
-        if not chunk:
+        """Consume plaintext; complete lines are processed, an unterminated end is kept.
+
+        A large chunk goes through in blocks, so that no more than one block (and
+        a line of at most ``line_bytes``) is ever copied at once.
+        """
+        if len(chunk) <= _BLOCK:
+            self._feed(chunk, frame)
+            return
+        for start in range(0, len(chunk), _BLOCK):
+            if self.log.limit is not None:
+                return
+            self._feed(chunk[start : start + _BLOCK], frame)
+
+    def _feed(self, chunk: bytes, frame: int | None) -> None:
+        if not chunk or self.log.limit is not None:
             return
         parts = chunk.split(b"\n")
         start = self.stream_offset
         self.stream_offset += len(chunk)
         joined = bool(self.fragment)
         if joined:
+            size = self.fragment_size + len(parts[0])
+            if size > self.limits.line_bytes:
+                self._line_limit(size, len(parts) > 1, self.fragment_frame, self.fragment_offset)
+                return
             self.fragment.append(parts[0])
+            if len(parts) == 1:
+                self.fragment_size = size
+                return
             first = b"".join(self.fragment)
             first_frame, first_offset = self.fragment_frame, self.fragment_offset
             self.fragment = []
         else:
             first, first_frame, first_offset = parts[0], frame, start
         if len(parts) == 1:
-            self.fragment = [first]
-            self.fragment_frame, self.fragment_offset = first_frame, first_offset
+            self._keep_fragment(first, first_frame, first_offset)
             return
-        self._line(first, first_frame, first_offset, not joined and orjson_is_exact(first))
+        depth = self.limits.depth
+        self._line(first, first_frame, first_offset, not joined and orjson_is_exact(first), False)
         offset = start + len(parts[0]) + 1
         last = len(parts) - 1
         line = self._line
-        # One vetting pass over the whole chunk lets every line in it go straight to orjson.
+        # One vetting pass over the whole chunk lets every line in it go straight to orjson,
+        # and one bracket count spares almost every chunk the per-line nesting pre-scan.
         exact = orjson_is_exact(chunk)
+        shallow = chunk.count(b"[") + chunk.count(b"{") <= depth
         for i in range(1, last):
+            if self.log.limit is not None:
+                return
             raw = parts[i]
-            line(raw, frame, offset, exact)
+            line(raw, frame, offset, exact, shallow)
             offset += len(raw) + 1
-        if parts[last]:
-            self.fragment = [parts[last]]
-            self.fragment_frame, self.fragment_offset = frame, offset
+        if parts[last] and self.log.limit is None:
+            self._keep_fragment(parts[last], frame, offset)
 
-    def _line(self, raw: bytes, frame: int | None, offset: int, exact: bool) -> None:
+    def _keep_fragment(self, raw: bytes, frame: int | None, offset: int) -> None:
+        if len(raw) > self.limits.line_bytes:
+            self._line_limit(len(raw), False, frame, offset)
+            return
+        self.fragment = [raw]
+        self.fragment_size = len(raw)
+        self.fragment_frame, self.fragment_offset = frame, offset
+
+    def _within_limits(self, raw: bytes, frame: int | None, offset: int, shallow: bool) -> bool:
+        """Whether a complete line may be parsed; if not, reading stops at it."""
+        limits = self.limits
+        if len(raw) > limits.line_bytes:
+            self._line_limit(len(raw), True, frame, offset)
+            return False
+        if not shallow:
+            depth = json_depth(raw, limits.depth)
+            if depth > limits.depth:
+                self.stop(LimitHit("depth", limits.depth, depth, True, self.line_number + 1, frame, offset))
+                return False
+        return True
+
+    def _line(self, raw: bytes, frame: int | None, offset: int, exact: bool, shallow: bool) -> None:
+        if not self._within_limits(raw, frame, offset, shallow):
+            return
         log = self.log
         self.line_number = number = self.line_number + 1
         end = offset + len(raw) + 1
@@ -334,7 +522,7 @@ class _Reader:
                 value, error = _parse(raw)
         else:
             value, error = _parse(raw)
-        log.lines.append(Line(number, decode_utf8(raw), value, error, True, frame, offset))
+        log.lines.append(Line(number, None, value, error, True, frame, offset, len(raw), self.source))
         if error is not None:
             rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
             log.diagnostics.append(Diagnostic("line.not-json", f"line is not JSON: {error}", line=number, frame=frame, offset=offset))
@@ -363,7 +551,7 @@ class _Reader:
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log
         value, error = _parse(raw)
-        log.lines.append(Line(1, decode_utf8(raw), value, error, True, frame, offset))
+        log.lines.append(Line(1, None, value, error, True, frame, offset, len(raw), self.source))
         log.header = SessionHeader(value, 1, frame)
         if error is not None:
             message = "corrupt session log: header line is not valid JSON"
@@ -437,10 +625,13 @@ class _Reader:
             return
         raw = b"".join(self.fragment)
         self.fragment = []
+        frame, offset = self.fragment_frame, self.fragment_offset
+        if not self._within_limits(raw, frame, offset, False):
+            return
         self.line_number += 1
-        number, frame, offset = self.line_number, self.fragment_frame, self.fragment_offset
+        number = self.line_number
         value, error = _parse(raw)
-        self.log.lines.append(Line(number, decode_utf8(raw), value, error, False, frame, offset))
+        self.log.lines.append(Line(number, None, value, error, False, frame, offset, len(raw), self.source))
         self.log.diagnostics.append(
             Diagnostic("line.torn", "final line has no newline (a torn record)", line=number, frame=frame, offset=offset)
         )
@@ -449,6 +640,8 @@ class _Reader:
 
     def finish_plain(self) -> None:
         log = self.log
+        if log.limit is not None:
+            return
         if self.line_number == 0:
             self.refuse("log.empty", "empty or header-less session log", offset=0)
         torn_line = self.line_number + 1 if self.fragment else None
@@ -461,6 +654,8 @@ class _Reader:
 
     def finish_zstd(self) -> None:
         log = self.log
+        if log.limit is not None:
+            return
         self._flush_fragment()
         if log.refusal is not None:
             log.committed_events = 0

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Final, Iterator, Literal
+from typing import Any, Final, Iterator, Literal, Protocol
+
+from ._limits import LimitHit
+from ._zstd import FrameDecodeError, decode_frame, recover_torn_frame
 
 JsonValue = Any
 """Any value ``JSON.parse`` can return: dict, list, str, int, float, bool or None."""
@@ -188,7 +191,12 @@ class SessionHeader:
 RowKind = Literal["event", "packed", "malformed-packed", "not-json", "empty"]
 
 
-@dataclass(slots=True)
+class TextSource(Protocol):
+    """Bytes addressable by offset: a plain file, or the plaintext of a zstd file's frames."""
+
+    def __getitem__(self, span: slice, /) -> bytes: ...
+
+
 class Line:
     """One physical line (split on ``\\n`` only), 1-based, without its terminator.
 
@@ -197,15 +205,61 @@ class Line:
     a final line with no ``\\n`` (a torn JSONL tail). ``frame`` is the zstd frame the
     line starts in; ``offset`` its byte offset in the file (plain JSONL) or in the
     concatenated plaintext of the frames (zstd).
+
+    The reader does not keep the text of a parsed line: it keeps ``size`` and a
+    ``source`` to slice the bytes from (the file, or the frames, decoded again on
+    demand), so a log costs its parsed values and not their text a second time.
+    A line built with a ``text`` simply holds it.
     """
 
-    number: int
-    text: str
-    value: JsonValue = MISSING
-    error: str | None = None
-    terminated: bool = True
-    frame: int | None = None
-    offset: int | None = None
+    __slots__ = ("number", "value", "error", "terminated", "frame", "offset", "size", "_text", "_source")
+
+    def __init__(
+        self,
+        number: int,
+        text: str | None,
+        value: JsonValue = MISSING,
+        error: str | None = None,
+        terminated: bool = True,
+        frame: int | None = None,
+        offset: int | None = None,
+        size: int = 0,
+        source: TextSource | None = None,
+    ) -> None:
+        self.number = number
+        self.value = value
+        self.error = error
+        self.terminated = terminated
+        self.frame = frame
+        self.offset = offset
+        self._text = text
+        self._source = source
+        self.size = len(text.encode("utf-8", "surrogatepass")) if text is not None else size
+
+    @property
+    def data(self) -> bytes:
+        """The line's bytes as stored (in the file, or in the frames' plaintext)."""
+        if self._source is None or self.offset is None:
+            return (self._text or "").encode("utf-8", "surrogatepass")
+        return bytes(self._source[self.offset : self.offset + self.size])
+
+    @property
+    def text(self) -> str:
+        if self._text is not None:
+            return self._text
+        return self.data.decode("utf-8", errors="replace")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Line):
+            return NotImplemented
+        return (self.number, self.text, self.value, self.error, self.terminated, self.frame, self.offset) == (
+            other.number, other.text, other.value, other.error, other.terminated, other.frame, other.offset
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Line(number={self.number!r}, size={self.size!r}, error={self.error!r}, frame={self.frame!r}, offset={self.offset!r})"
 
 
 @dataclass(slots=True)
@@ -225,16 +279,20 @@ class Row:
     frame: int | None = None
 
 
-FrameStatus = Literal["complete", "torn", "corrupt", "skippable", "not-record-aligned"]
+FrameStatus = Literal["complete", "torn", "corrupt", "skippable", "not-record-aligned", "over-limit"]
 
 
 @dataclass(slots=True)
 class Frame:
     """One zstd frame as found in the file (0-based ``index``; byte ``offset``/``size``).
 
-    ``content`` holds the decoded bytes of a complete frame (or the records
-    recovered from a torn tail); ``lines`` the 1-based line numbers it produced;
-    ``data`` the frame's bytes exactly as found in the file.
+    ``data`` holds the frame's bytes exactly as found in the file; ``content`` its
+    plaintext, decoded again on each access (the reader does not keep it): a
+    complete frame's decoded bytes, the records recovered from a torn tail, or
+    nothing for a frame that does not decode. ``lines`` are the 1-based line
+    numbers the frame produced. An ``over-limit`` frame is the one at which a
+    reader limit stopped reading (:attr:`SessionLog.limit`); it and everything
+    after it are unread, and its ``content`` is empty.
     """
 
     index: int
@@ -244,10 +302,20 @@ class Frame:
     content_size: int | None = None
     has_checksum: bool = False
     block_types: tuple[str, ...] = ()
-    content: bytes = b""
     lines: range = range(0)
     error: str | None = None
     data: bytes = b""
+
+    @property
+    def content(self) -> bytes:
+        if self.status in ("skippable", "over-limit"):
+            return b""
+        if self.status == "torn":
+            return recover_torn_frame(self.data)
+        try:
+            return decode_frame(self.data)
+        except FrameDecodeError:
+            return b""
 
 
 @dataclass(slots=True)
@@ -274,6 +342,10 @@ class SessionLog:
     ``refusal`` is the error with which the official byte layer (``readPrefix``)
     would refuse the file, or ``None`` when it reads it; ``committed_events`` is the
     length of the event prefix it would keep (``events[:committed_events]``).
+
+    ``limit`` is set when a reader limit stopped reading: the model is then the
+    prefix before the offending frame or line, and ``refusal``, ``torn`` and
+    ``committed_events`` describe that prefix only.
     """
 
     header: SessionHeader | None
@@ -288,6 +360,7 @@ class SessionLog:
     size: int = 0
     refusal: Diagnostic | None = None
     committed_events: int = 0
+    limit: LimitHit | None = None
 
     @property
     def format_version(self) -> JsonValue:

@@ -26,9 +26,11 @@ __all__ = [
     "BlockMode",
     "FrameDecodeError",
     "FrameLayout",
+    "FrameLimitError",
     "compress_frame",
     "decode_frame",
     "recover_torn_frame",
+    "repeat_frame",
     "scan_frames",
     "skippable_frame",
 ]
@@ -150,26 +152,64 @@ class FrameDecodeError(ValueError):
     """libzstd refused a structurally complete frame (bad checksum, corrupt block, ...)."""
 
 
+class FrameLimitError(ValueError):
+    """A frame's plaintext outgrew the caller's limit; ``produced`` bytes were seen when decoding stopped."""
+
+    def __init__(self, produced: int, limit: int) -> None:
+        super().__init__(f"frame inflates beyond {limit} bytes (stopped after {produced})")
+        self.produced = produced
+        self.limit = limit
+
+
 _dctx = zstandard.ZstdDecompressor()
+_MAX_BLOCK_RATIO: Final = _MAX_BLOCK // 4
+"""The most one input byte can inflate to: a 4-byte RLE block decodes to 128 KiB."""
+_MIN_PIECE: Final = 16
 
 
-def decode_frame(frame: bytes) -> bytes:
-    """Decode one complete zstd frame on its own, validating its checksum when present."""
+def decode_frame(frame: bytes | memoryview, limit: int | None = None) -> bytes:
+    """Decode one complete zstd frame on its own, validating its checksum when present.
+
+    With ``limit``, raises :class:`FrameLimitError` as soon as the plaintext exceeds
+    ``limit`` bytes, having held at most ``limit`` plus 512 KiB.
+    """
     try:
-        return _dctx.decompressobj().decompress(frame)
+        return _inflate(frame, limit)
     except zstandard.ZstdError as exc:
         raise FrameDecodeError(str(exc)) from None
 
 
-def recover_torn_frame(partial: bytes) -> bytes:
+def recover_torn_frame(partial: bytes | memoryview, limit: int | None = None) -> bytes:
     """The plaintext libzstd yields from an incomplete frame (official ``decompressZstdPrefix``).
 
-    Like the official reader, any decoding error yields nothing at all.
+    Like the official reader, any decoding error yields nothing at all; ``limit``
+    bounds the output as for :func:`decode_frame`.
     """
     try:
-        return _dctx.decompressobj().decompress(partial)
+        return _inflate(partial, limit)
     except zstandard.ZstdError:
         return b""
+
+
+def _inflate(data: bytes | memoryview, limit: int | None) -> bytes:
+    # Input is fed in pieces sized so that even the densest blocks cannot take the
+    # output past ``limit`` (give or take one minimal piece), so a bomb is stopped
+    # before it has materialised.
+    stream = _dctx.decompressobj()
+    if limit is None:
+        return stream.decompress(data)
+    view = memoryview(data)
+    chunks: list[bytes] = []
+    produced = start = 0
+    while start < len(view):
+        piece = max(_MIN_PIECE, (limit - produced) // _MAX_BLOCK_RATIO)
+        chunk = stream.decompress(view[start : start + piece])
+        start += piece
+        produced += len(chunk)
+        if produced > limit:
+            raise FrameLimitError(produced, limit)
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def compress_frame(
@@ -253,6 +293,30 @@ def _rle_pieces(content: bytes) -> list[tuple[str, bytes]]:
 def _checksum(content: bytes) -> bytes:
     # The frame checksum is the low 32 bits of XXH64(content); libzstd computes it for us.
     return zstandard.ZstdCompressor(level=1, write_checksum=True).compress(content)[-4:]
+
+
+def repeat_frame(byte: int, size: int, *, declare_size: bool = True) -> bytes:
+    """A frame of ``size`` copies of ``byte`` in RLE blocks, built without materialising it.
+
+    4 bytes per 128 KiB of plaintext: a 1 GiB frame is 32 KiB. The header declares
+    a 128 KiB window, which libzstd accepts whatever the size (a single-segment
+    frame of 1 GiB would need a 1 GiB window, which libzstd refuses outright);
+    with ``declare_size`` it also states the content size, without it nothing
+    announces how far the frame inflates. There is no checksum (it would need
+    the plaintext).
+    """
+    if not 0 <= byte <= 255 or size < 1:
+        raise ValueError("repeat_frame needs a byte value and a positive size")
+    window = bytes([(17 - 10) << 3])
+    header = bytes([3 << 6]) + window + size.to_bytes(8, "little") if declare_size else bytes([0]) + window
+    full, rest = divmod(size, _MAX_BLOCK)
+    block = (1 << 1 | _MAX_BLOCK << 3).to_bytes(3, "little") + bytes([byte])
+    out = bytearray(ZSTD_MAGIC.to_bytes(4, "little") + header)
+    out += block * full
+    if rest:
+        out += (1 << 1 | rest << 3).to_bytes(3, "little") + bytes([byte])
+    out[-4] |= 1  # the last block's Last_Block bit
+    return bytes(out)
 
 
 def skippable_frame(payload: bytes = b"", *, nibble: int = 0) -> bytes:

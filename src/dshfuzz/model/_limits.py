@@ -1,0 +1,137 @@
+"""The reader's resource limits: how much hostile input it agrees to materialise.
+
+A session log arrives from crashed processes, half-written disks and other tools,
+so the reader bounds what one file may cost before it has judged anything:
+
+- ``frame_bytes``: decompressed bytes of one zstd frame. A frame's plaintext is
+  held whole until its checksum validates (the official reader commits nothing
+  from a frame that fails), so this bounds that transient buffer.
+- ``file_bytes``: decompressed bytes of the whole file, the bound on work.
+- ``ratio`` beyond ``ratio_floor``: decompressed over compressed bytes, for one
+  frame and for the whole file. Output up to ``ratio_floor`` is always allowed
+  (a header frame of 100 bytes may well inflate 5x). This is what stops a zstd
+  bomb early: 32 KiB of RLE blocks may declare or inflate to 1 GiB, but the
+  reader stops after ``max(ratio_floor, ratio * 32 KiB)`` bytes.
+- ``line_bytes``: one line (split on ``\\n``). An over-long line is measured while
+  it streams past, never joined into one buffer or parsed.
+- ``depth``: JSON nesting of one line, found by an iterative pre-scan before any
+  parser sees the line. orjson stops at 1024 levels and ``json`` recurses in
+  Python (and so do the exact encoder and the rule passes that walk a value), so
+  512 keeps a margin below the interpreter's recursion limit.
+
+The defaults admit every legitimate log in the repository, including the
+1M-event synthetic log (120 MB of plaintext in 6 MB frames, ratio 3.7). When a
+limit is exceeded the reader stops there: the model is the prefix before the
+offending frame or line, and :attr:`SessionLog.limit` says which limit, where.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Final, Literal
+
+__all__ = ["DEFAULT_LIMITS", "LimitHit", "LimitKind", "Limits", "json_depth"]
+
+_MIB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Resource limits of one read (see the module docstring for each bound)."""
+
+    frame_bytes: int = 64 * _MIB
+    file_bytes: int = 1024 * _MIB
+    ratio: int = 64
+    ratio_floor: int = 16 * _MIB
+    line_bytes: int = 32 * _MIB
+    depth: int = 512
+
+    def inflation_allowed(self, compressed: int) -> int:
+        """Decompressed bytes that ``compressed`` input bytes may produce under the ratio limit."""
+        return max(self.ratio_floor, self.ratio * compressed)
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+LimitKind = Literal["frame-bytes", "file-bytes", "ratio", "line-bytes", "depth"]
+
+_WHAT: Final = {
+    "frame-bytes": "decompressed bytes per zstd frame",
+    "file-bytes": "decompressed bytes per file",
+    "ratio": "compression ratio",
+    "line-bytes": "bytes per line",
+    "depth": "JSON nesting depth",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    """The limit that stopped a read, and where.
+
+    ``observed`` is what had been measured when reading stopped: a frame's
+    declared content size, the plaintext produced so far (of the frame, or of the
+    whole file for a ``whole_file`` bound), a line's length so far, or a line's
+    nesting depth; ``exact`` is false when it is only a lower bound (decoding or
+    measuring stopped at the limit). For ``ratio``, ``limit`` is the plaintext
+    the ratio allowed from ``compressed`` input bytes. ``line`` is the 1-based
+    line the offending text starts, ``frame`` the 0-based zstd frame, ``offset``
+    the byte offset of the frame in the file, or of the line in the file (plain
+    JSONL) or in the frames' concatenated plaintext (zstd).
+    """
+
+    kind: LimitKind
+    limit: int
+    observed: int
+    exact: bool
+    line: int | None = None
+    frame: int | None = None
+    offset: int | None = None
+    compressed: int | None = None
+    whole_file: bool = False
+
+    @property
+    def code(self) -> str:
+        return f"limit.{self.kind}"
+
+    @property
+    def message(self) -> str:
+        stopped = "decoding" if self.frame is not None and self.line is None else "reading"
+        amount = str(self.observed) if self.exact else f"more than {self.limit} ({stopped} stopped after {self.observed})"
+        if self.kind == "depth":
+            return f"line {self.line} nests {self.observed} levels deep, over the reader's limit of {self.limit}; reading stopped there"
+        if self.kind == "line-bytes":
+            return f"line {self.line} holds {amount} bytes, over the reader's limit of {self.limit} per line; reading stopped there"
+        frame = f"zstd frame {self.frame} at byte {self.offset}"
+        if self.whole_file:
+            what = f"{frame} takes the file's plaintext to {amount} bytes"
+        else:
+            what = f"{frame} {'declares' if self.exact else 'holds'} {amount} bytes of plaintext"
+        if self.kind == "ratio":
+            scope = "the file's" if self.whole_file else "its"
+            bound = f"the compression-ratio limit ({self.limit} bytes from {scope} {self.compressed} compressed bytes)"
+        else:
+            bound = f"the reader's limit of {self.limit} per {'file' if self.whole_file else 'frame'}"
+        return f"{what}, over {bound}; reading stopped there"
+
+
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]++")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_depth(raw: bytes, bound: int) -> int:
+    """The nesting depth of the JSON text ``raw``, exactly when it exceeds ``bound``.
+
+    Iterative and linear: no recursion, whatever the depth. When ``raw`` holds at
+    most ``bound`` brackets in all (almost every line) the answer is that count,
+    an upper bound found at memchr speed; otherwise strings are cut out (their
+    brackets are data) and the running depth of the remaining brackets is
+    scanned. Malformed text still gets a number; the parser judges it later.
+    """
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets <= bound:
+        return brackets
+    structure = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
+    return max(accumulate(map(_STEP.__getitem__, structure)), default=0)

@@ -1,0 +1,202 @@
+"""Hostile input meets the reader's limits: each limit stops the read with one precise
+finding (L1 zstd plaintext, L2 line length, L3 JSON nesting), never an exception,
+and never by materialising what it refuses.
+
+The limits are injected small (``Limits(...)``) so that every case is a few KiB;
+one case runs a real frame declaring 1 GiB, and one a real bomb, under the
+production limits.
+"""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from codec_strategies import HEADER
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshfuzz.checker import CheckOptions, RuleId, check_log
+from dshfuzz.model import (
+    DEFAULT_LIMITS,
+    FrameLimitError,
+    Limits,
+    SessionLog,
+    compress_frame,
+    decode_frame,
+    dumps,
+    json_depth,
+    parse_log,
+    read_log,
+    repeat_frame,
+)
+
+KIB = 1024
+SMALL = Limits(frame_bytes=64 * KIB, file_bytes=256 * KIB, ratio=8, ratio_floor=16 * KIB, line_bytes=8 * KIB, depth=16)
+
+
+def line(seq: int, data: Any = None) -> bytes:
+    """Event ``seq``: a turn/start (alone, a clean log), or an event carrying ``data``."""
+    kind, body = ("turn/start", {"turn": 1}) if data is None else ("request/context", data)
+    return (dumps({"type": kind, "seq": seq, "time": seq, "data": body}) + "\n").encode()
+
+
+def header() -> bytes:
+    return (dumps(HEADER) + "\n").encode()
+
+
+def zstd(*plaintexts: bytes) -> bytes:
+    return b"".join(compress_frame(p) for p in (header(), *plaintexts))
+
+
+def only_finding(log: SessionLog, rule: RuleId) -> Any:
+    """The checker's one error on ``log``: the limit finding of ``rule``."""
+    errors = [f for f in check_log(log, CheckOptions(strict=True)).findings if f.is_error]
+    assert [f.rule for f in errors] == [rule], [f"{f.rule}: {f.message}" for f in errors]
+    return errors[0]
+
+
+def test_the_defaults_admit_the_fixture(fixtures_dir: Path) -> None:
+    for name in ("valid-v0.jsonl", "valid-v0.jsonl.zstd"):
+        log = read_log(fixtures_dir / name)
+        assert log.limit is None and len(log.events) == 76
+
+
+def test_a_frame_over_the_frame_limit_stops_the_read_at_that_frame() -> None:
+    noise = random.Random(0).randbytes(70 * KIB).replace(b"\n", b" ")  # incompressible: only the frame limit binds
+    log = parse_log(zstd(line(0), noise + b"\n", line(1)), limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.frame, hit.exact) == ("frame-bytes", 2, False)
+    assert hit.offset == log.frames[2].offset and log.frames[2].status == "over-limit"
+    assert len(log.events) == 1 and len(log.frames) == 3  # nothing after the frame is read
+    finding = only_finding(log, RuleId.L1)
+    assert finding.frame == 2 and finding.offset == hit.offset
+    assert "per frame" in finding.message and "refuses the file or crashes" in finding.message
+
+
+def test_a_declared_size_over_the_limit_is_refused_before_decoding() -> None:
+    log = parse_log(zstd(line(0)) + repeat_frame(0x20, 10 * 1024 * KIB), limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.observed, hit.exact) == ("ratio", 10 * 1024 * KIB, True)
+    assert "declares 10485760 bytes" in hit.message
+
+
+def test_an_undeclared_bomb_stops_at_the_ratio_limit() -> None:
+    bomb = repeat_frame(0x20, 10 * 1024 * KIB, declare_size=False)
+    log = parse_log(zstd(line(0)) + bomb, limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.compressed, hit.exact) == ("ratio", len(bomb), False)
+    assert SMALL.ratio_floor < hit.observed <= SMALL.ratio_floor + 512 * KIB
+    only_finding(log, RuleId.L1)
+
+
+def test_the_file_limit_counts_every_frame() -> None:
+    batch = b"".join(line(i) for i in range(1000))  # ~60 KiB per frame, compressing well
+    limits = Limits(file_bytes=100 * KIB, ratio=1000)
+    log = parse_log(zstd(batch, batch), limits=limits)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.frame, hit.whole_file) == ("file-bytes", 2, True)
+    assert hit.observed > 100 * KIB and len(log.events) == 1000
+
+
+def test_an_over_long_line_is_measured_not_materialised() -> None:
+    long_line = line(1, {"text": "x" * 20 * KIB})
+    log = parse_log(header() + line(0) + long_line + line(2), limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.line, hit.exact, hit.observed) == ("line-bytes", 3, True, len(long_line) - 1)
+    assert [ln.number for ln in log.lines] == [1, 2] and len(log.events) == 1
+    finding = only_finding(log, RuleId.L2)
+    assert finding.line == 3 and "holds 20" in finding.message
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_line_spanning_blocks_or_frames_stops_as_soon_as_it_is_too_long(compression: str) -> None:
+    pieces = [b"x" * 6 * KIB] * 4  # no newline: the line only grows
+    data = zstd(line(0), *pieces) if compression == "zstd" else header() + line(0) + b"".join(pieces)
+    log = parse_log(data, limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.line, hit.exact) == ("line-bytes", 3, False)
+    assert hit.observed > SMALL.line_bytes
+    assert log.torn is None  # the line is unread, not torn
+
+
+def test_nesting_beyond_the_depth_limit_stops_the_read() -> None:
+    deep = line(1, {"x": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]})
+    log = parse_log(header() + line(0) + deep + line(2), limits=SMALL)
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.line, hit.observed) == ("depth", 3, 20)
+    finding = only_finding(log, RuleId.L3)
+    assert "nests 20 levels deep" in finding.message and "does not recurse" in finding.message
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    text = line(1, {"x": "[" * 100 + "{" * 100})
+    log = parse_log(header() + line(0) + text, limits=SMALL)
+    assert log.limit is None and len(log.events) == 2
+
+
+def test_a_limit_on_the_header_line_reports_only_the_limit() -> None:
+    log = parse_log(b'{"type":"session","x":' + b"[" * 40 + b"]" * 40 + b"}\n" + line(0), limits=SMALL)
+    assert log.header is None and log.limit is not None and log.limit.line == 1
+    only_finding(log, RuleId.L3)
+
+
+nested = st.recursive(st.integers() | st.text(alphabet="[]{}\"\\ab", max_size=4), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3))
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@given(nested)
+def test_json_depth_is_exact_beyond_its_bound(value: Any) -> None:
+    raw = dumps(value).encode()
+    got = json_depth(raw, 0)
+    assert got == _depth(value), raw
+    assert json_depth(raw, 10_000) >= got  # below the bound: an upper bound
+
+
+def test_json_depth_is_iterative() -> None:
+    n = 10**6
+    assert json_depth(b"[" * n + b"]" * n, 512) == n
+
+
+@given(st.binary(max_size=3000), st.integers(1, 4000))
+def test_a_limited_decode_returns_the_plaintext_or_stops_near_the_limit(content: bytes, limit: int) -> None:
+    frame = compress_frame(content)
+    try:
+        assert decode_frame(frame, limit) == content
+    except FrameLimitError as exc:
+        assert len(content) > limit and limit < exc.produced <= limit + 512 * KIB
+
+
+def test_a_real_1_gib_frame_is_refused_without_allocating_it() -> None:
+    data = zstd(line(0)) + repeat_frame(0x20, 1 << 30)
+    tracemalloc.start()
+    try:
+        log = parse_log(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert log.limit is not None and (log.limit.kind, log.limit.observed) == ("ratio", 1 << 30)
+    assert peak < 1024 * KIB
+    assert only_finding(log, RuleId.L1).context["observed"] == 1 << 30
+
+
+def test_a_real_bomb_is_stopped_at_the_ratio_floor() -> None:
+    data = zstd(line(0)) + repeat_frame(0x20, 1 << 30, declare_size=False)
+    tracemalloc.start()
+    try:
+        log = parse_log(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert log.limit is not None and log.limit.kind == "ratio" and not log.limit.exact
+    assert peak < 2 * DEFAULT_LIMITS.ratio_floor
