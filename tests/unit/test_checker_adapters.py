@@ -96,3 +96,50 @@ def test_the_builtin_checker_is_also_registered_as_an_entry_point():
 def test_command_template_needs_a_log_placeholder():
     with pytest.raises(CheckerSpecError):
         CommandChecker("checker --strict")
+
+
+def _log_missing_seq_1(tmp_path: Path) -> Path:
+    """A session whose first event has seq 2: E2 (contiguous seqs) fires on it."""
+    path = tmp_path / "gap.jsonl"
+    path.write_text(
+        '{"type":"session","version":0,"id":"s","createdAt":0,"delegationDepth":0}\n'
+        '{"seq":2,"time":0,"type":"user/message","data":{"text":"hi"}}\n'
+    )
+    return path
+
+
+def test_builtin_with_rules_switched_off_never_reports_them(tmp_path):
+    log = _log_missing_seq_1(tmp_path)
+    whole = load_checker("builtin").check(log).error_rules
+    assert "E2" in whole
+    crippled = load_checker("builtin:-E2").check(log)
+    assert crippled.error_rules == whole - {"E2"}
+    assert crippled.failure is None
+
+
+def test_builtin_without_rules_is_named_by_its_spec_in_catalog_order():
+    assert load_checker("builtin:-S5,-E2").name == "builtin:-E2,-S5"
+    assert load_checker("builtin").name == "builtin"
+
+
+@pytest.mark.parametrize(
+    "spec, reason",
+    [
+        ("builtin:-S5,-X9", "unknown rule id X9"),
+        ("builtin:-s5", "unknown rule id s5"),
+        ("builtin:S5", "expected a comma-separated list of -RULE"),
+        ("builtin:", "expected a comma-separated list of -RULE"),
+        ("builtin:-S5,", "expected a comma-separated list of -RULE"),
+    ],
+)
+def test_switching_off_a_rule_that_is_not_one_is_a_usage_error(spec, reason):
+    with pytest.raises(CheckerSpecError, match=reason):
+        load_checker(spec)
+
+
+def test_an_unknown_checker_error_lists_every_form():
+    from dshfuzz.harness._judges import CHECKER_SPEC_HELP
+
+    with pytest.raises(CheckerSpecError) as caught:
+        load_checker("nonsense")
+    assert CHECKER_SPEC_HELP in str(caught.value) and "builtin:-RULE" in CHECKER_SPEC_HELP

@@ -1,6 +1,7 @@
 """The differential campaign: generate, mutate, judge, shrink, minimise — in parallel.
 
-Each worker runs rounds of :func:`hypothesis.find` over the example strategy with
+Each worker runs rounds of :func:`hypothesis.find`, one per stratum of the
+campaign's schedule (a mutator's mutants, or valid logs; see ``_strategy``), with
 a condition that judges the example and is satisfied by a *new* checker defect.
 Hypothesis then shrinks that example (plans shrink to small readable logs), the
 delta-debugging minimiser makes it 1-minimal, and the worker emits a
@@ -9,6 +10,16 @@ coordinator counts throughput and deduplicates signatures with counts.
 
 The campaign never prints: :func:`run_campaign` yields the event stream and
 reporters consume it. It stops cleanly at the budget or on Ctrl-C.
+
+Each round steers: ``target()`` scores hard shapes (open tool calls, zstd frames,
+replace depth) and Hypothesis optimises them during generation, which it does only
+with ``Phase.target`` enabled; ``event()`` labels each example's incident class in
+the round's Hypothesis statistics.
+
+``workers=0`` runs the one worker on a thread of the calling process, with an
+exact example budget and optionally an already-running official oracle: what the
+detection-power measurements run hundreds of times, where spawning a process and a
+Node server per campaign would cost more than the campaign.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from ._events import (
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
 
 ROUND_EXAMPLES = 200
+"""The largest round; the schedule's rounds grow to it from ``FIRST_ROUND``."""
 
 
 class _Stop(BaseException):
@@ -46,7 +58,12 @@ class _Stop(BaseException):
 
 @dataclass(frozen=True, slots=True)
 class CampaignConfig:
-    """Everything a campaign run depends on; picklable, so workers get a copy."""
+    """Everything a campaign run depends on; picklable, so workers get a copy.
+
+    ``workers=0`` means no worker process: one worker on a thread of this process.
+    ``shrink=False`` reports each finding as generated (Hypothesis does not shrink it),
+    for runs that ask only whether a defect is found.
+    """
 
     checker: str = "builtin"
     seed: int = 0
@@ -60,6 +77,7 @@ class CampaignConfig:
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6])
     checker_timeout: float = 20.0
     minimise: bool = True
+    shrink: bool = True
     stop_after_findings: int | None = None
 
     @property
@@ -84,35 +102,77 @@ def _round_seed(seed: int, worker: int, round_no: int) -> int:
     return random.Random(f"{seed}:{worker}:{round_no}").getrandbits(64)
 
 
-def _worker(config: CampaignConfig, worker: int, emit: Callable[[CampaignEvent], None], should_stop: Callable[[], bool]) -> None:
-    """One worker's rounds; runs in a child process (or in process for ``workers=1``)."""
-    from hypothesis import HealthCheck, Phase, find, settings
+def round_settings(examples: int, *, shrink: bool = True):  # noqa: ANN201 - Hypothesis is imported lazily
+    """One round's Hypothesis settings: no database (the corpus is the record), and
+    ``Phase.target`` so that the round's ``target()`` scores steer generation (from
+    ten examples on: Hypothesis optimises halfway through a round, and not before
+    the tenth valid example)."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    return settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.target, *([Phase.shrink] if shrink else [])],
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _worker(
+    config: CampaignConfig,
+    worker: int,
+    emit: Callable[[CampaignEvent], None],
+    should_stop: Callable[[], bool],
+    official: object | None = None,
+    budget: int | None = None,
+) -> None:
+    """One worker's rounds, in a child process or on a thread (``workers=0``).
+
+    ``official`` is a running ``OfficialOracle`` to share; without one, the worker
+    starts its own when ``config.official`` asks for the official layers. ``budget``
+    caps the examples this worker judges; a finding within it is still shrunk and
+    minimised (worker processes leave the budget to the coordinator instead).
+    """
+    from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
     from ._judge import Judge
     from ._judges import BuiltinChecker, load_checker
     from ._minimise import minimise
-    from ._strategy import examples
+    from ._strategy import schedule, stratum_examples
 
     checker = load_checker(config.checker, timeout=config.checker_timeout)
-    reference = None if config.checker == "builtin" else BuiltinChecker()
-    official_cm = _official() if config.official else None
-    official = official_cm.__enter__() if official_cm is not None else None
+    # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
+    reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
+    official_cm = _official() if config.official and official is None else None
+    if official_cm is not None:
+        official = official_cm.__enter__()
+    elif not config.official:
+        official = None
     seen: set[str] = set()
-    strategy = examples(config.mutators, valid_fraction=config.valid_fraction)
+    hunted = 0
+    rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
+                      max_round=ROUND_EXAMPLES)
+    strategies: dict[str | None, object] = {}
     try:
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
-            while not should_stop():
+            while not should_stop() and (budget is None or hunted < budget):
                 round_no += 1
+                stratum, size = next(rounds)
+                if stratum not in strategies:
+                    strategies[stratum] = stratum_examples(stratum)
                 target: dict[str, str] = {}
 
                 def condition(example) -> bool:  # noqa: ANN001 - an Example from the strategy
-                    if should_stop():
+                    nonlocal hunted
+                    hunting = "signature" not in target
+                    if should_stop() or (hunting and budget is not None and hunted >= budget):
                         raise _Stop
                     judged = judge.judge(example)
                     sigs = tuple(d.signature for d in judged.disagreements)
-                    if "signature" not in target:
+                    if hunting:
+                        hunted += 1
                         _steer(judged)
                         emit(
                             ExampleJudged(
@@ -133,15 +193,8 @@ def _worker(config: CampaignConfig, worker: int, emit: Callable[[CampaignEvent],
                         return False
                     return target["signature"] in sigs
 
-                round_settings = settings(
-                    max_examples=ROUND_EXAMPLES,
-                    database=None,
-                    deadline=None,
-                    phases=[Phase.generate, Phase.shrink],
-                    suppress_health_check=list(HealthCheck),
-                )
                 try:
-                    found = find(strategy, condition, settings=round_settings,
+                    found = find(strategies[stratum], condition, settings=round_settings(size, shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
                 except NoSuchExample:
                     continue
@@ -210,18 +263,48 @@ def _verdict_json(verdict) -> dict:  # noqa: ANN001 - a LayerVerdict
     return {"ok": False, "error": {"name": error.name, "message": error.message, "seq": error.seq}}
 
 
+def _guarded(
+    config: CampaignConfig,
+    worker: int,
+    put: Callable[[object], None],
+    should_stop: Callable[[], bool],
+    official: object | None = None,
+    budget: int | None = None,
+) -> None:
+    """Run a worker; report its death to the coordinator, and always say it is done."""
+    try:
+        _worker(config, worker, put, should_stop, official, budget)
+    except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
+        put(WorkerFailed(worker, traceback.format_exc(limit=10)))
+    finally:
+        put(("done", worker))
+
+
 def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle: it stops us cleanly
-    try:
-        _worker(config, worker, events.put, stop.is_set)
-    except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
-        events.put(WorkerFailed(worker, traceback.format_exc(limit=10)))
-    finally:
-        events.put(("done", worker))
+    _guarded(config, worker, events.put, stop.is_set)
 
 
-def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
-    """Run a campaign and yield its events; closing the iterator stops the workers."""
+def _start_thread(config: CampaignConfig, events: queue.Queue, stop: threading.Event, official: object | None) -> threading.Thread:  # type: ignore[type-arg]
+    """The in-process worker; it keeps the example budget itself, so the budget is exact."""
+    thread = threading.Thread(
+        target=_guarded,
+        args=(config, 0, events.put, stop.is_set, official, config.budget_examples),
+        daemon=True,
+        name="dshfuzz campaign worker",
+    )
+    thread.start()
+    return thread
+
+
+def run_campaign(config: CampaignConfig, *, official: object | None = None) -> Iterator[CampaignEvent]:
+    """Run a campaign and yield its events; closing the iterator stops the workers.
+
+    ``official``: a running ``OfficialOracle`` for an in-process campaign (``workers=0``)
+    to share instead of starting its own; worker processes always start their own.
+    """
+    if official is not None and config.workers != 0:
+        raise ValueError("only an in-process campaign (workers=0) can share a running official oracle")
     start = time.time()
     yield CampaignStarted(
         run_id=config.run_id,
@@ -235,12 +318,17 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
         started_at=start,
     )
     deadline = start + config.budget_seconds if config.budget_seconds is not None else None
-    ctx = mp.get_context("spawn")
-    events: mp.Queue = ctx.Queue()  # type: ignore[type-arg]
-    stop = ctx.Event()
-    procs = [ctx.Process(target=_child_main, args=(config, w, events, stop), daemon=True) for w in range(config.workers)]
-    for proc in procs:
-        proc.start()
+    procs: list  # worker processes, or the one in-process worker thread
+    if config.workers == 0:
+        events: queue.Queue | mp.Queue = queue.Queue()  # type: ignore[type-arg]
+        stop = threading.Event()
+        procs = [_start_thread(config, events, stop, official)]
+    else:
+        ctx = mp.get_context("spawn")
+        events, stop = ctx.Queue(), ctx.Event()  # type: ignore[assignment]
+        procs = [ctx.Process(target=_child_main, args=(config, w, events, stop), daemon=True) for w in range(config.workers)]
+        for proc in procs:
+            proc.start()
     judged = 0
     found = 0
     live = len(procs)
@@ -278,7 +366,8 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
                     stop.set()
                 elif config.budget_examples is not None and judged >= config.budget_examples:
                     reason = "examples"
-                    stop.set()
+                    if config.workers:  # the in-process worker stops itself, after its last finding
+                        stop.set()
                 elif config.stop_after_findings is not None and found >= config.stop_after_findings:
                     reason = "findings"
                     stop.set()
@@ -288,7 +377,7 @@ def run_campaign(config: CampaignConfig) -> Iterator[CampaignEvent]:
         stop.set()
         for proc in procs:
             proc.join(timeout=30)
-            if proc.is_alive():
+            if not isinstance(proc, threading.Thread) and proc.is_alive():
                 proc.kill()
     yield CampaignFinished(reason, judged, time.time() - start, time.time())  # type: ignore[arg-type]
 

@@ -1,6 +1,7 @@
 """Checkers under test, behind one interface.
 
-A campaign fuzzes *a checker*: the built-in one, any command (``cmd:'... {log} ...'``),
+A campaign fuzzes *a checker*: the built-in one (whole, or with rules switched off:
+``builtin:-S5,-E2``, how detection power is measured), any command (``cmd:'... {log} ...'``),
 a Python callable (``py:module:function``), or a plugin registered under the
 ``dshfuzz.checkers`` entry-point group. Whatever it is, the campaign sees a
 :class:`CheckerVerdict`: the findings it reported, or how it failed (crash,
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "CHECKER_SPEC_HELP",
     "CheckerFailure",
     "CheckerSpecError",
     "CheckerUnderTest",
@@ -36,6 +38,8 @@ __all__ = [
 
 CheckerFailure = Literal["crash", "timeout", "unparsable-output"]
 DEFAULT_TIMEOUT = 20.0
+CHECKER_SPEC_HELP = "builtin | builtin:-RULE,... | cmd:'... {log} ...' | py:module:function | a dshfuzz.checkers plugin name"
+"""The ``--checker`` forms, for every command's help and every spec error."""
 
 
 class CheckerSpecError(ValueError):
@@ -118,16 +122,25 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
 
 @dataclass(slots=True)
 class BuiltinChecker:
-    """The embedded contract checker (``dshfuzz.checker``), run in process."""
+    """The embedded contract checker (``dshfuzz.checker``), run in process.
 
-    name: str = "builtin"
+    ``without`` names rules switched off (spec ``builtin:-S5,-E2``): the checker a
+    detection-power campaign must catch, since it misses exactly those incidents.
+    """
+
+    without: frozenset[str] = frozenset()
+    name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.name = "builtin" + (":" + ",".join(f"-{r}" for r in _rule_order(self.without)) if self.without else "")
 
     def check(self, path: Path) -> CheckerVerdict:
-        from dshfuzz.checker import check_log
+        from dshfuzz.checker import RULES, CheckOptions, check_log
         from dshfuzz.model import read_log
 
+        kept = frozenset(rid for rid in RULES if str(rid) not in self.without) if self.without else None
         try:
-            report = check_log(read_log(path))
+            report = check_log(read_log(path), CheckOptions(rules=kept))
         except Exception:  # a crash of the checker under test is a campaign finding
             return CheckerVerdict(failure="crash", detail=traceback.format_exc(limit=8))
         return CheckerVerdict(
@@ -244,10 +257,38 @@ def _plugin_names() -> Iterable[str]:
     return sorted(ep.name for ep in entry_points(group="dshfuzz.checkers"))
 
 
+def _rule_order(ids: Iterable[str]) -> list[str]:
+    """``ids`` in the registry's order (the catalog's), which is how users read them."""
+    from dshfuzz.checker import RULES
+
+    order = {str(rid): n for n, rid in enumerate(RULES)}
+    return sorted(ids, key=lambda r: order.get(r, len(order)))
+
+
+def _builtin_without(options: str) -> BuiltinChecker:
+    """Parse the ``-RULE,-RULE`` list of ``builtin:-RULE,...``; unknown ids are a usage error."""
+    from dshfuzz.checker import RULES
+
+    items = [item.strip() for item in options.split(",")]
+    malformed = [item for item in items if not item.startswith("-") or not item[1:]]
+    if malformed:
+        raise CheckerSpecError(f"builtin:{options}: expected a comma-separated list of -RULE (e.g. builtin:-S5,-E2)")
+    known = {str(rid) for rid in RULES}
+    unknown = [item[1:] for item in items if item[1:] not in known]
+    if unknown:
+        raise CheckerSpecError(
+            f"builtin:{options}: unknown rule id{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+            f"known: {', '.join(_rule_order(known))}"
+        )
+    return BuiltinChecker(without=frozenset(item[1:] for item in items))
+
+
 def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> CheckerUnderTest:
-    """Turn a ``--checker`` value into a checker: ``builtin``, ``cmd:...``, ``py:m:f`` or a plugin name."""
+    """Turn a ``--checker`` value into a checker (:data:`CHECKER_SPEC_HELP` lists the forms)."""
     if spec == "builtin":
         return BuiltinChecker()
+    if spec.startswith("builtin:"):
+        return _builtin_without(spec[len("builtin:"):])
     if spec.startswith("cmd:"):
         return CommandChecker(spec[4:], timeout=timeout)
     if spec.startswith("py:"):
@@ -258,5 +299,5 @@ def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> CheckerUnder
             if callable(loaded) and not hasattr(loaded, "check"):
                 return PythonChecker(ep.value, loaded, timeout=timeout)
             return loaded() if isinstance(loaded, type) else loaded
-    known = ", ".join(["builtin", "cmd:'... {log} ...'", "py:module:function", *_plugin_names()])
-    raise CheckerSpecError(f"unknown checker {spec!r}; expected one of: {known}")
+    plugins = ", ".join(_plugin_names()) or "none installed"
+    raise CheckerSpecError(f"unknown checker {spec!r}; expected {CHECKER_SPEC_HELP} (plugins: {plugins})")
