@@ -93,3 +93,68 @@ def test_human_output_groups_findings_by_layer(tmp_path: Path, capsys) -> None:
     assert main(["check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "persistence" in out and "S3" in out and "E1" in out
+
+
+def _gapped(tmp_path: Path) -> Path:
+    """Every seq doubled: E2 (a seq gap) fires on each of the 16 events after the first."""
+    events = minimal_events()
+    for i, event in enumerate(events):
+        event["seq"] = 2 * i
+    return _write(tmp_path, header(), events)
+
+
+def test_a_rule_keeps_its_first_findings_up_to_the_cap_and_counts_the_rest(tmp_path: Path) -> None:
+    from dshfuzz.checker import CheckOptions, RuleId, check_path
+
+    uncapped = [f for f in check_path(_gapped(tmp_path)).findings if f.rule is RuleId.E2]
+    assert len(uncapped) == 16
+    report = check_path(_gapped(tmp_path), CheckOptions(max_findings_per_rule=3))
+    e2 = [f for f in report.findings if f.rule is RuleId.E2]
+    assert e2[:3] == uncapped[:3], "the kept findings are the earliest in log order"
+    (summary,) = e2[3:]
+    assert summary.message == "13 more E2 finding(s) suppressed from seq 8 on: the checker keeps the first 3 per rule"
+    assert (summary.seq, summary.line) == (uncapped[3].seq, uncapped[3].line)
+    assert summary.context == {"suppressed": 13, "cap": 3, "fromSeq": 8, "fromLine": uncapped[3].line}
+    assert summary.is_error and report.suppressed == {RuleId.E2: 13}
+    assert {f.rule for f in report.findings} == {f.rule for f in check_path(_gapped(tmp_path)).findings}
+
+
+def test_the_cap_keeps_the_earliest_findings_whatever_order_a_pass_yields_them_in() -> None:
+    from dshfuzz.checker import CheckOptions, RuleId, check_log, implemented_rules
+    from dshfuzz.checker._run import PASSES, rule_pass
+
+    from checker_logs import session_log
+
+    log = session_log(header(), minimal_events())
+    implemented_rules()  # the rule modules register first, so the pass below is the last one
+
+    @rule_pass(RuleId.E2)
+    def backwards(ctx):
+        for seq in reversed(range(10)):
+            yield ctx.finding(RuleId.E2, f"seq {seq}", seq=seq, line=seq + 2)
+
+    try:
+        report = check_log(log, CheckOptions(strict=True, rules=frozenset({RuleId.E2}), max_findings_per_rule=4))
+    finally:
+        PASSES.pop()
+    assert [f.message for f in report.findings] == [
+        "seq 0", "seq 1", "seq 2", "seq 3",
+        "6 more E2 finding(s) suppressed from seq 4 on: the checker keeps the first 4 per rule",
+    ]
+
+
+def test_json_and_human_outputs_show_the_suppressed_count_with_unchanged_exit_codes(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # one table row per line
+    path = _gapped(tmp_path)
+    assert main(["check", "--json", "--max-findings-per-rule", "2", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    e2 = [f for f in report["findings"] if f["rule"] == "E2"]
+    assert len(e2) == 3 and e2[-1]["context"]["suppressed"] == 14 and e2[-1]["seq"] == 6
+    assert report["suppressed"] == {"E2": 14}
+    assert main(["check", "--max-findings-per-rule", "2", str(path)]) == 1
+    assert "14 more E2 finding(s) suppressed from seq 6 on" in capsys.readouterr().out
+
+
+def test_a_cap_below_one_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    assert main(["check", "--max-findings-per-rule", "0", str(_gapped(tmp_path))]) == 2
+    assert "--max-findings-per-rule" in capsys.readouterr().err

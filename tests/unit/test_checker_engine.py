@@ -262,3 +262,74 @@ def test_the_inbox_orphan_splice_mutator_only_edits_replayed_splices(seed_value:
     log = parse_log(mutant.data)
     assert RuleId.I1 in fired(check(log.header.raw, [e.raw for e in log.events])), mutant.description
     assert not replay_inbox([e.raw for e in log.events], log.header.raw).ok, mutant.description
+
+
+_RUN_RULES = frozenset(ENGINE | {RuleId(f"S{i}") for i in range(1, 9)} | {RuleId.P1, RuleId.P2})
+_SOURCE_EDITS: dict[str, Callable[[list[Any], int], list[Any]]] = {
+    "reverse": lambda s, k: s[::-1],
+    "cite one twice, first up front": lambda s, k: [s[k], *s],
+    "cite one twice, again at the end": lambda s, k: [*s, s[k]],
+    "drop one": lambda s, k: s[:k] + s[k + 1 :],
+}
+
+
+def _facts(report: Any) -> list[tuple[Any, ...]]:
+    return sorted((str(f.rule), -1 if f.seq is None else f.seq, f.message, tuple(map(str, f.refused_by)),
+                   repr(sorted(f.context.items()))) for f in report.findings)
+
+
+@given(session_logs(max_events=80), st.data())
+def test_a_packed_chunk_run_is_judged_as_its_members_are(generated: Any, data: st.DataObject) -> None:
+    """The engine, surface and marker passes decide a packed chunk row from its first member
+    (its members share type, turn, step and delta kind). With a structural event dropped,
+    turn/step fields made odd, or sources reordered, repeated or thinned, the log read from
+    packed rows gets exactly the findings of the same events stored one per line."""
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.model import encode_jsonl, parse_log
+
+    events = copy.deepcopy(generated.events)
+    structural = [i for i, e in enumerate(events) if e["type"] in ("turn/start", "step/start", "step/end")]
+    if structural and data.draw(st.booleans(), label="drop"):
+        del events[data.draw(st.sampled_from(structural), label="dropped")]
+    candidates = [i for i, e in enumerate(events) if e["type"] in _ODD_FIELDS]
+    for _ in range(data.draw(st.integers(0, 2), label="edits") if candidates else 0):
+        event = events[data.draw(st.sampled_from(candidates), label="event")]
+        key = data.draw(st.sampled_from(_ODD_FIELDS[event["type"]]), label="field")
+        (event if key == "sourceEventSeqs" else event["data"])[key] = copy.deepcopy(data.draw(_ODD, label="value"))
+    cited = [e for e in events if type(e.get("sourceEventSeqs")) is list and len(e["sourceEventSeqs"]) > 2]
+    if cited and data.draw(st.booleans(), label="edit sources"):
+        event = data.draw(st.sampled_from(cited), label="citing")
+        sources = event["sourceEventSeqs"]
+        edit = _SOURCE_EDITS[data.draw(st.sampled_from(sorted(_SOURCE_EDITS)), label="sources edit")]
+        event["sourceEventSeqs"] = edit(sources, data.draw(st.integers(0, len(sources) - 1), label="at"))
+    packed = parse_log(encode_jsonl(generated.header, [events]))
+    one_per_line = [e.raw for e in packed.events]
+    got = check_log(packed, CheckOptions(strict=True, rules=_RUN_RULES))
+    want = check(generated.header, one_per_line, rules=_RUN_RULES)
+    assert _facts(got) == _facts(want), explain(got, generated.header, one_per_line)
+
+
+def test_a_run_member_cited_ahead_of_its_run_is_a_repeated_source() -> None:
+    """The meter refuses a cited seq that repeats (T2). The engine takes a packed run cited in
+    order in one step; a member already cited ahead of its run must still count as repeated."""
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.generators import generate
+    from dshfuzz.model import encode_jsonl, parse_log
+
+    def packed(header: Any, events: list[Any]) -> Any:
+        return parse_log(encode_jsonl(header, [events]))
+
+    for generated in generate(20, 7, max_events=120):
+        events = copy.deepcopy(generated.events)
+        runs = {r.events.start: r.events.stop for r in packed(generated.header, events).rows if r.kind == "packed"}
+        citing = [(e, h) for e in events if e["type"] == "assistant/message" and "usage" in e["data"]
+                  for h in e.get("sourceEventSeqs", ()) if h in runs]
+        if citing:
+            break
+    event, head = citing[0]
+    event["sourceEventSeqs"] = [head + 1, *event["sourceEventSeqs"]]
+    log = packed(generated.header, events)
+    assert head in {r.events.start for r in log.rows if r.kind == "packed"}
+    for report in (check_log(log, CheckOptions(strict=True)), check(generated.header, [e.raw for e in log.events])):
+        t2 = [f.message for f in report.findings if f.rule is RuleId.T2]
+        assert t2 == [f"token meter: assistant/message at seq {event['seq']} repeats source seq {head + 1}"], t2

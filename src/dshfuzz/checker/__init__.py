@@ -5,35 +5,25 @@ every rule; rule passes live in private modules grouped by what they read
 (persistence envelope, surface fold, zstd framing, engine state, plugin
 semantics, wire stream, migration pre-checks) and are run by :func:`check_log`.
 :func:`prewrite` judges an edit before it lands; :func:`recover_plan` finds the
-latest safe complete-turn boundary.
+latest safe complete-turn boundary; both are imported on first use, since
+checking a file needs neither.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dshfuzz._lazy import lazy_attributes
 
 from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding, Report
-from ._prewrite import PrewriteResult, prewrite
-from ._recover import RecoveryPlan, recover_plan
 from ._run import check_log, check_path, implemented_rules, rule_pass
 from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
-__all__ = [
-    "RULES",
-    "CheckContext",
-    "CheckOptions",
-    "Finding",
-    "OfficialLayer",
-    "PrewriteResult",
-    "RecoveryPlan",
-    "Report",
-    "Rule",
-    "RuleId",
-    "RuleLayer",
-    "Severity",
-    "check_log",
-    "check_path",
-    "implemented_rules",
-    "is_nonneg_safe_int",
-    "is_safe_int",
-    "prewrite",
-    "recover_plan",
-    "rule_pass",
-]
+if TYPE_CHECKING:
+    from ._prewrite import PrewriteResult, prewrite
+    from ._recover import RecoveryPlan, recover_plan
+
+__getattr__ = lazy_attributes(__name__, {
+    "PrewriteResult": "_prewrite", "prewrite": "_prewrite", "RecoveryPlan": "_recover", "recover_plan": "_recover",
+})

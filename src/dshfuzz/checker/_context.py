@@ -20,6 +20,7 @@ from ._finding import Finding
 from .rules import RULES, OfficialLayer, RuleId
 
 __all__ = [
+    "MAX_FINDINGS_PER_RULE",
     "MAX_SAFE_INTEGER",
     "CheckContext",
     "CheckOptions",
@@ -31,6 +32,8 @@ __all__ = [
 
 MAX_SAFE_INTEGER = 2**53 - 1
 KNOWN_VERSIONS = frozenset({0, 1, 2, 3})
+MAX_FINDINGS_PER_RULE = 1000
+"""The default cap on the findings one rule keeps per check (see :mod:`dshfuzz.checker._run`)."""
 
 T = TypeVar("T")
 
@@ -57,12 +60,14 @@ def safe_int(v: Any) -> int | None:
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """How to check. ``format_version`` overrides the header's version; ``rules``
-    restricts the run to those ids; ``strict`` re-raises a crashing pass (tests)
-    instead of recording it in :attr:`Report.internal_errors` (production)."""
+    restricts the run to those ids; ``max_findings_per_rule`` caps the findings one
+    rule keeps (the earliest; one more finding counts the rest); ``strict`` re-raises
+    a crashing pass (tests) instead of recording it in :attr:`Report.internal_errors`
+    (production)."""
 
     format_version: int | None = None
     rules: frozenset[RuleId] | None = None
-    max_findings_per_rule: int = 1000
+    max_findings_per_rule: int = MAX_FINDINGS_PER_RULE
     strict: bool = False
 
 
@@ -93,6 +98,7 @@ class CheckContext:
         self._memo: dict[str, Any] = {}
         self._by_seq: dict[int, Event] | None = None
         self._stored: list[Event] | None = None
+        self._packed: tuple[list[int], dict[int, int]] | None = None
 
     @property
     def stored_events(self) -> list[Event]:
@@ -104,6 +110,35 @@ class CheckContext:
         if self._stored is None:
             self._stored = [ev for ev in self.events if ev.member is None]
         return self._stored
+
+    @property
+    def packed_runs(self) -> tuple[list[int], dict[int, int]]:
+        """``(heads, runs)``: ``runs`` maps the position of each packed chunk row's first
+        member to the position after its last, and ``heads`` lists every position of the
+        log except the members after a run's first, in log order.
+
+        The reader expands a packed row into members that share one type, one turn and
+        step (the same objects) and one delta chunk kind, with consecutive seqs from the
+        row's ``seq0``; so a pass that reads only those decides the whole run from its
+        first member. A row whose range does not hold its members (a hand-built log) is
+        no run."""
+        if self._packed is None:
+            events = self.events
+            n = len(events)
+            runs: dict[int, int] = {}
+            for row in self.log.rows:
+                if row.kind == "packed":
+                    r = row.events
+                    if 1 < len(r) and r.stop <= n and events[r.start].member == 0 and events[r.stop - 1].member == len(r) - 1:
+                        runs[r.start] = r.stop
+            heads: list[int] = []
+            done = 0
+            for start, stop in runs.items():
+                heads.extend(range(done, start + 1))
+                done = stop
+            heads.extend(range(done, n))
+            self._packed = (heads, runs)
+        return self._packed
 
     @property
     def by_seq(self) -> Mapping[int, Event]:

@@ -24,7 +24,7 @@ from typing import Any
 from dshfuzz.model import MISSING, Event
 from dshfuzz.oracle._js import is_safe_integer, number_key, strict_equal, to_integer_or_infinity
 
-from ._context import CheckContext
+from ._context import MAX_SAFE_INTEGER, CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
 from ._run import rule_pass
@@ -69,8 +69,9 @@ class _Hit:
 class _Structure:
     """The invariant companion, the token meter and the released walk, side by side."""
 
-    def __init__(self, events: list[Event]) -> None:
+    def __init__(self, events: list[Event], runs: dict[int, int]) -> None:
         self.events = events
+        self.runs = runs
         self.hits: dict[tuple[int, RuleId], _Hit] = {}
         self.inv_turn: Any = None
         self.inv_step: Any = None
@@ -91,28 +92,49 @@ class _Structure:
         else:
             found.layers.add(layer)
 
-    def run(self) -> list[_Hit]:
-        for index, event in enumerate(self.events):
+    def run(self, heads: list[int]) -> list[_Hit]:
+        """Walk the events at ``heads``; a packed run whose first member names the open step
+        is decided by it, since its members share their turn and step and no member moves
+        either machine (they are delta chunks, never usage samples)."""
+        events = self.events
+        runs = self.runs
+        visit = self.visit
+        for index in heads:
+            event = events[index]
             raw = event.raw
-            kind = raw.get("type") if type(raw) is dict else None
-            if kind == "assistant/chunk":
+            # The common case inline: a chunk with exact ints naming the open step.
+            if type(raw) is dict and raw.get("type") == "assistant/chunk":
                 data = raw.get("data")
                 turn, step = self.inv_turn, self.inv_step
-                chunk = data.get("chunk") if type(data) is dict else None
-                if type(chunk) is dict and chunk.get("type") == "usage":
-                    self.usage_sample(index, event, chunk.get("usage", MISSING))
-                # The common case, decided without the general walk: exact ints naming the open step.
                 if (type(data) is dict and type(turn) is int and type(step) is int
                         and type(data.get("turn")) is int and data["turn"] == turn
                         and type(data.get("step")) is int and data["step"] == step):
+                    chunk = data.get("chunk")
+                    if type(chunk) is dict and chunk.get("type") == "usage":
+                        self.usage_sample(index, event, chunk.get("usage", MISSING))
                     continue
-            elif type(kind) is not str or kind not in _WALKED:
-                continue
-            self.structure(index, event, kind)
-            self.meter(index, event, kind)
+            visit(index, event)
+            stop = runs.get(index)
+            if stop is not None:
+                for member in range(index + 1, stop):
+                    visit(member, events[member])
         self.context_window()
         self.usage_verdict()
         return sorted(self.hits.values(), key=lambda h: (h.index, h.rule))
+
+    def visit(self, index: int, event: Event) -> None:
+        """Fold one event into the three machines."""
+        raw = event.raw
+        kind = raw.get("type") if type(raw) is dict else None
+        if kind == "assistant/chunk":
+            data = raw.get("data")
+            chunk = data.get("chunk") if type(data) is dict else None
+            if type(chunk) is dict and chunk.get("type") == "usage":
+                self.usage_sample(index, event, chunk.get("usage", MISSING))
+        elif type(kind) is not str or kind not in _WALKED:
+            return
+        self.structure(index, event, kind)
+        self.meter(index, event, kind)
 
     def usage_sample(self, index: int, event: Event, usage: Any) -> None:
         """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
@@ -120,19 +142,20 @@ class _Structure:
         the prompt pressure; both are checked once the log is folded."""
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
-        where = f"token meter: the usage sample at seq {_show(event.seq)}"
-        if usage is None or usage is MISSING:
-            self.hit(index, RuleId.T2, _L.METER, f"{where} is missing")
-            return
-        if not _released_usage(usage):
-            self.hit(index, RuleId.T2, _L.RELEASED, f"{where} is not exactly "
-                     "{inputTokens, outputTokens, totalTokens?, cacheReadTokens?, cacheWriteTokens?, reasoningTokens?} "
-                     "with non-negative integer counts")
-        fields = usage if type(usage) is dict else {}  # a primitive's properties read as undefined
-        buckets = tuple(_js_count(fields.get(k, MISSING), optional=k.startswith("cache"))
-                        for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"))
-        if self.usage_problem is None and not all(_count_ok(b) for b in buckets):
-            self.usage_problem = (index, "holds a token count that is not a non-negative integer")
+        buckets = _exact_buckets(usage)
+        if buckets is None:
+            if usage is None or usage is MISSING:
+                self.hit(index, RuleId.T2, _L.METER, f"token meter: the usage sample at seq {_show(event.seq)} is missing")
+                return
+            if not _released_usage(usage):
+                self.hit(index, RuleId.T2, _L.RELEASED, f"token meter: the usage sample at seq {_show(event.seq)} is not "
+                         "exactly {inputTokens, outputTokens, totalTokens?, cacheReadTokens?, cacheWriteTokens?, "
+                         "reasoningTokens?} with non-negative integer counts")
+            fields = usage if type(usage) is dict else {}  # a primitive's properties read as undefined
+            buckets = tuple(_js_count(fields.get(k, MISSING), optional=k.startswith("cache"))
+                            for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"))
+            if self.usage_problem is None and not all(_count_ok(b) for b in buckets):
+                self.usage_problem = (index, "holds a token count that is not a non-negative integer")
         last = self.last_usage
         previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else (0, 0, 0, 0)
         self.usage_totals = tuple(t - p + b for t, p, b in zip(self.usage_totals, previous, buckets))
@@ -206,32 +229,34 @@ class _Structure:
             self.both(index, rule, f"{kind} data is {_show(data) if data is not MISSING else 'missing'}, so its turn cannot be read")
 
     def require_open_step(self, index: int, kind: str, rule: RuleId, turn: Any, step: Any) -> None:
-        message = f"{kind} names turn {_show(turn)}/step {_show(step)} but open is turn {_show(self.inv_turn)}/step {_show(self.inv_step)}"
-        if not strict_equal(self.inv_turn, turn) or not strict_equal(self.inv_step, step):
-            self.both(index, rule, message)
-        elif self.inv_turn is None or self.inv_step is None:
-            self.hit(index, rule, _L.RELEASED, message)
+        inv_turn, inv_step = self.inv_turn, self.inv_step
+        shared = not _same(inv_turn, turn) or not _same(inv_step, step)
+        if shared or inv_turn is None or inv_step is None:
+            message = f"{kind} names turn {_show(turn)}/step {_show(step)} but open is turn {_show(inv_turn)}/step {_show(inv_step)}"
+            if shared:
+                self.both(index, rule, message)
+            else:
+                self.hit(index, rule, _L.RELEASED, message)
 
     def meter(self, index: int, event: Event, kind: str) -> None:
         """The token meter's ``_foldEvent`` pairing (TM:510-545) and cited chunks (TM:578-594)."""
         data = event.data
         rule = RuleId.T1
-        seq = _show(event.seq)
         if kind == "request/header":
             self.header_seen = True
         elif kind == "request/context":
             self.last_context = index
         elif kind == "step/start":
             if self.meter_step is not None:
-                self.hit(index, rule, _L.METER, f"token meter: step/start at seq {seq} arrived before turn "
+                self.hit(index, rule, _L.METER, f"token meter: step/start at seq {_show(event.seq)} arrived before turn "
                          f"{_show(self.meter_step.get('turn', MISSING))}/step {_show(self.meter_step.get('step', MISSING))} ended")
             self.meter_step = dict(data) if type(data) is dict else {}
         elif kind in ("step/end", "assistant/message"):
             opened = self.meter_step
-            if data is None or data is MISSING or opened is None or not strict_equal(
+            if data is None or data is MISSING or opened is None or not _same(
                 opened.get("turn", MISSING), _get(data, "turn")
-            ) or not strict_equal(opened.get("step", MISSING), _get(data, "step")):
-                self.hit(index, rule, _L.METER, f"token meter: {kind} at seq {seq} has no matching step/start event")
+            ) or not _same(opened.get("step", MISSING), _get(data, "step")):
+                self.hit(index, rule, _L.METER, f"token meter: {kind} at seq {_show(event.seq)} has no matching step/start event")
                 if kind == "step/end":
                     self.meter_step = None
                 return
@@ -247,36 +272,48 @@ class _Structure:
         sources = event.sourceEventSeqs
         if sources is MISSING:
             return
-        prefix = f"token meter: assistant/message at seq {_show(event.seq)}"
+        prefix = "token meter: assistant/message at seq "
         if type(sources) is not list:
-            self.hit(index, RuleId.T2, _L.METER, f"{prefix} sourceEventSeqs is not iterable")
+            self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} sourceEventSeqs is not iterable")
             return
         events = self.events
+        runs = self.runs
         n_events = len(events)
         seq = event.seq
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
         seen: set[Any] = set()
         chunks: list[Any] = []
-        for source in sources:
-            # The common case inline: an int seq naming an earlier same-step chunk.
-            if type(source) is int and type(seq) is int and 0 <= source < seq < n_events and source not in seen:
+        inline = type(seq) is int and seq < n_events and type(turn) is int and type(step) is int
+        at, count = 0, len(sources)
+        while at < count:
+            source = sources[at]
+            at += 1
+            # The common case inline: an int seq naming an earlier chunk of the same int step.
+            if inline and type(source) is int and 0 <= source < seq and source not in seen:
                 cited = events[source].raw
                 cited_data = cited.get("data") if type(cited) is dict and cited.get("type") == "assistant/chunk" else None
-                if type(cited_data) is dict and _same(cited_data.get("turn", MISSING), turn) and _same(
-                    cited_data.get("step", MISSING), step
-                ):
+                if (type(cited_data) is dict and cited_data.get("turn") == turn and cited_data.get("step") == step
+                        and type(cited_data["turn"]) is int and type(cited_data["step"]) is int):
                     seen.add(source)
                     chunks.append(cited_data.get("chunk", MISSING))
+                    # The rest of a packed run cited in order adds nothing the head did not
+                    # (same turn, step, delta kind and block index); it only fills ``seen``.
+                    stop = runs.get(source)
+                    if stop is not None and stop <= seq:
+                        rest = range(source + 1, stop)
+                        if sources[at : at + len(rest)] == list(rest) and seen.isdisjoint(rest):
+                            seen.update(rest)
+                            at += len(rest)
                     continue
             problem = self.cited_problem(event, source, seen)
             if problem is not None:
-                self.hit(index, RuleId.T2, _L.METER, f"{prefix} {problem}")
+                self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} {problem}")
                 return
             chunks.append(_get(events[int(source)].data, "chunk"))
         problem = _assembly_problem(chunks)
         if problem is not None:
-            self.hit(index, RuleId.T2, _L.METER, f"{prefix} cites chunks that do not assemble: {problem}")
+            self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} cites chunks that do not assemble: {problem}")
 
     def cited_problem(self, event: Event, source: Any, seen: set[Any]) -> str | None:
         """Why the meter refuses one cited seq (numbers only reach ``seen``, where 1 and 1.0 coincide as in a JS Set)."""
@@ -322,6 +359,18 @@ def _js_count(value: Any, *, optional: bool) -> float:
 
 
 _USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+
+
+_USAGE_KEY_SET = frozenset(_USAGE_KEYS)
+
+
+def _exact_buckets(usage: Any) -> tuple[int, int, int, int] | None:
+    """The common sample, decided without the general reading: the released shape with exact
+    int counts, whose buckets (input, output, cache read, cache write) are then valid too."""
+    if (type(usage) is dict and "inputTokens" in usage and "outputTokens" in usage and usage.keys() <= _USAGE_KEY_SET
+            and all(type(v) is int and 0 <= v <= MAX_SAFE_INTEGER for v in usage.values())):
+        return usage["inputTokens"], usage["outputTokens"], usage.get("cacheReadTokens", 0), usage.get("cacheWriteTokens", 0)
+    return None
 
 
 def _released_usage(usage: Any) -> bool:
@@ -411,8 +460,11 @@ def _finding(ctx: CheckContext, hit: _Hit) -> Finding:
 
 def _null_turn(event: Event) -> tuple[bool, bool]:
     """(T4: the turn is null or missing; M1: an append whose turn or step is null)."""
-    data = event.data
+    raw = event.raw
+    data = raw.get("data", MISSING) if type(raw) is dict else MISSING
     turn = _get(data, "turn")
+    if type(turn) is int and type(_get(data, "step")) is int:
+        return False, False
     t4 = turn is None or turn is MISSING
     m1 = event.type == "assistant/message" and event.surfaceOp == "append" and (turn is None or _get(data, "step") is None)
     return t4, m1
@@ -422,7 +474,8 @@ def _null_turn(event: Event) -> tuple[bool, bool]:
 def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
     """T1 T2 T3 from one walk of the three official turn/step moments; T4 and M1 on the
     events whose turn is null or missing, naming the moments that refuse those events."""
-    hits = _Structure(ctx.events).run()
+    heads, runs = ctx.packed_runs
+    hits = _Structure(ctx.events, runs).run(heads)
     refusing: dict[int, set[OfficialLayer]] = {}
     for hit in hits:
         refusing.setdefault(hit.index, set()).update(hit.layers)
@@ -430,6 +483,8 @@ def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
     for index in positions(ctx, ["step/start", "step/end", "assistant/message"]):
         event = ctx.events[index]
         t4, m1 = _null_turn(event)
+        if not (t4 or m1):
+            continue
         layers = tuple(sorted(refusing.get(index, ()), key=_LAYER_ORDER.__getitem__))
         coordinates = f"turn {_show(_get(event.data, 'turn'))}/step {_show(_get(event.data, 'step'))}"
         if t4:

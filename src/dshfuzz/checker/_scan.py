@@ -16,15 +16,19 @@ __all__ = ["positions", "type_index"]
 
 def _by_type(ctx: CheckContext) -> dict[object, list[int]]:
     index: dict[object, list[int]] = {}
-    for i, event in enumerate(ctx.events):
-        raw = event.raw
+    events = ctx.events
+    heads, runs = ctx.packed_runs
+    for i in heads:
+        raw = events[i].raw
         kind = raw.get("type") if type(raw) is dict else None
         if type(kind) is str:
             bucket = index.get(kind)
             if bucket is None:
-                index[kind] = [i]
-            else:
-                bucket.append(i)
+                bucket = index[kind] = []
+            bucket.append(i)
+            stop = runs.get(i)
+            if stop is not None:  # the rest of a packed run: chunks like its first member
+                bucket.extend(range(i + 1, stop))
     return index
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from dshfuzz.model import MISSING, Event
 
-from ._context import CheckContext, is_nonneg_safe_int
+from ._context import MAX_SAFE_INTEGER, CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import rule_pass
 from .rules import RULES
@@ -48,8 +48,11 @@ def _name(t: Any) -> str:
     return t if type(t) is str else str(t)
 
 
+_INT_ONLY = frozenset({int})
+
+
 def _seq_ok(v: Any) -> bool:
-    return (type(v) is int and 0 <= v <= 9007199254740991) or is_nonneg_safe_int(v)
+    return (type(v) is int and 0 <= v <= MAX_SAFE_INTEGER) or is_nonneg_safe_int(v)
 
 
 class _Violation(Exception):
@@ -152,14 +155,19 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
     if not src and t != "assistant/message":  # the catalog states emptiness in S6 too, append or replace
         also = (R.S6,) if rule is not R.S6 else ()
         raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH, also=also)
-    sources: set[int] = set()
-    non_earlier = None
-    for s in src:
-        if not _seq_ok(s):
-            raise _Violation(rule, f'session event "{_name(t)}" sourceEventSeqs must densely contain non-negative safe integers')
-        sources.add(int(s))
-        if non_earlier is None and s >= seq:
-            non_earlier = int(s)
+    if src and _INT_ONLY.issuperset(map(type, src)) and 0 <= min(src) and max(src) <= MAX_SAFE_INTEGER:
+        # the common list, screened at C speed: only exact safe ints
+        sources = set(src)
+        non_earlier = next((s for s in src if s >= seq), None) if max(src) >= seq else None
+    else:
+        sources = set()
+        non_earlier = None
+        for s in src:
+            if not _seq_ok(s):
+                raise _Violation(rule, f'session event "{_name(t)}" sourceEventSeqs must densely contain non-negative safe integers')
+            sources.add(int(s))
+            if non_earlier is None and s >= seq:
+                non_earlier = int(s)
     if len(sources) != len(src):
         dups = sorted({int(s) for s in src if src.count(s) > 1})
         raise _Violation(rule, "sourceEventSeqs must not contain duplicates", _SURFACE_PATH, duplicates=dups)
@@ -283,7 +291,11 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
     replay = SurfaceReplay(ctx.events, ctx.version)
     surface_types = replay.types
     first_failure: Finding | None = None
-    for index, ev in enumerate(ctx.events):
+    events = ctx.events
+    # The rest of a packed run needs no look: its members carry no surface metadata and
+    # consecutive seqs, so they are contiguous exactly when the run's first member is.
+    for index in ctx.packed_runs[0]:
+        ev = events[index]
         if ev.member is not None:
             # a packed chunk-row member: no surface metadata, and its seq is checked below only if it is off
             if ev.raw["seq"] == index or first_failure is not None:

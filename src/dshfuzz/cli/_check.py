@@ -1,7 +1,9 @@
 """``dshfuzz check LOG... [--json] [--format-version N] [--redact]``.
 
 Checks each log against every rule of the registry that applies to its format
-version. ``--json`` prints one report object per file, one per line. Exit status:
+version. ``--json`` prints one report object per file, one per line. A rule keeps at most
+``--max-findings-per-rule`` findings (default 1000); one more finding says how many
+were suppressed and from where. Exit status:
 0 no error-level finding, 1 error-level findings, 2 a file could not be read, a
 usage error, or an internal checker error (reported, never hidden).
 ``--prewrite EDIT.json --log LOG`` validates an edit before it lands
@@ -25,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format-version", type=int, choices=(0, 1, 2, 3), default=None, metavar="N",
         help="check as format version N instead of the header's version",
+    )
+    parser.add_argument(
+        "--max-findings-per-rule", type=int, default=None, metavar="N",
+        help="keep at most N findings per rule (default 1000); one more finding counts the rest",
     )
     parser.add_argument("--redact", action="store_true", help="replace ids, arguments and text in the output with stable hashes")
     parser.add_argument("--prewrite", metavar="EDIT.json", help="validate an appended event or an edited event list before it lands")
@@ -53,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.logs:
         print("dshfuzz check: no LOG given (usage: dshfuzz check LOG... [--json] [--format-version N] [--redact])", file=sys.stderr)
         return 2
+    if args.max_findings_per_rule is not None and args.max_findings_per_rule < 1:
+        print("dshfuzz check: --max-findings-per-rule must be at least 1", file=sys.stderr)
+        return 2
 
     with _without_cyclic_gc():
         return _check_all(args)
@@ -60,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_all(args: argparse.Namespace) -> int:
     from dshfuzz.checker import CheckOptions, check_log
-    from dshfuzz.checker._output import redact_report, render_human
     from dshfuzz.model import dumps, read_log
 
-    options = CheckOptions(format_version=args.format_version)
+    cap = {} if args.max_findings_per_rule is None else {"max_findings_per_rule": args.max_findings_per_rule}
+    options = CheckOptions(format_version=args.format_version, **cap)
     console = None
     status = 0
     for path in args.logs:
@@ -75,10 +84,14 @@ def _check_all(args: argparse.Namespace) -> int:
             continue
         report = check_log(log, options)
         if args.redact:
+            from dshfuzz.checker._output import redact_report
+
             report = redact_report(report, log)
         if args.json:
             sys.stdout.write(dumps(report.to_json()) + "\n")
         else:
+            from dshfuzz.checker._output import render_human
+
             if console is None:
                 from rich.console import Console
 

@@ -14,36 +14,37 @@ reason code, official message). Nothing here raises on malformed input.
 - :func:`wire_stream` / :func:`check_wire` - the DeepSeek wire messages with their
   source seqs and pending call ids, and the pairing defects (W1/W2, unanswered calls).
 
-This package never imports :mod:`dshfuzz.oracle.official` (the Node bridge).
+This package never imports :mod:`dshfuzz.oracle.official` (the Node bridge). Its
+models are imported on first use (PEP 562): the checker reads only the JavaScript
+value semantics of :mod:`dshfuzz.oracle._js`, and importing every model cost
+``dshfuzz check`` a tenth of a second per process.
 """
 
-from ._enclosure import EnclosureState, check_enclosure
-from ._fold import Replacement, SurfaceFold, fold_surface
-from ._inbox import InboxState, replay_inbox
-from ._lifecycle import LifecycleState, check_lifecycle
-from ._meter import MeterState, check_meter
-from ._verdict import Accepted, Verdict, Violation
-from ._wire import HiddenCall, WireIssue, WireMessage, WireStream, check_wire, wire_stream
+from __future__ import annotations
 
-__all__ = [
-    "Accepted",
-    "EnclosureState",
-    "HiddenCall",
-    "InboxState",
-    "LifecycleState",
-    "MeterState",
-    "Replacement",
-    "SurfaceFold",
-    "Verdict",
-    "Violation",
-    "WireIssue",
-    "WireMessage",
-    "WireStream",
-    "check_enclosure",
-    "check_lifecycle",
-    "check_meter",
-    "check_wire",
-    "fold_surface",
-    "replay_inbox",
-    "wire_stream",
-]
+from typing import TYPE_CHECKING
+
+from dshfuzz._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from ._enclosure import EnclosureState, check_enclosure
+    from ._fold import Replacement, SurfaceFold, fold_surface
+    from ._inbox import InboxState, replay_inbox
+    from ._lifecycle import LifecycleState, check_lifecycle
+    from ._meter import MeterState, check_meter
+    from ._verdict import Accepted, Verdict, Violation
+    from ._wire import HiddenCall, WireIssue, WireMessage, WireStream, check_wire, wire_stream
+
+_HOME = {
+    "EnclosureState": "_enclosure", "check_enclosure": "_enclosure",
+    "Replacement": "_fold", "SurfaceFold": "_fold", "fold_surface": "_fold",
+    "InboxState": "_inbox", "replay_inbox": "_inbox",
+    "LifecycleState": "_lifecycle", "check_lifecycle": "_lifecycle",
+    "MeterState": "_meter", "check_meter": "_meter",
+    "Accepted": "_verdict", "Verdict": "_verdict", "Violation": "_verdict",
+    "HiddenCall": "_wire", "WireIssue": "_wire", "WireMessage": "_wire", "WireStream": "_wire",
+    "check_wire": "_wire", "wire_stream": "_wire",
+}
+
+__all__ = sorted(_HOME, key=lambda name: (not name[0].isupper(), name))
+__getattr__ = lazy_attributes(__name__, _HOME)
