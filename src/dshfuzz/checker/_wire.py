@@ -302,7 +302,7 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
         released = index is not None and any(call_key(i) in unresolved_at.get(index, ()) for i in ids)
         yield ctx.finding(
             RuleId.W3,
-            f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} never answered before "
+            f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} not answered before "
             f"{judge.closed_by[index]}; every later request fails",
             event=_coords(ctx, index),
             context={"callIds": shown},
