@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "matrix": "the kill matrix: which rule catches which incident",
     "fuzz": "run a differential fuzz campaign against a checker",
     "corpus": "list, replay or add corpus witnesses",
+    "atheris": "coverage-guided fuzzing of the readers and the checker (libFuzzer)",
 }
 
 
