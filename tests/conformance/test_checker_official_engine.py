@@ -228,3 +228,22 @@ def test_moved_structural_events_are_refused_exactly_when_named(official, genera
             f"{layer}: official {'refuses' if refused else 'accepts'} "
             f"({verdicts[layer].error.message if verdicts[layer].error else ''}); findings: "
             + "; ".join(f"{f.rule}@{f.seq} {list(map(str, f.refused_by))}" for f in report.findings))
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("incident", sorted(test_checker_engine._SEQ_INCIDENTS))
+def test_the_official_inbox_refuses_a_seq_incident_exactly_when_i1_fires(official, incident: str, version: int) -> None:
+    """The official evidence behind the nightly I1 "false alarm" (seed 11, v1 log): the inbox
+    layer replays the raw events of any format version and refuses the re-run or orphaned
+    claim with the message I1 quotes; a replay or gap that leaves the claim alone passes it."""
+    edit, orphaned = test_checker_engine._SEQ_INCIDENTS[incident]
+    b = edit(test_checker_engine._text_session(version))
+    (inbox,) = official.check(events=b.events, header=b.header, layers=("inbox",)).values()
+    i1 = [f.message for f in check_log(session_log(b.header, b.events), CheckOptions(strict=True)).findings
+          if f.rule is RuleId.I1]
+    assert inbox.ok is not orphaned
+    if orphaned:
+        assert inbox.error is not None and inbox.error.message == "invalid persisted inbox splice at session seq 2"
+        assert len(i1) == 1 and i1[0].startswith(inbox.error.message), i1
+    else:
+        assert i1 == []

@@ -23,7 +23,6 @@ from __future__ import annotations
 import heapq
 import importlib
 import importlib.util
-import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -168,6 +167,8 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
         except Exception:
             if options.strict:
                 raise
+            import traceback  # only a checker bug gets here
+
             report.internal_errors.append(f"{p.name} crashed:\n{traceback.format_exc()}")
     for rule, capped in by_rule.items():
         report.findings.extend(capped.findings())
