@@ -20,19 +20,32 @@ import pytest
 from planted_bug import PLANTED_BUG_ENV
 
 from dshfuzz.harness import Corpus, ReplayStatus, replay_entry
-from dshfuzz.harness._atheris import TARGETS, AtherisConfig, Finding, SeedSources, fuzz_target, witness_signature
+from dshfuzz.harness._atheris import (
+    TARGETS,
+    AtherisConfig,
+    Finding,
+    SeedSources,
+    fuzz_target,
+    witness_signature,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = 50_000
 MAX_LEN = 512
-SEEDS = SeedSources(corpus=REPO / "corpus", fixtures=REPO.parent / "shared" / "reference" / "fixtures",
-                    generated=8, max_events=6)
+SEEDS = SeedSources(
+    corpus=REPO / "corpus",
+    fixtures=REPO.parent / "shared" / "reference" / "fixtures",
+    generated=8,
+    max_events=6,
+)
 
 
 def _describe(finding: Finding) -> str:
     data = finding.artefact.read_bytes()
-    return (f"{finding.kind} in {finding.target} ({finding.reason}) on {finding.size} bytes "
-            f"(minimised from {finding.original_size}):\n{data[:2000]!r}\n{finding.traceback}")
+    return (
+        f"{finding.kind} in {finding.target} ({finding.reason}) on {finding.size} bytes "
+        f"(minimised from {finding.original_size}):\n{data[:2000]!r}\n{finding.traceback}"
+    )
 
 
 @pytest.mark.parametrize("target", list(TARGETS))
@@ -48,8 +61,14 @@ def test_a_crash_is_minimised_saved_and_replayed_until_fixed(tmp_path, monkeypat
     monkeypatch.chdir(REPO)  # the child imports tests.quality.planted_bug from the current directory
     monkeypatch.setenv(PLANTED_BUG_ENV, "1")
     target = "py:tests.quality.planted_bug:target"
-    config = AtherisConfig(out=tmp_path / "out", runs=100, corpus=tmp_path / "corpus", minimise_seconds=10,
-                           max_findings=1, sources=SeedSources(generated=2, max_events=4))
+    config = AtherisConfig(
+        out=tmp_path / "out",
+        runs=100,
+        corpus=tmp_path / "corpus",
+        minimise_seconds=10,
+        max_findings=1,
+        sources=SeedSources(generated=2, max_events=4),
+    )
     (finding,) = fuzz_target(target, config).findings
     assert finding.kind == "crash" and "planted bug" in finding.traceback
     assert finding.size <= finding.original_size

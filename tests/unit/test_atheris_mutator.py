@@ -69,9 +69,13 @@ def test_structured_mutants_are_realistic_most_of_the_time(target):
     mutator = _mutator(target)
     mutants = [mutator.mutate(data, MAX_SIZE, seed) for seed, data in enumerate(_inputs(target) * 5)]
     structured = [m for m in mutants if not m.startswith(b"BYTES:")]
-    assert len(structured) >= 0.6 * len(mutants), f"only {len(structured)} of {len(mutants)} inputs took an edit"
+    assert len(structured) >= 0.6 * len(mutants), (
+        f"only {len(structured)} of {len(mutants)} inputs took an edit"
+    )
     decodable = [m for m in structured if _decodes(target, m)]
-    assert len(decodable) >= 0.6 * len(structured), f"only {len(decodable)} of {len(structured)} mutants decode"
+    assert len(decodable) >= 0.6 * len(structured), (
+        f"only {len(decodable)} of {len(structured)} mutants decode"
+    )
     assert len(set(structured)) > len(structured) // 2, "the edits keep producing the same mutant"
 
 

@@ -21,32 +21,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dshfuzz.harness._atheris import TARGETS
 
     parser.add_argument("target", help=f"all, or one of: {', '.join(TARGETS)}")
-    parser.add_argument("--runs", type=int, default=None, help="executions per target (default 50000 without --max-time)")
+    parser.add_argument(
+        "--runs", type=int, default=None, help="executions per target (default 50000 without --max-time)"
+    )
     parser.add_argument("--max-time", type=float, default=None, metavar="S", help="seconds per target")
-    parser.add_argument("--out", type=Path, default=None, help="report directory (default reports/atheris-<time>)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="report directory (default reports/atheris-<time>)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="targets fuzzed at once, one child process each")
     parser.add_argument("--max-len", type=int, default=1024, help="largest input in bytes (default 1024)")
     parser.add_argument("--seed", type=int, default=1, help="libFuzzer's -seed")
-    parser.add_argument("--structured-share", type=float, default=0.15,
-                        help="share of mutations made by dshfuzz's edits rather than libFuzzer's (default 0.15)")
-    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="where findings are saved (and seeds read)")
+    parser.add_argument(
+        "--structured-share",
+        type=float,
+        default=0.15,
+        help="share of mutations made by dshfuzz's edits rather than libFuzzer's (default 0.15)",
+    )
+    parser.add_argument(
+        "--corpus", type=Path, default=Path("corpus"), help="where findings are saved (and seeds read)"
+    )
     parser.add_argument("--no-save", action="store_true", help="do not add findings to the corpus")
-    parser.add_argument("--shared", type=Path, default=_shared_guess(),
-                        help="the shared reference directory (fixtures and real sessions seed the run)")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=_shared_guess(),
+        help="the shared reference directory (fixtures and real sessions seed the run)",
+    )
 
 
-def _printer():  # noqa: ANN202 - a StatusCallback
+def _printer():
     last: dict[str, float] = {}
     lock = threading.Lock()
 
-    def show(target: str, stats) -> None:  # noqa: ANN001 - a FuzzStats
+    def show(target: str, stats) -> None:
         now = time.monotonic()
         with lock:
             if now - last.get(target, 0.0) < _STATUS_EVERY:
                 return
             last[target] = now
-        print(f"{target}: #{stats.executions} cov {stats.coverage} ft {stats.features} "
-              f"corpus {stats.corpus_units} rss {stats.peak_rss_mb}MB", file=sys.stderr, flush=True)
+        print(
+            f"{target}: #{stats.executions} cov {stats.coverage} ft {stats.features} "
+            f"corpus {stats.corpus_units} rss {stats.peak_rss_mb}MB",
+            file=sys.stderr,
+            flush=True,
+        )
 
     return show
 
@@ -58,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         names = target_names(args.target)
         shared = args.shared
         config = AtherisConfig(
-            out=args.out or Path("reports") / f"atheris-{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%SZ}",
+            out=args.out or Path("reports") / f"atheris-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}",
             runs=args.runs if args.runs is not None or args.max_time is not None else 50_000,
             max_time=args.max_time,
             max_len=args.max_len,

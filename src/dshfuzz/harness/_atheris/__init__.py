@@ -49,4 +49,5 @@ __all__ = [
     "save_finding",
     "target_names",
     "witness_signature",
+    "write_seeds",
 ]

@@ -59,11 +59,19 @@ def main(argv: list[str]) -> None:
         from dshfuzz.harness._atheris._mutator import StructuredMutator
 
         def byte_mutate(data: bytes, max_size: int) -> bytes:
-            return atheris.Mutate(data, max_size)  # looked up per call: Fuzz() rebinds it to the live libFuzzer
+            return atheris.Mutate(
+                data, max_size
+            )  # looked up per call: Fuzz() rebinds it to the live libFuzzer
 
-        mutator = StructuredMutator(target.compression, target.shape, byte_mutate, structured_share=float(share))
-        atheris.Setup([launcher, *libfuzzer], test_one_input, custom_mutator=mutator.mutate,
-                      custom_crossover=mutator.crossover)
+        mutator = StructuredMutator(
+            target.compression, target.shape, byte_mutate, structured_share=float(share)
+        )
+        atheris.Setup(
+            [launcher, *libfuzzer],
+            test_one_input,
+            custom_mutator=mutator.mutate,
+            custom_crossover=mutator.crossover,
+        )
     atheris.Fuzz()
 
 

@@ -5,12 +5,13 @@ A finding is an input on which a target crashed (raised), hung (ran past
 judged it, minimised by libFuzzer's minimiser. It is stored in the corpus as an
 entry whose mutator is ``atheris:<target>`` and whose checker is
 :func:`replay_witness`: the target runs on the witness once, under libFuzzer
-with the same limits (uninstrumented: coverage is of no use there), in a child process (so a hang or a blow-up cannot take
-the replaying process down). Replay classifies a target that gives no answer
-as a ``crash``, so the entry's signature is ``crash|-|-|atheris:<target>``
-whatever libFuzzer called it (the entry's ``kind`` keeps ``crash`` or
-``timeout``, and ``actual.failure`` says ``oom`` for a memory blow-up); it
-replays STILL FAILING while the bug exists and FIXED once the target returns.
+with the same limits (uninstrumented: coverage is of no use there), in a child
+process (so a hang or a blow-up cannot take the replaying process down).
+Replay classifies a target that gives no answer as a ``crash``, so the entry's
+signature is ``crash|-|-|atheris:<target>`` whatever libFuzzer called it (the
+entry's ``kind`` keeps ``crash`` or ``timeout``, and ``actual.failure`` says
+``oom`` for a memory blow-up); it replays STILL FAILING while the bug exists and
+FIXED once the target returns.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ _MUTATOR_PREFIX = "atheris:"
 
 
 def save_finding(finding: Finding, corpus: Corpus) -> Path:
-    """Store ``finding`` in ``corpus`` (idempotent: entries are content-addressed); returns the witness path."""
+    """Store ``finding`` in ``corpus`` (idempotent: entries are named by content); returns its path."""
     entry, _ = corpus.add(
         finding.artefact.read_bytes(),
         signature=witness_signature(finding.target),
@@ -97,7 +98,12 @@ def save_finding(finding: Finding, corpus: Corpus) -> Path:
         compression=resolve_target(finding.target).compression,
         format_version=None,
         expected={"rules": [], "oracleRefusing": []},
-        actual={"rules": [], "failure": finding.kind, "reason": finding.reason, "traceback": finding.traceback},
+        actual={
+            "rules": [],
+            "failure": finding.kind,
+            "reason": finding.reason,
+            "traceback": finding.traceback,
+        },
         checker=f"py:{__name__}:replay_witness",
         mutator=_MUTATOR_PREFIX + finding.target,
     )
@@ -120,14 +126,24 @@ def replay_witness(path: str) -> dict[str, list[object]]:
     command = child_command(target, argv0=str(CHILD), structured_share=0.0, instrument=False)
     flags = ["-runs=1", f"-timeout={HANG_SECONDS}", f"-rss_limit_mb={RSS_LIMIT_MB}", str(witness)]
     try:
-        proc = subprocess.run([*command, *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace", timeout=_REPLAY_DEADLINE, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [*command, *flags],
+            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=_REPLAY_DEADLINE,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise TargetFailure(f"{target}: no answer within {_REPLAY_DEADLINE:g} s") from None
     if proc.returncode != 0:
         said = OutputParser()
         for line in proc.stdout.splitlines():
             said.feed(line)
-        raise TargetFailure(f"{target} still fails on {witness.name} ({said.error or f'exit {proc.returncode}'}):\n"
-                            + "\n".join(said.traceback[-_TRACEBACK_LINES:]))
+        raise TargetFailure(
+            f"{target} still fails on {witness.name} ({said.error or f'exit {proc.returncode}'}):\n"
+            + "\n".join(said.traceback[-_TRACEBACK_LINES:])
+        )
     return {"findings": []}

@@ -20,7 +20,8 @@ __all__ = ["ArtefactKind", "FuzzStats", "OutputParser", "artefact_kind"]
 ArtefactKind = Literal["crash", "timeout", "oom"]
 
 _STATUS = re.compile(
-    r"^#(?P<execs>\d+)\s+\w+\s+cov: (?P<cov>\d+) ft: (?P<ft>\d+) corp: (?P<units>\d+)/(?P<size>\d+)(?P<unit>b|Kb|Mb)"
+    r"^#(?P<execs>\d+)\s+\w+\s+cov: (?P<cov>\d+) ft: (?P<ft>\d+) "
+    r"corp: (?P<units>\d+)/(?P<size>\d+)(?P<unit>b|Kb|Mb)"
     r".*?exec/s: (?P<rate>\d+) rss: (?P<rss>\d+)Mb"
 )
 _STAT = re.compile(r"^stat::(?P<key>\w+):\s+(?P<value>\d+)")

@@ -106,7 +106,11 @@ def _run_session(command: Sequence[str], target: str, on_status: StatusCallback 
     tail: deque[str] = deque(maxlen=_LOG_TAIL)
     started = time.monotonic()
     with subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         errors="replace",
     ) as proc:
         assert proc.stdout is not None
@@ -144,12 +148,22 @@ def _minimise(launcher: Path, artefact: Path, dest: Path, config: AtherisConfig)
     """libFuzzer's minimiser on ``artefact``, into ``dest``, for at most ``minimise_seconds``;
     the artefact itself when it cannot shrink it."""
     command = [
-        str(launcher), "-minimize_crash=1", "-runs=100000", f"-max_total_time={config.minimise_seconds}",
-        *_limits(config), f"-exact_artifact_path={dest}", str(artefact),
+        str(launcher),
+        "-minimize_crash=1",
+        "-runs=100000",
+        f"-max_total_time={config.minimise_seconds}",
+        *_limits(config),
+        f"-exact_artifact_path={dest}",
+        str(artefact),
     ]
     # the minimiser re-runs itself through the shell at every step: stop the whole group at the deadline
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          start_new_session=True) as proc:
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    ) as proc:
         try:
             proc.wait(timeout=config.minimise_seconds)
         except subprocess.TimeoutExpired:
@@ -175,7 +189,9 @@ def _finding(
     data = artefact.read_bytes()
     found = out / "findings"
     found.mkdir(parents=True, exist_ok=True)
-    minimal = _minimise(minimiser, artefact, found / f"{kind}-{hashlib.sha256(data).hexdigest()[:16]}", config)
+    minimal = _minimise(
+        minimiser, artefact, found / f"{kind}-{hashlib.sha256(data).hexdigest()[:16]}", config
+    )
     finding = Finding(
         target=target,
         kind=kind,
@@ -210,8 +226,14 @@ def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | No
             if budget is None:
                 break
             command = [
-                str(launcher), *_limits(config), *budget, "-print_final_stats=1", f"-seed={config.seed + sessions}",
-                f"-artifact_prefix={artefacts}/", str(work), str(seeds),
+                str(launcher),
+                *_limits(config),
+                *budget,
+                "-print_final_stats=1",
+                f"-seed={config.seed + sessions}",
+                f"-artifact_prefix={artefacts}/",
+                str(work),
+                str(seeds),
             ]
             session = _run_session(command, name, on_status)
             sessions += 1
@@ -219,8 +241,10 @@ def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | No
             log += [f"$ {' '.join(command)}", *session.tail]
             saved = [a for a in session.parser.artefacts if artefact_kind(a) is not None and a.is_file()]
             if session.returncode != 0 and not saved:
-                raise AtherisError(f"{name}: libFuzzer exited {session.returncode} without an input:\n"
-                                   + "\n".join(session.tail[-30:]))
+                raise AtherisError(
+                    f"{name}: libFuzzer exited {session.returncode} without an input:\n"
+                    + "\n".join(session.tail[-30:])
+                )
             for artefact in saved:
                 _forget(artefact.read_bytes(), work, seeds)
                 key = Finding.key_of(artefact_kind(artefact) or "", "\n".join(session.parser.traceback))
@@ -235,7 +259,7 @@ def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | No
 def fuzz(
     names: Sequence[str], config: AtherisConfig, *, jobs: int = 1, on_status: StatusCallback | None = None
 ) -> AtherisSummary:
-    """Fuzz each target (``jobs`` at a time, each in its own child) and write the summary into ``config.out``."""
+    """Fuzz each target (``jobs`` at a time, one child each); writes the summary into ``config.out``."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         targets = tuple(pool.map(lambda n: fuzz_target(n, config, on_status), names))
     summary = AtherisSummary({"targets": list(names), **config.settings()}, targets)

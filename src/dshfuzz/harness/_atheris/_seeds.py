@@ -61,7 +61,7 @@ def _rows(logs: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def write_seeds(target: Target, directory: Path, sources: SeedSources, *, max_len: int) -> int:
-    """Write the seeds of ``target`` (content-addressed, deduplicated) into ``directory``; returns how many."""
+    """Write the seeds of ``target`` into ``directory`` (named by content); returns how many."""
     logs = _logs(target, sources)
     seeds = {s for s in (_rows(logs) if target.shape == "row" else logs) if 0 < len(s) <= max_len}
     for data in seeds:

@@ -55,7 +55,11 @@ class AtherisSummary:
         return {
             "format": SUMMARY_FORMAT,
             "dshfuzzVersion": __version__,
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
+            "machine": {
+                "cpus": os.cpu_count(),
+                "python": platform.python_version(),
+                "system": platform.system(),
+            },
             "limits": {"hangSeconds": HANG_SECONDS, "rssLimitMb": RSS_LIMIT_MB},
             "settings": self.settings,
             "findings": self.findings,
@@ -66,24 +70,33 @@ class AtherisSummary:
         lines = [
             "# dshfuzz atheris",
             "",
-            f"Settings: {', '.join(f'{k}={v}' for k, v in self.settings.items())}; "
-            f"a finding is a crash, a hang over {HANG_SECONDS} s or a blow-up over {RSS_LIMIT_MB} MB.",
+            (
+                f"Settings: {', '.join(f'{k}={v}' for k, v in self.settings.items())}; "
+                f"a finding is a crash, a hang over {HANG_SECONDS} s or a blow-up over {RSS_LIMIT_MB} MB."
+            ),
             "",
-            "| target | executions | seconds | CPU s | exec/s | exec/CPU s | cov | ft | corpus | peak RSS MB | findings |",
+            "| target | executions | s | CPU s | exec/s | exec/CPU s | cov | ft | corpus | RSS MB | found |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for t in self.targets:
             s = t.stats
             lines.append(
-                f"| {t.target} | {s.executions} | {s.seconds:.0f} | {s.cpu_seconds:.0f} | {s.exec_per_sec:.0f} | "
-                f"{s.exec_per_cpu_sec:.0f} | {s.coverage} | "
-                f"{s.features} | {s.corpus_units} | {s.peak_rss_mb} | {len(t.findings)} |"
+                f"| {t.target} | {s.executions} | {s.seconds:.0f} | {s.cpu_seconds:.0f} | "
+                f"{s.exec_per_sec:.0f} | {s.exec_per_cpu_sec:.0f} | {s.coverage} | {s.features} | "
+                f"{s.corpus_units} | {s.peak_rss_mb} | {len(t.findings)} |"
             )
         for t in self.targets:
             for f in t.findings:
-                lines += ["", f"## {f.kind} in {f.target}: {f.reason}", "",
-                          f"Input ({f.size} bytes, minimised from {f.original_size}): `{f.corpus_file or f.artefact}`",
-                          "", "```", f.traceback, "```"]
+                lines += [
+                    "",
+                    f"## {f.kind} in {f.target}: {f.reason}",
+                    "",
+                    f"Input ({f.size} B, minimised from {f.original_size}): `{f.corpus_file or f.artefact}`",
+                    "",
+                    "```",
+                    f.traceback,
+                    "```",
+                ]
         return "\n".join(lines) + "\n"
 
     def write(self, out: Path) -> tuple[Path, Path]:

@@ -83,12 +83,30 @@ TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         Target("jsonl-reader", "parse_log of a .jsonl file", "none", "log", _read_jsonl),
-        Target("zstd-reader", "parse_log of a .jsonl.zstd file (frame scan, decode, torn-tail recovery)", "zstd",
-               "log", _read_zstd),
-        Target("row-decoder", "decode_storage_record of one JSON row (RowDecodeError is the rejection)", "none",
-               "row", _decode_row),
-        Target("checker-jsonl", "check_log of parse_log of a .jsonl file", "none", "log", _checked(_read_jsonl)),
-        Target("checker-zstd", "check_log of parse_log of a .jsonl.zstd file", "zstd", "log", _checked(_read_zstd)),
+        Target(
+            "zstd-reader",
+            "parse_log of a .jsonl.zstd file (frame scan, decode, torn-tail recovery)",
+            "zstd",
+            "log",
+            _read_zstd,
+        ),
+        Target(
+            "row-decoder",
+            "decode_storage_record of one JSON row (RowDecodeError is the rejection)",
+            "none",
+            "row",
+            _decode_row,
+        ),
+        Target(
+            "checker-jsonl", "check_log of parse_log of a .jsonl file", "none", "log", _checked(_read_jsonl)
+        ),
+        Target(
+            "checker-zstd",
+            "check_log of parse_log of a .jsonl.zstd file",
+            "zstd",
+            "log",
+            _checked(_read_zstd),
+        ),
     )
 }
 
@@ -99,8 +117,10 @@ def target_names(spec: str) -> list[str]:
     if spec == "all":
         return list(TARGETS)
     if spec not in TARGETS and not spec.startswith("py:"):
-        raise KeyError(f"unknown atheris target {spec!r}; expected all, py:module:function or one of: "
-                       f"{', '.join(TARGETS)}")
+        raise KeyError(
+            f"unknown atheris target {spec!r}; expected all, py:module:function or one of: "
+            f"{', '.join(TARGETS)}"
+        )
     return [spec]
 
 
