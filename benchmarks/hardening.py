@@ -30,7 +30,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -44,7 +46,7 @@ GIB = 1 << 30
 MIB = 1 << 20
 
 
-def _jsonl_with(path: Path, marker: bytes, hostile: Callable[[object], None]) -> None:
+def _jsonl_with(path: Path, marker: bytes, hostile: Callable[[BinaryIO], object]) -> None:
     """The valid fixture as JSONL, with ``marker`` in its first line holding it replaced
     by what ``hostile(file)`` writes (streamed, so the hostile text is never built whole)."""
     text = (FIXTURES / "valid-v0.jsonl").read_bytes()
@@ -68,17 +70,28 @@ def build(directory: Path) -> dict[str, Path]:
     _jsonl_with(files["deep"], b'"type":"string"', lambda out: out.write(b'"type":"string","x":' + b"[" * depth + b"]" * depth))
     files["long-line"] = directory / "long-line.jsonl"
 
-    def long_text(out: object) -> None:
+    def long_text(out: BinaryIO) -> None:
         block = b"lorem ipsum " * (MIB // 12)
         for _ in range(100 * MIB // len(block)):
-            out.write(block)  # type: ignore[attr-defined]
+            out.write(block)
 
     _jsonl_with(files["long-line"], b"README.md\\nsrc\\npackage.json\\n", long_text)
     return files
 
 
-def run(cmd: list[str], memory_mb: int | None = None) -> tuple[float, float, int, bytes, bytes]:
-    """Wall seconds, peak RSS (MB), exit status (negative: killed by that signal), stdout, stderr."""
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One fresh process: wall seconds, peak RSS (MB), exit status (negative: killed
+    by that signal), and what it said (our error findings, or the official verdict)."""
+
+    wall_s: float
+    rss_mb: float
+    exit: int
+    said: str
+
+
+def run(cmd: list[str], memory_mb: int | None = None) -> tuple[Outcome, bytes, bytes]:
+    """Run ``cmd`` as a fresh process (address space capped at ``memory_mb``); its outcome, stdout and stderr."""
 
     def cap() -> None:
         if memory_mb is not None:
@@ -91,33 +104,26 @@ def run(cmd: list[str], memory_mb: int | None = None) -> tuple[float, float, int
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
-        return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read(), err.read()
+        return Outcome(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), ""), out.read(), err.read()
 
 
-def check(path: Path) -> dict[str, object]:
-    wall, rss, status, out, err = run([str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)])
+def check(path: Path) -> Outcome:
+    outcome, out, err = run([str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)])
     try:
-        report = json.loads(out)
+        findings = [f"{f['rule']}: {f['message']}" for f in json.loads(out)["findings"] if f["severity"] == "error"]
     except ValueError:
-        return {"wall_s": wall, "rss_mb": rss, "exit": status, "findings": [], "stderr": err.decode()[-500:]}
-    return {
-        "wall_s": wall,
-        "rss_mb": rss,
-        "exit": status,
-        "findings": [f"{f['rule']} {f['message']}" for f in report["findings"] if f["severity"] == "error"],
-    }
+        return replace(outcome, said="no report: " + err.decode()[-300:])
+    return replace(outcome, said="; ".join(findings) or "no error finding")
 
 
-def official(path: Path, memory_mb: int) -> dict[str, object]:
-    wall, rss, status, out, err = run([str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(path)], memory_mb)
-    if status < 0:
-        verdict = f"crashed (signal {-status})"
-    elif status == 0:
-        verdict = "accepted " + out.decode().strip()
-    else:
-        lines = [line for line in err.decode().splitlines() if "Error" in line or "error" in line]
-        verdict = "refused: " + (lines[0].strip() if lines else err.decode()[-300:])
-    return {"wall_s": wall, "rss_mb": rss, "exit": status, "verdict": verdict[:300]}
+def official(path: Path, memory_mb: int) -> Outcome:
+    outcome, out, err = run([str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(path)], memory_mb)
+    if outcome.exit < 0:
+        return replace(outcome, said=f"crashed (signal {-outcome.exit})")
+    if outcome.exit == 0:
+        return replace(outcome, said="accepted " + out.decode().strip())
+    messages = [line.strip() for line in err.decode().splitlines() if line.strip().startswith("Error")]
+    return replace(outcome, said="refused: " + (messages[0] if messages else err.decode()[-300:]))
 
 
 def main() -> int:
@@ -125,35 +131,32 @@ def main() -> int:
     parser.add_argument("--official", action="store_true", help="also run the official loader on each file")
     parser.add_argument("--node-memory-mb", type=int, default=3000, help="address-space cap of the Node process")
     args = parser.parse_args()
-    results: dict[str, dict[str, object]] = {}
+    rows: list[tuple[str, int, Outcome, Outcome | None]] = []
     with tempfile.TemporaryDirectory(prefix="dshfuzz-hardening-") as tmp:
         for name, path in build(Path(tmp)).items():
-            results[name] = {"bytes": path.stat().st_size, "ours": check(path)}
-            if args.official:
-                results[name]["official"] = official(path, args.node_memory_mb)
-    print(json.dumps(results, indent=2))
-    print(_markdown(results, args))
+            theirs = official(path, args.node_memory_mb) if args.official else None
+            rows.append((name, path.stat().st_size, check(path), theirs))
+    print(json.dumps([{"file": n, "bytes": b, "ours": asdict(o), "official": t and asdict(t)} for n, b, o, t in rows], indent=2))
+    print(_markdown(rows, args))
     return 0
 
 
-def _markdown(results: dict[str, dict[str, object]], args: argparse.Namespace) -> str:
-    reference = results["valid"]["ours"]["rss_mb"]  # type: ignore[index]
-    rows = ["| file | bytes | check exit | peak RSS MB | x valid | s | error finding(s) |", "|---|---|---|---|---|---|---|"]
-    for name, r in results.items():
-        ours = r["ours"]
-        findings = "; ".join(ours["findings"]) or "none"  # type: ignore[index]
-        rows.append(
-            f"| {name} | {r['bytes']} | {ours['exit']} | {ours['rss_mb']:.0f} | {ours['rss_mb'] / reference:.2f} | "  # type: ignore[index]
-            f"{ours['wall_s']:.1f} | {findings} |"  # type: ignore[index]
-        )
+def _markdown(rows: list[tuple[str, int, Outcome, Outcome | None]], args: argparse.Namespace) -> str:
+    reference = rows[0][2].rss_mb
+    out = [
+        "",
+        f"`.venv/bin/python benchmarks/hardening.py{' --official' if args.official else ''}` (load avg {os.getloadavg()[0]:.1f})",
+        "",
+        "| file | bytes | check exit | peak RSS MB | x valid | s | error finding(s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, size, ours, _ in rows:
+        out.append(f"| {name} | {size} | {ours.exit} | {ours.rss_mb:.0f} | {ours.rss_mb / reference:.2f} | {ours.wall_s:.1f} | {ours.said} |")
     if args.official:
-        rows += ["", f"Official loader (fresh Node, address space capped at {args.node_memory_mb} MB):", ""]
-        rows += ["| file | peak RSS MB | s | verdict |", "|---|---|---|---|"]
-        for name, r in results.items():
-            o = r["official"]
-            rows.append(f"| {name} | {o['rss_mb']:.0f} | {o['wall_s']:.1f} | {o['verdict']} |")  # type: ignore[index]
-    load = os.getloadavg()[0]
-    return "\n".join(["", f"`.venv/bin/python benchmarks/hardening.py{' --official' if args.official else ''}` (load avg {load:.1f})", "", *rows])
+        out += ["", f"Official loader (fresh Node, address space capped at {args.node_memory_mb} MB):", ""]
+        out += ["| file | peak RSS MB | s | verdict |", "|---|---|---|---|"]
+        out += [f"| {name} | {t.rss_mb:.0f} | {t.wall_s:.1f} | {t.said[:200]} |" for name, _, _, t in rows if t is not None]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ then measures, interleaved so that machine load hits every side alike:
 - official byte layer warm: ``readPrefix`` alone, the part ``read_log`` models,
   timed inside one Node process (``benchmarks/official_load.mjs``);
 - official cold: a fresh ``node`` process loading the file once (start-up,
-  imports and load), median of ``--repeats``.
+  imports and load), median of ``--repeats``;
+- ours, memory: the peak RSS (``os.wait4``) of a fresh Python process that only
+  runs ``read_log`` on the file, and of the official cold process.
 
 It also prices the exact-JSON layer over the same log: ``loads`` (orjson plus the
 exactness vetting, per line) against bare ``orjson.loads``, and ``dumps`` (orjson
@@ -76,6 +78,15 @@ def official_process(path: Path, repeats: int) -> tuple[float, dict[str, list[fl
     return (time.perf_counter() - started) * 1000, json.loads(out.stdout)
 
 
+def peak_rss_mb(cmd: list[str]) -> float:
+    """Peak resident set of one fresh process running ``cmd`` (MB, from ``wait4``)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd} failed")
+    return usage.ru_maxrss / 1024
+
+
 def _median_ms(repeats: int, work: Callable[[], object]) -> float:
     # The collector is paused so that its passes over the large live log do not drown the codec cost.
     times = []
@@ -111,6 +122,12 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=200_000)
     args = parser.parse_args()
     path = cached_log(args.events)
+    # A forked child's peak RSS counts its parent's at the fork, so these run while this process is small.
+    reader = f"import sys; sys.path.insert(0, {str(REPO / 'src')!r}); from dshfuzz.model import read_log; read_log({str(path)!r})"
+    rss = {
+        "ours_read_log_peak_rss_mb": peak_rss_mb([sys.executable, "-c", reader]),
+        "official_cold_peak_rss_mb": peak_rss_mb([node_executable(), str(TIMER), str(path), "1"]),
+    }
     ours: list[float] = []
     ours_collected: list[float] = []
     warm: list[float] = []
@@ -141,6 +158,7 @@ def main() -> int:
     result["ratio_vs_readPrefix_warm"] = result["ours_read_log_ms"] / result["official_readPrefix_warm_ms"]
     result["ratio_vs_load_cold"] = result["ours_read_log_ms"] / result["official_load_cold_process_ms"]
     result["collected_ratio_vs_load_warm"] = result["ours_read_log_plus_collection_ms"] / result["official_load_warm_ms"]
+    result.update(rss)
     result.update(json_costs)
     print(json.dumps(result, indent=2))
     print(_markdown(result, args))
@@ -164,6 +182,9 @@ def _markdown(r: dict[str, object], args: argparse.Namespace) -> str:
             f"| official load, fresh `node` process (cold) | {r['official_load_cold_process_ms']:.0f} | {r['ratio_vs_load_cold']:.2f} |",
             "",
             f"Including the deferred collection, ours / official warm load = {r['collected_ratio_vs_load_warm']:.2f}.",
+            "",
+            f"Peak RSS of a fresh process: `read_log` alone {r['ours_read_log_peak_rss_mb']:.0f} MB; the official cold load "
+            f"{r['official_cold_peak_rss_mb']:.0f} MB.",
             "",
             f"Exact JSON over the same log: `loads` per line {r['loads_ms']:.0f} ms = {r['loads_vs_orjson']:.2f}x bare "
             f"`orjson.loads`; `dumps` per event {r['dumps_ms']:.0f} ms = {r['dumps_vs_orjson']:.2f}x bare `orjson.dumps`.",

@@ -177,26 +177,24 @@ def test_a_limited_decode_returns_the_plaintext_or_stops_near_the_limit(content:
         assert len(content) > limit and limit < exc.produced <= limit + 512 * KIB
 
 
-def test_a_real_1_gib_frame_is_refused_without_allocating_it() -> None:
-    data = zstd(line(0)) + repeat_frame(0x20, 1 << 30)
+def parse_traced(data: bytes) -> tuple[SessionLog, int]:
+    """The model of ``data`` under the production limits, and the peak of Python allocations meanwhile."""
     tracemalloc.start()
     try:
         log = parse_log(data)
-        _, peak = tracemalloc.get_traced_memory()
+        return log, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def test_a_real_1_gib_frame_is_refused_without_allocating_it() -> None:
+    log, peak = parse_traced(zstd(line(0)) + repeat_frame(0x20, 1 << 30))
     assert log.limit is not None and (log.limit.kind, log.limit.observed) == ("ratio", 1 << 30)
     assert peak < 1024 * KIB
     assert only_finding(log, RuleId.L1).context["observed"] == 1 << 30
 
 
 def test_a_real_bomb_is_stopped_at_the_ratio_floor() -> None:
-    data = zstd(line(0)) + repeat_frame(0x20, 1 << 30, declare_size=False)
-    tracemalloc.start()
-    try:
-        log = parse_log(data)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    log, peak = parse_traced(zstd(line(0)) + repeat_frame(0x20, 1 << 30, declare_size=False))
     assert log.limit is not None and log.limit.kind == "ratio" and not log.limit.exact
     assert peak < 2 * DEFAULT_LIMITS.ratio_floor

@@ -23,6 +23,7 @@ import gc
 import math
 from bisect import bisect_right
 from dataclasses import dataclass
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -143,23 +144,12 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             log.diagnostics.append(Diagnostic(_structural_code(str(lay.error)), _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset))
             if lay.kind == "invalid":
                 continue
-        bounds = budget.bounds(lay)
-        allowed = max(0, min(b.allowed for b in bounds))
-        if lay.content_size is not None and lay.content_size > allowed:
-            # A declared size over the limit is refused before a byte is decoded.
-            reader.stop(budget.hit(bounds, lay, index, lay.content_size, exact=True))
-            frame.status = "over-limit"
-            break
         if not lay.complete:
             complete_end = reader.close_complete_frames(complete_end)
             frame.status = "torn"
-            try:
-                content = recover_torn_frame(frame.data, allowed)
-            except FrameLimitError as exc:
-                reader.stop(budget.hit(bounds, lay, index, exc.produced, exact=False))
-                frame.status = "over-limit"
+            content = _decode_within(budget, reader, frame, lay, recover_torn_frame)
+            if content is None:
                 break
-            budget.spend(len(content))
             reader.begin_torn(lay.offset, index)
             first = reader.line_number + 1
             plaintext.add(reader.stream_offset, frame)
@@ -170,17 +160,15 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             )
             continue
         try:
-            content = decode_frame(frame.data, allowed)
-        except FrameLimitError as exc:
-            reader.stop(budget.hit(bounds, lay, index, exc.produced, exact=False))
-            frame.status = "over-limit"
-            break
+            content = _decode_within(budget, reader, frame, lay, decode_frame)
         except FrameDecodeError as exc:
             frame.status, frame.error = "corrupt", str(exc)
             message = f"{_ZSTD_PREFIX}frame at byte {lay.offset} failed validation"
             log.diagnostics.append(Diagnostic("frame.corrupt", f"{message} ({exc})", frame=index, offset=lay.offset))
             reader.refuse("frame.corrupt", message, frame=index, offset=lay.offset)
             continue
+        if content is None:
+            break
         if index == 0 and (not content or content.find(b"\n") != len(content) - 1):
             message = _ZSTD_PREFIX + "first frame is not exactly one header line"
             log.diagnostics.append(Diagnostic("frame.header-not-alone", message, frame=0, offset=0))
@@ -188,7 +176,6 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
         if content and not content.endswith(b"\n"):
             frame.status = "not-record-aligned"
             log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
-        budget.spend(len(content))
         plaintext.add(reader.stream_offset, frame)
         reader.feed(content, index)
         if log.limit is not None:
@@ -283,6 +270,29 @@ class _Inflation:
             return LimitHit(frame.kind, frame.limit, observed, exact, None, index, lay.offset, frame.compressed)
         total = observed + self.produced
         return LimitHit(whole.kind, whole.limit, total, exact, None, index, lay.offset, whole.compressed, True)
+
+
+def _decode_within(
+    budget: _Inflation, reader: _Reader, frame: Frame, lay: FrameLayout, decode: Callable[[bytes, int], bytes]
+) -> bytes | None:
+    """``decode(frame.data)`` within what the inflation budget allows; ``None``, with
+    the frame marked ``over-limit`` and the read stopped, when it is over."""
+    bounds = budget.bounds(lay)
+    allowed = max(0, min(b.allowed for b in bounds))
+    if lay.content_size is not None and lay.content_size > allowed:
+        # A declared size over the limit is refused before a byte is decoded.
+        hit = budget.hit(bounds, lay, frame.index, lay.content_size, exact=True)
+    else:
+        try:
+            content = decode(frame.data, allowed)
+        except FrameLimitError as exc:
+            hit = budget.hit(bounds, lay, frame.index, exc.produced, exact=False)
+        else:
+            budget.spend(len(content))
+            return content
+    reader.stop(hit)
+    frame.status = "over-limit"
+    return None
 
 
 def _assign_lines_to_frames(log: SessionLog) -> None:
@@ -390,6 +400,7 @@ class _Reader:
     def __init__(self, log: SessionLog, limits: Limits) -> None:
         self.log = log
         self.limits = limits
+        self.line_bytes = limits.line_bytes
         self.source: TextSource = b""
         self.line_number = 0
         self.stream_offset = 0
@@ -498,7 +509,7 @@ class _Reader:
         return True
 
     def _line(self, raw: bytes, frame: int | None, offset: int, exact: bool, shallow: bool) -> None:
-        if not self._within_limits(raw, frame, offset, shallow):
+        if (not shallow or len(raw) > self.line_bytes) and not self._within_limits(raw, frame, offset, shallow):
             return
         log = self.log
         self.line_number = number = self.line_number + 1
