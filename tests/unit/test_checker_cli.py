@@ -158,3 +158,20 @@ def test_json_and_human_outputs_show_the_suppressed_count_with_unchanged_exit_co
 def test_a_cap_below_one_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert main(["check", "--max-findings-per-rule", "0", str(_gapped(tmp_path))]) == 2
     assert "--max-findings-per-rule" in capsys.readouterr().err
+
+
+def test_as_a_process_the_report_is_whole_and_the_exit_status_kept(tmp_path: Path) -> None:
+    """``python -m dshfuzz check`` ends without freeing its heap: stdout must still be flushed
+    in full and the status must survive."""
+    import subprocess
+    import sys
+
+    gapped = _gapped(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "dshfuzz", "check", "--json", str(gapped), str(gapped)],
+                          capture_output=True, check=False)
+    assert done.returncode == 1, done.stderr
+    reports = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [r["ok"] for r in reports] == [False, False] and len(reports[1]["findings"]) == 18
+    missing = subprocess.run([sys.executable, "-m", "dshfuzz", "check", str(tmp_path / "absent.jsonl")],
+                             capture_output=True, check=False)
+    assert missing.returncode == 2 and b"cannot read" in missing.stderr

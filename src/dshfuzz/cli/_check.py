@@ -19,6 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 HELP = "check session logs against the contract catalog"
+EXIT_WITHOUT_TEARDOWN = True
+"""Checking starts no child process and writes no file: the process may end without
+freeing the logs it read (see :func:`dshfuzz.cli.main`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
