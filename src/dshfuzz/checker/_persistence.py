@@ -306,7 +306,7 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
     increases. C1: one note when either shows the traces of several writers."""
     events = ctx.events
-    if _seqs_are_positions(events):
+    if _seqs_are_positions(ctx):
         return
     seqs: list[tuple[int, int]] = []
     prev: int | None = None
@@ -363,9 +363,14 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-def _seqs_are_positions(events: list[Event]) -> bool:
-    """The official shape (every seq an int equal to its position): nothing to report."""
-    for i, ev in enumerate(events):
+def _seqs_are_positions(ctx: CheckContext) -> bool:
+    """The official shape (every seq an int equal to its position): nothing to report.
+
+    A packed run's members carry consecutive seqs from the first one, so only the
+    first is read (the others are then never built)."""
+    events = ctx.events
+    for i in ctx.packed_runs[0]:
+        ev = events[i]
         raw = ev.raw
         s = raw.get("seq") if raw.__class__ is dict else None
         if s.__class__ is not int or s != i:

@@ -32,7 +32,7 @@ import orjson
 
 from ._json import JsonDecodeError, js_number, loads, orjson_is_exact
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
-from ._rows import RowDecodeError, decode_storage_record, is_safe_integer
+from ._rows import PackedMember, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
     CHUNK_ROW_TYPES,
     MISSING,
@@ -544,16 +544,16 @@ class _Reader:
         tag = value.get("type") if type(value) is dict else None
         if type(tag) is str and tag in CHUNK_ROW_TYPES:
             try:
-                members = decode_storage_record(value)
+                count = validate_storage_row(value)
             except RowDecodeError as exc:
                 rows.append(Row(number, "malformed-packed", value, range(0), exc.message, frame))
                 log.diagnostics.append(Diagnostic("row.malformed", exc.message, line=number, frame=frame, offset=offset))
                 self._unparsable(number)
                 return
-            events.extend([Event(m, number, row_index, k, frame) for k, m in enumerate(members)])
+            events.extend([PackedMember(value, k, number, row_index, frame) for k in range(count)])
             rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
-            self._scan_row(members[0], number, end, len(members))
+            self._scan_row(events[first_event].raw, number, end, count)
         else:
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))

@@ -16,15 +16,17 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any, Final, Iterable
 
-from ._types import CHUNK_ROW_TYPES, JsonValue
+from ._types import CHUNK_ROW_TYPES, Event, JsonValue
 
 __all__ = [
     "MIN_RUN",
+    "PackedMember",
     "RowDecodeError",
     "decode_storage_record",
     "is_safe_integer",
     "pack_chunk_runs",
     "unpack_rows",
+    "validate_storage_row",
 ]
 
 MIN_RUN: Final = 3
@@ -229,49 +231,64 @@ def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]
 
 
 def _expand_row(row: dict[str, Any], tag: str, members: list[str], times: list[int]) -> list[dict[str, Any]]:
-    data = row["data"]
-    turn, step, index = data["turn"], data["step"], data["index"]
     seqs = range(int(row["seq0"]), int(row["seq0"]) + len(members))
+    data = row["data"]
+    return [_member(tag, data, s, t, m) for s, t, m in zip(seqs, times, members)]
+
+
+def _member(tag: str, data: dict[str, Any], seq: int, time: int, payload: str) -> dict[str, Any]:
+    """One ``assistant/chunk`` member of a validated row, in the official key order."""
     if tag == "tool-call-chunks":
-        call_id = data["id"]
+        chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"]}
         if "name" in data:
-            name = data["name"]
-            return [
-                {
-                    "type": "assistant/chunk",
-                    "seq": s,
-                    "time": t,
-                    "data": {
-                        "turn": turn,
-                        "step": step,
-                        "chunk": {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": m},
-                    },
-                }
-                for s, t, m in zip(seqs, times, members)
-            ]
-        return [
-            {
-                "type": "assistant/chunk",
-                "seq": s,
-                "time": t,
-                "data": {
-                    "turn": turn,
-                    "step": step,
-                    "chunk": {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": m},
-                },
-            }
-            for s, t, m in zip(seqs, times, members)
-        ]
-    delta = "text-delta" if tag == "text-chunks" else "reasoning-delta"
-    return [
-        {
-            "type": "assistant/chunk",
-            "seq": s,
-            "time": t,
-            "data": {"turn": turn, "step": step, "chunk": {"type": delta, "index": index, "text": m}},
-        }
-        for s, t, m in zip(seqs, times, members)
-    ]
+            chunk["name"] = data["name"]
+        chunk["argumentsDelta"] = payload
+    else:
+        delta = "text-delta" if tag == "text-chunks" else "reasoning-delta"
+        chunk = {"type": delta, "index": data["index"], "text": payload}
+    return {"type": "assistant/chunk", "seq": seq, "time": time, "data": {"turn": data["turn"], "step": data["step"], "chunk": chunk}}
+
+
+class PackedMember(Event):
+    """Member ``member`` of a packed chunk row, whose ``raw`` is built from the row
+    when first read (and kept from then on, so it may be mutated like any event's).
+
+    The reader validates a chunk row whole but builds none of its members: most
+    consumers (every checker pass) decide a run of members from its first one, so
+    the other members of a long log are never built, which is most of its memory.
+    ``raw`` is exactly what :func:`decode_storage_record` gives at that position.
+    """
+
+    __slots__ = ("packed", "_built")
+
+    def __init__(self, packed: dict[str, Any], member: int, line: int | None, row: int | None, frame: int | None) -> None:
+        self.packed = packed
+        self._built: dict[str, Any] | None = None
+        self.line = line
+        self.row = row
+        self.member = member
+        self.frame = frame
+
+    @property  # type: ignore[override]
+    def raw(self) -> JsonValue:
+        built = self._built
+        if built is None:
+            k = self.member
+            data = self.packed["data"]
+            payload = data["args" if self.packed["type"] == "tool-call-chunks" else "texts"][k]
+            time = int(self.packed["time0"]) + sum(int(g) for g in data["dt"][:k])
+            built = self._built = _member(self.packed["type"], data, int(self.packed["seq0"]) + k, time, payload)
+        return built
+
+    @raw.setter
+    def raw(self, value: JsonValue) -> None:
+        self._built = value
+
+
+def validate_storage_row(value: dict[str, Any]) -> int:
+    """Official ``validateRow`` of a chunk-row-tagged dict: its member count, or
+    :class:`RowDecodeError` (official message) for a malformed row."""
+    return len(_validate_row(value, value["type"])[0])
 
 
 def decode_storage_record(value: JsonValue) -> list[JsonValue]:
