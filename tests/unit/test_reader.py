@@ -15,6 +15,7 @@ from dshfuzz.model import (
     MISSING,
     SessionLog,
     compress_frame,
+    decode_storage_record,
     dumps,
     encode_jsonl,
     encode_log,
@@ -68,6 +69,16 @@ def test_packed_rows_expand_into_members_with_coordinates(fixtures_dir: Path) ->
         assert [m.member for m in members] == list(range(len(members))) and len(members) >= 3
         assert {m.line for m in members} == {r.line} and all(m.type == "assistant/chunk" for m in members)
         assert all(m.frame == r.frame for m in members)
+
+
+def test_packed_members_are_built_from_their_row_when_first_read_and_then_kept(fixtures_dir: Path) -> None:
+    log = read_log(fixtures_dir / "valid-v0.jsonl")
+    row = next(r for r in log.rows if r.kind == "packed")
+    members = [log.events[i] for i in row.events]
+    assert [m._built is not None for m in members] == [True] + [False] * (len(members) - 1)  # the scanner read the first
+    assert [m.raw for m in members] == decode_storage_record(row.value)
+    members[1].raw["data"]["chunk"]["text"] = "edited"
+    assert members[1].raw["data"]["chunk"]["text"] == "edited" and members[1].raw is members[1].raw
 
 
 @given(event_lists().flatmap(lambda events: st.tuples(st.just(events), batched(events))), st.booleans())
