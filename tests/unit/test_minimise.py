@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dshfuzz.generators import GeneratedLog, generate
 from dshfuzz.harness import Example, ddmin, minimise
+from dshfuzz.harness._minimise import _layout
+from dshfuzz.model import encode_jsonl, encode_zstd, parse_log
 
 
 @given(st.lists(st.integers(0, 50), min_size=1, max_size=60), st.sets(st.integers(0, 50), min_size=1, max_size=4))
@@ -71,3 +75,137 @@ def test_a_header_only_defect_minimises_to_the_header():
     events = [_message(i, "x") for i in range(5)]
     data = minimise(Example(_log(events), "none"), lambda ex: ex.data.startswith(b'{"type":"session"'))
     assert data.decode().splitlines() == [json.dumps(HEADER, separators=(",", ":"))]
+
+
+def _units_after_removing(example: Example, index: int) -> Example:
+    """``example`` with its ``index``-th unit removed, renumbered as the minimiser does."""
+    layout = _layout(example)
+    return layout.render([i for i in range(len(layout.units)) if i != index])
+
+
+def assert_one_minimal(example: Example, predicate) -> None:
+    for i in range(len(_layout(example).units)):
+        smaller = _units_after_removing(example, i)
+        assert not predicate(smaller), f"unit {i} can go:\n{example.data.decode(errors='replace')}"
+
+
+def _long_log(turns: int = 40) -> GeneratedLog:
+    return next(generate(1, seed=5, turns=(turns, turns), max_events=5000))
+
+
+def _tool_calls_without_result(example: Example) -> set[object]:
+    calls: dict[object, int] = {}
+    for event in (e.raw for e in parse_log(example.data, compression=example.compression).events):
+        if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
+            continue
+        data = event["data"]
+        if event.get("type") == "tool/call":
+            calls[data.get("callId")] = calls.get(data.get("callId"), 0) + 1
+        elif event.get("type") == "tool/result":
+            source = data.get("message", {}).get("source", {}) if isinstance(data.get("message"), dict) else {}
+            calls[source.get("callId")] = calls.get(source.get("callId"), 0) - 1
+    return {call for call, open_ in calls.items() if open_ > 0}
+
+
+class _Counted:
+    """A predicate that records the size of every candidate it judged."""
+
+    def __init__(self, predicate) -> None:
+        self.predicate = predicate
+        self.sizes: list[int] = []
+
+    def __call__(self, example: Example) -> bool:
+        self.sizes.append(len(example.data))
+        return self.predicate(example)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_deep_orphan_call_in_a_long_log_minimises_to_that_call_at_the_cost_of_a_few_whole_logs(compression):
+    log = _long_log()
+    calls = [i for i, e in enumerate(log.events) if e["type"] == "tool/call"]
+    deep = calls[len(calls) * 3 // 4]
+    call_id = log.events[deep]["data"]["callId"]
+    result = next(
+        i for i, e in enumerate(log.events)
+        if e["type"] == "tool/result" and e["data"]["message"]["source"].get("callId") == call_id
+    )
+    events = [e for i, e in enumerate(log.events) if i != result]
+    data = encode_jsonl(log.header, [events]) if compression == "none" else encode_zstd(log.header, [events])
+    example = Example(data, compression)
+    predicate = _Counted(lambda ex: call_id in _tool_calls_without_result(ex))
+
+    minimal = Example(minimise(example, predicate), compression)
+
+    assert predicate(minimal)
+    events_left = [e.raw for e in parse_log(minimal.data, compression=compression).events]
+    assert [e["type"] for e in events_left] == ["tool/call"], minimal.data.decode(errors="replace")
+    assert_one_minimal(minimal, lambda ex: call_id in _tool_calls_without_result(ex))
+    judged = sum(predicate.sizes) / len(data)
+    assert judged <= 3, f"judged {judged:.1f} whole logs' worth of bytes in {len(predicate.sizes)} calls"
+
+
+def _unterminated_tail(example: Example) -> bool:
+    return parse_log(example.data, compression=example.compression).torn is not None
+
+
+def test_a_torn_tail_line_minimises_to_one_byte_after_the_header():
+    events = [_message(i, f"text {i}") for i in range(6)]
+    data = _log(events)
+    torn = data + json.dumps(_message(6, "cut short")).encode()[:25]
+    assert _unterminated_tail(Example(torn, "none"))
+
+    minimal = minimise(Example(torn, "none"), _unterminated_tail)
+
+    header, tail = minimal.split(b"\n", 1)
+    assert json.loads(header) == HEADER
+    assert len(tail) == 1, minimal
+    assert_one_minimal(Example(minimal, "none"), _unterminated_tail)
+
+
+def _corrupt_frames(example: Example) -> int:
+    return sum(f.status == "corrupt" for f in parse_log(example.data, compression="zstd").frames)
+
+
+def test_a_garbled_frame_deep_in_a_zstd_log_minimises_to_the_header_frame_and_a_few_bytes():
+    log = _long_log(turns=12)
+    data = bytearray(log.to_zstd())
+    frames = parse_log(bytes(data), compression="zstd").frames
+    middle = frames[len(frames) // 2]
+    data[middle.offset + middle.size // 2] ^= 0x5A
+    example = Example(bytes(data), "zstd")
+    assert _corrupt_frames(example) == 1
+
+    minimal = Example(minimise(example, lambda ex: _corrupt_frames(ex) == 1), "zstd")
+
+    kept = parse_log(minimal.data, compression="zstd")
+    assert [f.status for f in kept.frames] == ["complete", "corrupt"]
+    assert kept.frames[1].size < middle.size
+    assert_one_minimal(minimal, lambda ex: _corrupt_frames(ex) == 1)
+
+
+def test_a_removed_range_endpoint_moves_onto_the_nearest_surviving_surface_event():
+    events = [_message(i, f"text {i}") for i in range(4)]
+    events.append(_message(4, "summary", surfaceOp={"op": "replace", "start": 0, "end": 3}, sourceEventSeqs=[0, 1, 2, 3]))
+
+    def replaces_two_or_more(example: Example) -> bool:
+        return any(len(e.get("sourceEventSeqs", ())) >= 2 for e in _events(example.data))
+
+    minimal = _events(minimise(Example(_log(events), "none"), replaces_two_or_more))
+    assert minimal[-1]["surfaceOp"] == {"op": "replace", "start": 0, "end": 1}, minimal
+    assert minimal[-1]["sourceEventSeqs"] == [0, 1]
+
+
+def test_the_seed_length_follows_removed_seed_events():
+    header = {**HEADER, "seedLength": 4}
+    events = [_message(i, f"text {i}") for i in range(6)]
+    data = ("\n".join(json.dumps(x, separators=(",", ":")) for x in [header, *events]) + "\n").encode()
+
+    def last_seed_event_inherited(example: Example) -> bool:
+        lines = example.data.decode().splitlines()
+        seed = json.loads(lines[0])["seedLength"]
+        return any(e["data"]["content"][0]["text"] == "text 3" and e["seq"] == seed - 1 for e in map(json.loads, lines[1:]))
+
+    minimal = minimise(Example(data, "none"), last_seed_event_inherited)
+    lines = minimal.decode().splitlines()
+    assert json.loads(lines[0])["seedLength"] == 1
+    assert [json.loads(line)["seq"] for line in lines[1:]] == [0]

@@ -2,26 +2,65 @@
 
 Hypothesis has already shrunk the *plan* that produced the log; this stage works
 on the log itself, so it also minimises logs that came from elsewhere (corpus,
-user files). Order of attack, each step kept only when the signature survives:
+user files, a 200k-event production log). ``still_fails(example)`` must hold on
+entry; it is never re-checked there (on a huge log one predicate call costs
+seconds), and when no candidate keeps the signature the input comes back unchanged.
 
-1. a ``.jsonl.zstd`` log whose defect survives decompression becomes plain JSONL;
-   otherwise whole append frames are removed (framing defects live in frames);
-2. packed chunk rows are unpacked into one line per event (verdict-preserving);
-3. delta debugging (ddmin) over event lines, the header line always kept. Removing
-   lines renumbers the survivors by *shifting* — each integer seq drops by the
-   number of removed events before it — so a deliberate gap or duplicate in the
-   input stays a gap or duplicate, and every seq reference (``sourceEventSeqs``,
-   replace ranges, compaction spans, title ``messageSeqs``, ``seedLength``) is
-   shifted the same way, references to removed events being dropped;
-4. a final pass removes single lines until none can go (1-minimality).
+The log is parsed once into *units*: the physical lines after the header (one
+event row, one packed chunk row, or an opaque line that is not JSON), and, in a
+``.jsonl.zstd`` log, every frame that does not decode as a whole (torn, corrupt,
+skippable) as one opaque unit. A candidate is a subset of the units, rendered in
+the input's own container: kept lines of a decoded frame are re-compressed as one
+frame, opaque frames are copied byte for byte, so framing defects survive.
+
+Removing units renumbers the survivors by *shifting* — each integer seq drops by
+the number of removed seqs below it — so a deliberate gap or duplicate in the
+input stays a gap or duplicate. Every seq reference (``mutators.seq_refs``:
+``sourceEventSeqs``, replace ranges, compaction spans, title ``messageSeqs``) is
+shifted the same way and the header's ``seedLength`` with them; references to
+removed events are dropped from seq lists, and a range endpoint that was removed
+moves inwards to the nearest surviving surface event, so a replace whose range
+lost its first nodes still covers the rest. Only lines that mention a seq at or
+above the first removed one are re-serialised: renumbering is one linear pass.
+
+Order of attack, each step kept only when the signature survives:
+
+1. coarse: ddmin over *turn blocks* (a ``turn/end`` and what follows it up to the
+   next turn's inbox splice or ``turn/start``), testing each block set on its own
+   before complements, at a granularity of 8 — on a long log with a local defect
+   the first calls are small windows, so the total cost stays near one judgement
+   of the whole log instead of one per halving;
+2. packed chunk rows become one line per event, in the same frames (verdict-preserving
+   for event-level defects); the result stays in the input's container, since the
+   caller keeps the example's compression;
+3. fine: ddmin over the remaining units, ending in a pass that removes single
+   units until none can go (1-minimality over units);
+4. bytes: every opaque unit (a torn or garbled line, an undecodable frame) is
+   shrunk by ddmin over its bytes, then steps 3 and 4 repeat until neither
+   changes the log (1-minimality over units and over the bytes of opaque units).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
+
+import orjson
+
+from dshfuzz.model import (
+    FrameDecodeError,
+    JsonDecodeError,
+    RowDecodeError,
+    compress_frame,
+    decode_frame,
+    decode_storage_record,
+    dumpb,
+    loads,
+    scan_frames,
+)
+from dshfuzz.mutators._draft import seq_refs
 
 from ._judge import Example
 
@@ -29,28 +68,57 @@ __all__ = ["ddmin", "minimise"]
 
 Predicate = Callable[[Example], bool]
 
+COARSE_GRANULARITY = 8
+"""Blocks are first split in eight: windows an eighth of the log long are cheap to judge."""
 
-def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+_BLOCK_OPENERS = frozenset({"agent/inbox/spliced", "turn/start"})
+
+
+def ddmin(
+    items: Sequence[Any],
+    test: Callable[[Sequence[Any]], bool],
+    *,
+    granularity: int = 2,
+    subsets_first: bool = False,
+) -> list[Any]:
     """Zeller's ddmin: a 1-minimal subsequence of ``items`` for which ``test`` holds.
 
-    ``test(items)`` must hold on entry. Complements are tried before subsets, which
-    removes large chunks first on the long logs campaigns produce.
+    ``test(items)`` is assumed to hold (never called on ``items`` itself). Complements
+    are tried first by default, which removes large chunks first; ``subsets_first``
+    tries each chunk alone before (cheaper when the cost of a test grows with its
+    size and the cause is local). Each round's list work is linear in ``items``.
     """
     current = list(items)
-    n = 2
+    n = min(max(granularity, 2), len(current)) if current else 2
     while len(current) >= 2:
-        chunk = max(1, len(current) // n)
-        subsets = [current[i : i + chunk] for i in range(0, len(current), chunk)]
+        bounds = _chunk_bounds(len(current), n)
         progressed = False
-        for i in range(len(subsets)):
-            complement = [x for j, s in enumerate(subsets) if j != i for x in s]
-            if complement and test(complement):
-                current, n, progressed = complement, max(n - 1, 2), True
-                break
+        if subsets_first and len(bounds) > 2:
+            for lo, hi in bounds:
+                subset = current[lo:hi]
+                if test(subset):
+                    current, n, progressed = subset, min(max(granularity, 2), len(subset)), True
+                    break
+        if not progressed:
+            for lo, hi in bounds:
+                complement = current[:lo] + current[hi:]
+                if complement and test(complement):
+                    current, n, progressed = complement, max(n - 1, 2), True
+                    break
         if not progressed:
             if n >= len(current):
                 break
             n = min(len(current), n * 2)
+    return _one_minimal(current, test)
+
+
+def _chunk_bounds(length: int, n: int) -> list[tuple[int, int]]:
+    """``n`` contiguous chunks of ``range(length)`` whose sizes differ by at most one."""
+    return [(length * i // n, length * (i + 1) // n) for i in range(n) if length * i // n < length * (i + 1) // n]
+
+
+def _one_minimal(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+    """Remove single items until none can go."""
     i = 0
     while i < len(current) and len(current) > 1:
         candidate = current[:i] + current[i + 1 :]
@@ -61,167 +129,312 @@ def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[A
     return current
 
 
-def _shift_refs(value: Any, removed: list[int]) -> Any:
-    """Map one seq reference through the removal; ``None`` when it pointed at a removed event."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return value
-    k = bisect.bisect_left(removed, value)
-    if k < len(removed) and removed[k] == value:
-        return None
-    return value - k
+@dataclass(slots=True)
+class _Unit:
+    """One removable piece: a line (``text`` with its own newline, if any) or an opaque frame."""
+
+    text: bytes
+    value: Any = None
+    seqs: range = range(0)
+    top: int = -1
+    frame: int | None = None
+    opaque_frame: bool = False
+
+    @property
+    def opaque(self) -> bool:
+        """Neither an event nor a row: only its bytes can shrink."""
+        return self.opaque_frame or not isinstance(self.value, dict)
+
+    @property
+    def kind(self) -> Any:
+        return self.value.get("type") if isinstance(self.value, dict) else None
 
 
-def _shift_list(values: Any, removed: list[int]) -> Any:
-    if not isinstance(values, list):
-        return _shift_refs(values, removed)
-    out = []
-    for v in values:
-        mapped = _shift_refs(v, removed)
-        if mapped is not None:
-            out.append(mapped)
-    return out
+@dataclass(slots=True)
+class _Layout:
+    """A log split into its header and units; ``render`` builds a candidate from kept units.
+
+    In a zstd log each unit remembers its frame (``header_frame`` holds the header line),
+    so that kept lines are re-framed where they were.
+    """
+
+    example: Example
+    header: bytes
+    header_value: Any
+    units: list[_Unit]
+    zstd: bool
+    header_frame: int | None = None
+
+    def render(self, keep: Sequence[int], replaced: dict[int, bytes] | None = None) -> Example:
+        """The candidate holding the units at ``keep`` (ascending), renumbered for the rest;
+        ``replaced`` substitutes the bytes of some opaque units."""
+        kept = sorted(keep)
+        removed = self._removed_seqs(kept)
+        surface = self._surviving_surface(kept) if removed else []
+        texts = [self._text(i, removed, surface, replaced) for i in kept]
+        header = self._header_text(removed)
+        if not self.zstd:
+            return replace(self.example, data=header + b"".join(texts))
+        return replace(self.example, data=self._frames(header, kept, texts))
+
+    def _removed_seqs(self, kept: list[int]) -> list[int]:
+        kept_set = set(kept)
+        removed: list[int] = []
+        for i, unit in enumerate(self.units):
+            if i not in kept_set and unit.seqs:
+                removed.extend(unit.seqs)
+        removed.sort()
+        return removed
+
+    def _surviving_surface(self, kept: list[int]) -> list[int]:
+        """The old seqs of the kept surface events, ascending (range endpoints move onto them)."""
+        out = []
+        for i in kept:
+            value = self.units[i].value
+            if isinstance(value, dict) and "surfaceOp" in value and self.units[i].seqs:
+                out.append(self.units[i].seqs[0])
+        out.sort()
+        return out
+
+    def _text(self, i: int, removed: list[int], surface: list[int], replaced: dict[int, bytes] | None) -> bytes:
+        unit = self.units[i]
+        if replaced is not None and i in replaced:
+            return replaced[i]
+        if unit.opaque or not removed or unit.top < removed[0]:
+            return unit.text
+        newline = b"\n" if unit.text.endswith(b"\n") else b""
+        fresh = loads(unit.text.decode("utf-8", errors="surrogateescape"))
+        _renumber(fresh, removed, surface)
+        return dumpb(fresh) + newline
+
+    def _header_text(self, removed: list[int]) -> bytes:
+        seed = self.header_value.get("seedLength") if isinstance(self.header_value, dict) else None
+        if not removed or type(seed) is not int or seed <= removed[0]:
+            return self.header
+        newline = b"\n" if self.header.endswith(b"\n") else b""
+        return dumpb({**self.header_value, "seedLength": seed - bisect.bisect_left(removed, seed)}) + newline
+
+    def _frames(self, header: bytes, kept: list[int], texts: list[bytes]) -> bytes:
+        groups: list[tuple[int | None, bool, list[bytes]]] = []
+        if self.header_frame is not None:
+            groups.append((self.header_frame, False, [header]))
+        for i, text in zip(kept, texts):
+            unit = self.units[i]
+            if unit.opaque_frame or not groups or groups[-1][1] or groups[-1][0] != unit.frame:
+                groups.append((unit.frame, unit.opaque_frame, [text]))
+            else:
+                groups[-1][2].append(text)
+        return b"".join(b"".join(parts) if opaque else compress_frame(b"".join(parts)) for _, opaque, parts in groups)
 
 
-def _renumber(event: Any, removed: list[int]) -> Any:
-    """Shift an event's own seq and every seq it cites (see the module docstring)."""
-    if not isinstance(event, dict) or not removed:
-        return event
-    ev = dict(event)
-    seq = ev.get("seq")
-    if isinstance(seq, int) and not isinstance(seq, bool):
-        ev["seq"] = seq - bisect.bisect_left(removed, seq)
-    if "sourceEventSeqs" in ev:
-        ev["sourceEventSeqs"] = _shift_list(ev["sourceEventSeqs"], removed)
-    op = ev.get("surfaceOp")
-    if isinstance(op, dict):
-        op = dict(op)
-        for key in ("start", "end"):
-            if key in op:
-                mapped = _shift_refs(op[key], removed)
-                op[key] = op[key] if mapped is None else mapped
-        ev["surfaceOp"] = op
-    data = ev.get("data")
-    if isinstance(data, dict):
-        data = dict(data)
-        for key in ("shadowedSeqs", "messageSeqs"):
-            if key in data:
-                data[key] = _shift_list(data[key], removed)
-        rng = data.get("shadowedRange")
-        if isinstance(rng, dict):
-            data["shadowedRange"] = {
-                k: (v if _shift_refs(v, removed) is None else _shift_refs(v, removed)) for k, v in rng.items()
-            }
-        ev["data"] = data
-    return ev
-
-
-def _lines_of(data: bytes) -> tuple[str, list[str], bool]:
-    text = data.decode("utf-8", errors="surrogateescape")
-    lines = text.split("\n")
-    terminated = lines[-1] == ""
-    if terminated:
-        lines.pop()
-    return (lines[0] if lines else ""), lines[1:], terminated
-
-
-def _encode_lines(header: str, lines: Sequence[str], terminated: bool) -> bytes:
-    text = "\n".join([header, *lines]) + ("\n" if terminated else "")
-    return text.encode("utf-8", errors="surrogateescape")
-
-
-def _event_lines_with_removal(lines: Sequence[str], keep: Sequence[int]) -> list[str]:
-    """The kept lines, renumbered for the removed event lines."""
-    from dshfuzz.model import JsonDecodeError, dumps, loads
-
-    kept = set(keep)
-    removed: list[int] = []
-    parsed: list[Any] = []
-    for i, line in enumerate(lines):
-        try:
-            value = loads(line)
-        except JsonDecodeError:
-            value = None
-        parsed.append(value)
-        seq = value.get("seq") if isinstance(value, dict) else None
-        if i not in kept and isinstance(seq, int) and not isinstance(seq, bool):
-            removed.append(seq)
-    removed.sort()
-    out = []
-    for i in keep:
-        value = parsed[i]
-        out.append(dumps(_renumber(value, removed)) if isinstance(value, dict) and removed else lines[i])
-    return out
-
-
-def _plain(example: Example) -> bytes | None:
-    """The decoded content of a zstd log as plain JSONL, when every frame decodes."""
-    from dshfuzz.model import parse_log
-
-    log = parse_log(example.data, compression="zstd")
-    if any(f.status not in ("complete", "skippable") for f in log.frames):
-        return None
-    return b"".join(f.content for f in log.frames)
-
-
-def _unpacked(data: bytes) -> bytes:
-    from dshfuzz.model import JsonDecodeError, RowDecodeError, decode_storage_record, dumps, loads
-
-    header, lines, terminated = _lines_of(data)
-    out: list[str] = []
-    for line in lines:
-        try:
-            value = loads(line)
-            members = decode_storage_record(value)
-        except (JsonDecodeError, RowDecodeError):
-            out.append(line)
+def _renumber(event: Any, removed: list[int], surface: list[int]) -> None:
+    """Shift ``event``'s own seq (or packed ``seq0``) and every seq it cites, in place."""
+    for key in ("seq", "seq0"):
+        seq = event.get(key)
+        if type(seq) is int:
+            event[key] = seq - bisect.bisect_left(removed, seq)
+    lists: dict[int, list[Any]] = {}
+    for container, key in list(seq_refs(event)):
+        value = container[key]
+        if type(value) is not int:
             continue
-        if isinstance(value, dict) and value.get("type") in ("text-chunks", "reasoning-chunks", "tool-call-chunks"):
-            out.extend(dumps(m) for m in members)
+        if isinstance(container, list):
+            lists[id(container)] = container
         else:
-            out.append(line)
-    return _encode_lines(header, out, terminated)
+            container[key] = _endpoint(value, removed, surface, forward=key == "start")
+    for refs in lists.values():
+        refs[:] = [_shift(v, removed) for v in refs if type(v) is not int or not _is_removed(v, removed)]
+
+
+def _is_removed(value: int, removed: list[int]) -> bool:
+    k = bisect.bisect_left(removed, value)
+    return k < len(removed) and removed[k] == value
+
+
+def _shift(value: Any, removed: list[int]) -> Any:
+    return value - bisect.bisect_left(removed, value) if type(value) is int else value
+
+
+def _endpoint(value: int, removed: list[int], surface: list[int], *, forward: bool) -> int:
+    """A range endpoint's new seq: shifted, or moved inwards onto the nearest surviving
+    surface event when its own event was removed (unchanged when there is none)."""
+    if _is_removed(value, removed):
+        k = bisect.bisect_right(surface, value) if forward else bisect.bisect_left(surface, value) - 1
+        if not 0 <= k < len(surface):
+            return value
+        value = surface[k]
+    return _shift(value, removed)
+
+
+_ROW_PAYLOADS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+"""A packed chunk row's member payload list: member ``k`` is event ``seq0 + k``."""
+
+
+def _parse(text: bytes) -> Any:
+    """The JSON value of a line for *analysis* (orjson, falling back to the exact parser for
+    what orjson refuses); lines that change are re-parsed exactly before they are rewritten."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            return loads(text.decode("utf-8", errors="surrogateescape"))
+        except JsonDecodeError:
+            return None
+
+
+def _unit_of(text: bytes, frame: int | None) -> _Unit:
+    value = _parse(text)
+    if not isinstance(value, dict):
+        return _Unit(text, value, frame=frame)
+    seqs = range(0)
+    payload = _ROW_PAYLOADS.get(value.get("type"))  # type: ignore[arg-type]
+    if payload is not None:
+        data, seq0 = value.get("data"), value.get("seq0")
+        members = data.get(payload) if isinstance(data, dict) else None
+        if type(seq0) is int and isinstance(members, list):
+            seqs = range(seq0, seq0 + len(members))
+    elif type(value.get("seq")) is int:
+        seqs = range(value["seq"], value["seq"] + 1)
+    cited = [c[k] for c, k in seq_refs(value) if type(c[k]) is int]
+    return _Unit(text, value, seqs, max([*cited, seqs[-1] if seqs else -1]), frame)
+
+
+def _split_lines(content: bytes) -> list[bytes]:
+    """Lines with their own newline; a final line without one stays unterminated."""
+    parts = content.split(b"\n")
+    lines = [p + b"\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _layout(example: Example) -> _Layout:
+    if example.compression != "zstd":
+        lines = _split_lines(example.data)
+        header = lines[0] if lines else b""
+        return _Layout(example, header, _parse(header), [_unit_of(line, None) for line in lines[1:]], zstd=False)
+    data = example.data
+    units: list[_Unit] = []
+    header, header_frame = b"", None
+    for index, frame in enumerate(scan_frames(data)):  # the frames cover the file: the last runs to its end
+        raw = data[frame.offset : frame.end]
+        try:
+            content = decode_frame(raw) if frame.complete and frame.kind == "zstd" and frame.error is None else None
+        except FrameDecodeError:
+            content = None
+        if content is None:
+            units.append(_Unit(raw, frame=index, opaque_frame=True))
+            continue
+        lines = _split_lines(content)
+        if header_frame is None and not units and lines:
+            header, header_frame, lines = lines[0], index, lines[1:]
+        units.extend(_unit_of(line, index) for line in lines)
+    return _Layout(example, header, _parse(header), units, zstd=True, header_frame=header_frame)
+
+
+def _blocks(layout: _Layout) -> list[list[int]]:
+    """Unit indices grouped into turn blocks: a block closes with a ``turn/end`` and what
+    follows it (compaction) until the next turn's inbox splice or ``turn/start``."""
+    blocks: list[list[int]] = [[]]
+    closed = False
+    for i, unit in enumerate(layout.units):
+        kind = unit.kind
+        if closed and kind in _BLOCK_OPENERS:
+            blocks.append([])
+            closed = False
+        blocks[-1].append(i)
+        closed = closed or kind == "turn/end"
+    return [b for b in blocks if b]
+
+
+class _Search:
+    """The predicate over unit sets of one layout; remembers the best (smallest) candidate."""
+
+    def __init__(self, layout: _Layout, still_fails: Predicate) -> None:
+        self.layout = layout
+        self.still_fails = still_fails
+        self.best: Example | None = None
+
+    def test(self, keep: Sequence[int]) -> bool:
+        candidate = self.layout.render(keep)
+        if self.still_fails(candidate):
+            self.best = candidate
+            return True
+        return False
+
+
+def _coarse(current: Example, still_fails: Predicate) -> Example:
+    layout = _layout(current)
+    blocks = _blocks(layout)
+    if len(blocks) < 3:
+        return current
+    search = _Search(layout, still_fails)
+
+    def test(chosen: Sequence[list[int]]) -> bool:
+        return search.test([i for block in chosen for i in block])
+
+    kept = ddmin(blocks, test, granularity=COARSE_GRANULARITY, subsets_first=True)
+    return layout.render([i for block in kept for i in block]) if search.best is not None else current
+
+
+def _fine(current: Example, still_fails: Predicate) -> Example:
+    layout = _layout(current)
+    search = _Search(layout, still_fails)
+    indices = range(len(layout.units))
+    if len(indices) > 1:
+        ddmin(indices, search.test)
+    if search.best is not None and search.best.data != current.data:
+        current = search.best
+    if layout.units and search.test([]):
+        current = layout.render([])
+    return current
+
+
+def _bytes(current: Example, still_fails: Predicate) -> Example:
+    """ddmin over the bytes of each opaque unit, the other units kept as they are."""
+    layout = _layout(current)
+    everything = list(range(len(layout.units)))
+    for i, unit in enumerate(layout.units):
+        if not unit.opaque or len(unit.text) < 2:
+            continue
+        best: list[bytes] = []
+
+        def test(kept: Sequence[bytes], i: int = i) -> bool:
+            candidate = layout.render(everything, {i: b"".join(kept)})
+            if still_fails(candidate):
+                best[:] = [candidate.data]
+                return True
+            return False
+
+        pieces = [unit.text[k : k + 1] for k in range(len(unit.text))]
+        shrunk = b"".join(ddmin(pieces, test))
+        if shrunk != unit.text and best:
+            return _bytes(replace(current, data=best[0]), still_fails)
+    return current
+
+
+def _unpack(current: Example, still_fails: Predicate) -> Example:
+    """Packed chunk rows as one line per event, in the same frames (verdict-preserving for
+    event-level defects, and it lets single chunk events go)."""
+    layout = _layout(current)
+    members: dict[int, bytes] = {}
+    for i, unit in enumerate(layout.units):
+        if unit.kind in _ROW_PAYLOADS and unit.text.endswith(b"\n"):
+            try:
+                members[i] = b"".join(dumpb(m) + b"\n" for m in decode_storage_record(unit.value))
+            except RowDecodeError:
+                continue
+    if not members:
+        return current
+    candidate = layout.render(range(len(layout.units)), members)
+    return candidate if still_fails(candidate) else current
 
 
 def minimise(example: Example, still_fails: Predicate) -> bytes:
     """The smallest log (bytes) for which ``still_fails`` holds, by the steps above."""
-    current = example
-    if current.compression == "zstd":
-        plain = _plain(current)
-        candidate = replace(current, data=plain, compression="none") if plain is not None else None
-        if candidate is not None and still_fails(candidate):
-            current = candidate
-        else:
-            return _minimise_frames(current, still_fails)
-    unpacked = replace(current, data=_unpacked(current.data))
-    if unpacked.data != current.data and still_fails(unpacked):
-        current = unpacked
-    header, lines, terminated = _lines_of(current.data)
-
-    def test(keep: Sequence[int]) -> bool:
-        return still_fails(replace(current, data=_encode_lines(header, _event_lines_with_removal(lines, keep), terminated)))
-
-    keep = ddmin(range(len(lines)), test) if lines and test(range(len(lines))) else list(range(len(lines)))
-    if keep and test([]):
-        keep = []
-    return _encode_lines(header, _event_lines_with_removal(lines, keep), terminated)
-
-
-def _minimise_frames(example: Example, still_fails: Predicate) -> bytes:
-    """Drop whole append frames of a zstd log (header frame kept), bytes otherwise untouched."""
-    from dshfuzz.model import parse_log
-
-    log = parse_log(example.data, compression="zstd")
-    spans = [(f.offset, f.offset + f.size) for f in log.frames]
-    if len(spans) <= 1:
-        return example.data
-    tail = example.data[spans[-1][1] :]
-    head, rest = spans[0], spans[1:]
-
-    def build(keep: Sequence[int]) -> bytes:
-        return example.data[head[0] : head[1]] + b"".join(example.data[rest[i][0] : rest[i][1]] for i in keep) + tail
-
-    def test(keep: Sequence[int]) -> bool:
-        return still_fails(replace(example, data=build(keep)))
-
-    keep = ddmin(range(len(rest)), test) if test(range(len(rest))) else list(range(len(rest)))
-    return build(keep)
+    current = _unpack(_coarse(example, still_fails), still_fails)
+    while True:
+        shrunk = _bytes(_fine(current, still_fails), still_fails)
+        if shrunk.data == current.data:
+            return current.data
+        current = shrunk
