@@ -72,8 +72,7 @@ def build(directory: Path) -> dict[str, Path]:
 
     def long_text(out: BinaryIO) -> None:
         block = b"lorem ipsum " * (MIB // 12)
-        for _ in range(100 * MIB // len(block)):
-            out.write(block)
+        out.writelines(block for _ in range(100 * MIB // len(block)))
 
     _jsonl_with(files["long-line"], b"README.md\\nsrc\\npackage.json\\n", long_text)
     return files

@@ -8,7 +8,14 @@ and writes logs through the names exported here.
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._reader import parse_log, read_log, sniff_compression
-from ._rows import MIN_RUN, RowDecodeError, decode_storage_record, is_safe_integer, pack_chunk_runs, unpack_rows
+from ._rows import (
+    MIN_RUN,
+    RowDecodeError,
+    decode_storage_record,
+    is_safe_integer,
+    pack_chunk_runs,
+    unpack_rows,
+)
 from ._types import (
     CHUNK_ROW_TYPES,
     ENVELOPE_KEYS,

@@ -15,6 +15,12 @@ first error it would throw, with the official message), ``committed_events``
 Coordinates: ``Line.offset`` is the byte offset of the line in the file for plain
 JSONL and in the concatenated plaintext of the frames for zstd; line numbers are
 1-based over that same text. Lines split on ``\\n`` only (``\\r`` stays in the line).
+
+Bounds: reading stops at the first frame or line beyond the :class:`Limits`
+(``SessionLog.limit``), and the model keeps only what the rules need. A line
+keeps its offset and size, not its text (``Line.text`` slices the file, or
+decodes its frames again); a frame keeps its compressed bytes, not its
+plaintext; a packed row's members are built from the row when first read.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from __future__ import annotations
 import gc
 import math
 from bisect import bisect_right
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -47,7 +53,15 @@ from ._types import (
     TextSource,
     TornTail,
 )
-from ._zstd import ZSTD_MAGIC, FrameDecodeError, FrameLayout, FrameLimitError, decode_frame, recover_torn_frame, scan_frames
+from ._zstd import (
+    ZSTD_MAGIC,
+    FrameDecodeError,
+    FrameLayout,
+    FrameLimitError,
+    decode_frame,
+    recover_torn_frame,
+    scan_frames,
+)
 
 __all__ = ["parse_log", "read_log", "sniff_compression"]
 
