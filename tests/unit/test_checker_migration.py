@@ -1,5 +1,5 @@
-"""Migration pre-checks G1-G3 (format-0 files only): each fires on a minimal broken log
-and stays silent on its near twin, and none runs on a format-1 file."""
+"""Migration pre-checks G1-G3: each fires on a minimal broken log and stays silent on its
+near twin; G1 and G2 run on format-0 files only, G3 on format 0 and 1."""
 
 from __future__ import annotations
 
@@ -66,29 +66,63 @@ CASES = [
 ]
 
 
-def _text_turn() -> Builder:
-    b = Builder()
+def _later_title(b: Builder) -> None:
+    """A provider title citing the human message of the turn after it."""
+    _title([0])(b)
+    title = b.events[-1]
+    b.text_turn()
+    title["data"]["messageSeqs"] = [max(e["seq"] for e in b.events if e["type"] == "user/message")]
+
+
+V1_CASES = [
+    (RuleId.G3, "v1 title citing an assistant message", _title([_first_assistant]), _title([_first_user])),
+    (RuleId.G3, "v1 provider title citing nothing", _title([]), _title([_first_user])),
+    (RuleId.G3, "v1 title request citing an assistant message",
+     lambda b: (_title_request(lambda frame: frame)(b), b.events[-1]["data"].update(messageSeqs=[_first_assistant(b)])),
+     _title_request(lambda frame: frame)),
+]
+"""Format-1 files: released restores them through the relation walk alone (no payload check)."""
+
+
+def _text_turn(version: int = 0) -> Builder:
+    b = Builder(version=version)
     b.text_turn()
     return b
 
 
 def twins() -> list[tuple[RuleId, str, Builder, Builder]]:
-    """Every case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
+    """Every format-0 case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
     return build_twins(CASES, _text_turn)
 
 
-@pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins(), ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def v1_twins() -> list[tuple[RuleId, str, Builder, Builder]]:
+    """The format-1 cases, which only the released layer reads (the rc.8 layers refuse format 1)."""
+    return build_twins(V1_CASES, lambda: _text_turn(1))
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins() + v1_twins(),
+                         ids=[f"{c[0]}-{c[1]}" for c in CASES + V1_CASES])
 def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, broken: Builder, twin: Builder) -> None:
     assert_fires_only_on_broken(rule, why, broken, twin)
 
 
-@pytest.mark.parametrize("rule", [RuleId.G1, RuleId.G2, RuleId.G3])
-def test_migration_rules_are_warnings_only_for_format_0(rule: RuleId) -> None:
+@pytest.mark.parametrize("rule", [RuleId.G1, RuleId.G2])
+def test_inventory_rules_are_warnings_only_for_format_0(rule: RuleId) -> None:
     b = Builder(version=1)
     b.text_turn()
     _descriptor(2)(b)
     _unknown(True)(b)
-    _title([_first_assistant])(b)
     assert rule not in fired(check(b.header, b.events))
     v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is rule]
     assert v0 and all(str(f.severity) == "warning" for f in v0)
+
+
+def test_g3_checks_a_later_cited_message_in_format_0_only() -> None:
+    """The migration's payload check refuses a later seq; a format-1 restore accepts a later human message."""
+    b = Builder(version=1)
+    b.text_turn()
+    _later_title(b)
+    assert RuleId.G3 not in fired(check(b.header, b.events))
+    v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is RuleId.G3]
+    assert v0 and all(str(f.severity) == "warning" for f in v0)
+    assert "must identify an earlier event" in v0[0].message

@@ -1,6 +1,7 @@
-"""Migration pre-checks for format-0 files (G1 G2 G3): what the official v0->v1
-migration (``dsh-session-format-v0-to-v1``) will refuse when the file is upgraded,
-reported as warnings because the file still loads today.
+"""Migration pre-checks (G1 G2 for format-0 files, G3 for format 0 and 1): what the
+released catalog (``dsh-session-format-v0-to-v1``) refuses when a format-0 file is
+upgraded, or when a format-1 file is restored through its relation walk, reported as
+warnings because the file still loads today.
 """
 
 from __future__ import annotations
@@ -70,22 +71,53 @@ def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
 
 @rule_pass(RuleId.G3)
 def title_sources(ctx: CheckContext) -> Iterator[Finding]:
-    """G3: title messageSeqs (V01:439-444 payload check, V01:2541-2568 assertTitleSources,
-    including the title request's framing of the cited messages)."""
+    """G3: title messageSeqs. Format 0 runs the migration's payload check first (V01:439-444:
+    an array of unique earlier seqs, non-empty for a request); both formats run the relation
+    walk's assertTitleSources (V01:2541-2568), which alone decides a format-1 file (measured:
+    released restores a v1 title citing a later or a repeated human message)."""
     events = ctx.events
+    payload_checked = ctx.version == 0
     for i in positions(ctx, _TITLE_TYPES):
         event = events[i]
         if type(event.data) is not dict:
             continue
-        problem = _title_problem(events, event)
+        problem = _title_problem(events, event, payload_checked)
         if problem is not None:
             yield ctx.finding(RuleId.G3, f"{event.type} {show_value(event.seq)} {problem}", event=event,
                               context={"messageSeqs": event.data.get("messageSeqs")})
 
 
-def _title_problem(events: list[Event], event: Event) -> str | None:
+def _title_problem(events: list[Event], event: Event, payload_checked: bool) -> str | None:
     data = event.data
     seqs = data.get("messageSeqs", MISSING)
+    if payload_checked:
+        problem = _payload_problem(event, seqs)
+        if problem is not None:
+            return problem
+    elif type(seqs) is str:
+        seqs = list(seqs)  # the relation walk iterates a string by character and indexes events with each
+    elif type(seqs) is not list:
+        return "messageSeqs must be an array"
+    if event.type == "session/title":
+        kind = _get(data.get("source", MISSING), "kind")
+        if (len(seqs) == 0) != (kind == "user"):
+            return "messageSeqs must be empty exactly for a user title"
+    selected = []
+    for seq in seqs:
+        cited = _cited(events, seq)
+        if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
+            return f"messageSeqs must cite earlier human user/message events (seq {show_value(seq)} is not one)"
+        content = _get(cited.data, "content")
+        texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str] \
+            if type(content) is list else []
+        selected.append({"seq": seq, "text": "\n".join(texts)})
+    if event.type == "session/title-llm-request" and not _represents(data.get("messages", MISSING), selected):
+        return "messages do not represent messageSeqs"
+    return None
+
+
+def _payload_problem(event: Event, seqs: Any) -> str | None:
+    """The migration's payload check of messageSeqs (V01:439-444, seqArray)."""
     if type(seqs) is not list:
         return "messageSeqs must be an array"
     seen: set[Any] = set()
@@ -97,22 +129,14 @@ def _title_problem(events: list[Event], event: Event) -> str | None:
         seen.add(number_key(seq))
     if event.type == "session/title-llm-request" and not seqs:
         return "messageSeqs must be non-empty"
-    if event.type == "session/title":
-        kind = _get(data.get("source", MISSING), "kind")
-        if (len(seqs) == 0) != (kind == "user"):
-            return "messageSeqs must be empty exactly for a user title"
-    selected = []
-    for seq in seqs:
-        cited = events[int(seq)] if int(seq) < len(events) else None
-        if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
-            return f"messageSeqs must cite earlier human user/message events (seq {show_value(seq)} is not one)"
-        content = _get(cited.data, "content")
-        texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str] \
-            if type(content) is list else []
-        selected.append({"seq": seq, "text": "\n".join(texts)})
-    if event.type == "session/title-llm-request" and not _represents(data.get("messages", MISSING), selected):
-        return "messages do not represent messageSeqs"
     return None
+
+
+def _cited(events: list[Event], seq: Any) -> Event | None:
+    """``events[seq]`` as JavaScript reads it: an array index (a number or a canonical digit string)."""
+    if type(seq) is str and seq.isascii() and seq.isdigit() and (seq == "0" or not seq.startswith("0")):
+        seq = int(seq)
+    return events[int(seq)] if is_event_seq(seq) and int(seq) < len(events) else None
 
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"

@@ -581,12 +581,15 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         RuleId.G3, _W, RuleLayer.MIGRATION,
-        "Migration pre-check: v0 title messageSeqs cite earlier human user/messages",
-        "In a format-0 file session/title and session/title-llm-request messageSeqs are arrays; "
+        "Migration pre-check: title messageSeqs cite earlier human user/messages",
+        "In a format-0 or format-1 file session/title and session/title-llm-request messageSeqs are arrays; "
         "session/title's are empty exactly for a user title; each cites an earlier user/message whose "
-        "source.kind is user.",
-        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:2543-2556 (assertTitleSources)",
-        _V0, (_L.RELEASED,),
+        "source.kind is user, and a title request frames exactly the cited messages.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:439-444 (v0 payload), 2541-2568 "
+        "(assertTitleSources, v0 and v1)",
+        _V01, (_L.RELEASED,),
+        "On a format-1 file released checks only the relation walk: a title citing a later or a repeated "
+        "human user/message is restored, so G3 reports those for format 0 only.",
     ),
     Rule(
         RuleId.W3, _E, RuleLayer.ENGINE,

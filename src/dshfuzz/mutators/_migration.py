@@ -62,15 +62,16 @@ _TITLE_BREAKS = ("cites assistant/message", "cites non-human user/message", "cit
     level=Level.EVENT,
     expects=("G3",),
     official=_RELEASED,
-    formats=frozenset({0}),
-    incident="""A format-v0 session/title whose messageSeqs break the title relations: citing an
-    assistant message, a plugin-sourced user message or a later seq, a user title that cites
-    messages, or a generated title that cites none. The migration to the current format
-    refuses the session.""",
+    formats=frozenset({0, 1}),
+    incident="""A session/title whose messageSeqs break the title relations: citing an assistant
+    message, a plugin-sourced user message or a later seq, a user title that cites messages, or
+    a generated title that cites none. The migration of a format-0 session refuses it, and so
+    does the restore of a format-1 one.""",
 )
 def title_sources(draft: EventDraft, data: Any) -> str:
-    """Precondition: a format-v0 session/title (or session/title-llm-request) with object
-    data. Breaks a drawn one's messageSeqs in a drawn way. Deterministic given its draws."""
+    """Precondition: a format-0 or format-1 session/title (or session/title-llm-request) with
+    object data. Breaks a drawn one's messageSeqs in a drawn way (a later seq on a format-1 log
+    is never a human user/message: its restore accepts that). Deterministic given its draws."""
     i = choose(data, draft.of_type("session/title", "session/title-llm-request"), "title event")
     payload = data_of(draft.events[i])
     if not payload:
@@ -83,7 +84,10 @@ def title_sources(draft: EventDraft, data: Any) -> str:
         ways.remove("cites assistant/message")
     if not others:
         ways.remove("cites non-human user/message")
-    if i + 1 >= len(draft.events):
+    v0 = draft.format_version == 0
+    every_human = set(_human_user_messages(draft, len(draft.events)))
+    later = [j for j in range(i + 1, len(draft.events)) if v0 or j not in every_human]
+    if not later:
         ways.remove("cites later seq")
     if not humans and "user title cites messages" in ways:
         ways.remove("user title cites messages")
@@ -93,7 +97,7 @@ def title_sources(draft: EventDraft, data: Any) -> str:
     elif how == "cites non-human user/message":
         payload["messageSeqs"] = [choose(data, others, "non-human user/message")]
     elif how == "cites later seq":
-        payload["messageSeqs"] = [data.draw(st.integers(i + 1, len(draft.events) - 1), label="later seq")]
+        payload["messageSeqs"] = [choose(data, later, "later seq")]
     elif how == "user title cites messages":
         payload["source"] = {"kind": "user"}
         payload["messageSeqs"] = [choose(data, sorted(humans), "human user/message")]
@@ -102,5 +106,6 @@ def title_sources(draft: EventDraft, data: Any) -> str:
         if type(payload.get("source")) is not dict or payload["source"].get("kind") == "user":
             payload["source"] = {"kind": "fallback"}
     else:
-        payload["messageSeqs"] = data.draw(st.sampled_from(("0", None, {"0": 0})), label="value")
+        # a format-1 restore indexes events with a string's characters: "0" may cite a human message
+        payload["messageSeqs"] = data.draw(st.sampled_from(("0", None, {"0": 0}) if v0 else (None, {"0": 0})), label="value")
     return f"seq {i} {draft.events[i]['type']}: {how}"
