@@ -375,3 +375,35 @@ def test_a_seq_incident_is_i1_exactly_when_the_inbox_replay_throws(incident: str
     report = check(b.header, b.events)
     assert (RuleId.I1 in fired(report)) is orphaned, explain(report, b.header, b.events)
     assert replay_inbox(b.events, b.header).ok is not orphaned
+
+
+@given(session_logs(max_events=80), st.data())
+def test_hits_handed_out_early_are_the_hits_of_one_late_settlement(generated: Any, data: st.DataObject) -> None:
+    """The walk settles its pending hits as it goes (memory bounded on hostile logs): settling
+    after every event gives exactly the findings of settling once at the end of the log, the
+    end-of-log usage and context-window verdicts included."""
+    from dshfuzz.checker import _engine
+
+    events = copy.deepcopy(generated.events)
+    candidates = [i for i, e in enumerate(events) if e["type"] in _ODD_FIELDS]
+    for _ in range(data.draw(st.integers(0, 3), label="edits") if candidates else 0):
+        event = events[data.draw(st.sampled_from(candidates), label="event")]
+        key = data.draw(st.sampled_from(_ODD_FIELDS[event["type"]]), label="field")
+        (event if key == "sourceEventSeqs" else event["data"])[key] = copy.deepcopy(data.draw(_ODD, label="value"))
+    metered = [e["data"] for e in events if e["type"] in ("assistant/message", "request/context") and "usage" in e["data"]
+               or e["type"] == "request/context"]
+    for target in data.draw(st.lists(st.sampled_from(metered), max_size=2), label="metered") if metered else ():
+        value = copy.deepcopy(data.draw(_ODD, label="count"))
+        if "usage" in target:
+            target["usage"] = {**target["usage"], "inputTokens": value} if data.draw(st.booleans()) else value
+        else:
+            target["contextWindow"] = value
+    default = _engine._SETTLE_AT
+    try:
+        _engine._SETTLE_AT = -1
+        eager = check(generated.header, events, rules=frozenset(ENGINE))
+        _engine._SETTLE_AT = 10**9
+        late = check(generated.header, events, rules=frozenset(ENGINE))
+    finally:
+        _engine._SETTLE_AT = default
+    assert _facts(eager) == _facts(late), explain(late, generated.header, events)

@@ -66,13 +66,26 @@ class _Hit:
     layers: set[OfficialLayer]
 
 
-class _Structure:
-    """The invariant companion, the token meter and the released walk, side by side."""
+_SETTLE_AT = 256
+"""Pending hits and null-turn events past which the walk hands settled ones out."""
 
-    def __init__(self, events: list[Event], runs: dict[int, int]) -> None:
-        self.events = events
-        self.runs = runs
+
+class _Structure:
+    """The invariant companion, the token meter and the released walk, side by side.
+
+    A refusal of several moments on one event is one hit naming them all, so hits wait
+    until their event is behind the walk; the walk then hands them out (with the T4/M1
+    verdicts of null-turn events, which name the same moments) and keeps only what is
+    pending: memory stays bounded however many events a hostile log breaks. Only the
+    end-of-log verdicts (usage totals, context window) name an earlier event, one of
+    the at most three that :meth:`pinned` holds back."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.events = ctx.events
+        self.heads, self.runs = ctx.packed_runs
         self.hits: dict[tuple[int, RuleId], _Hit] = {}
+        self.nulls: dict[int, tuple[bool, bool]] = {}
         self.inv_turn: Any = None
         self.inv_step: Any = None
         self.next_turn = 1
@@ -92,14 +105,16 @@ class _Structure:
         else:
             found.layers.add(layer)
 
-    def run(self, heads: list[int]) -> list[_Hit]:
-        """Walk the events at ``heads``; a packed run whose first member names the open step
+    def run(self) -> Iterator[Finding]:
+        """Walk the events at the heads; a packed run whose first member names the open step
         is decided by it, since its members share their turn and step and no member moves
         either machine (they are delta chunks, never usage samples)."""
         events = self.events
         runs = self.runs
         visit = self.visit
-        for index in heads:
+        for index in self.heads:
+            if len(self.hits) + len(self.nulls) > _SETTLE_AT:
+                yield from self.settle(index, self.pinned())
             event = events[index]
             raw = event.raw
             # The common case inline: a chunk with exact ints naming the open step.
@@ -120,21 +135,50 @@ class _Structure:
                     visit(member, events[member])
         self.context_window()
         self.usage_verdict()
-        return sorted(self.hits.values(), key=lambda h: (h.index, h.rule))
+        yield from self.settle(len(events), frozenset())
+
+    def pinned(self) -> frozenset[int | None]:
+        """The events an end-of-log verdict may still name: the last request/context, the first
+        problem sample and the newest usage sample so far."""
+        last = self.last_usage[3] if self.last_usage is not None else None
+        problem = self.usage_problem[0] if self.usage_problem is not None else None
+        return frozenset((self.last_context, last, problem))
+
+    def settle(self, before: int, pinned: frozenset[int | None]) -> Iterator[Finding]:
+        """The findings of the events before ``before`` but ``pinned``, in log order; each
+        T4/M1 verdict names the moments the event's other hits name."""
+        hits: dict[int, list[_Hit]] = {}
+        for key, hit in list(self.hits.items()):
+            if hit.index < before and hit.index not in pinned:
+                hits.setdefault(hit.index, []).append(self.hits.pop(key))
+        nulls = {i: self.nulls.pop(i) for i in list(self.nulls) if i < before and i not in pinned}
+        ctx = self.ctx
+        for index in sorted(hits.keys() | nulls.keys()):
+            event = self.events[index]
+            layers: set[OfficialLayer] = set()
+            for hit in sorted(hits.get(index, ()), key=lambda h: h.rule):
+                layers |= hit.layers
+                yield ctx.finding(hit.rule, hit.message, event=event, refused_by=_ordered(hit.layers))
+            if index in nulls:
+                yield from _null_turn_findings(ctx, event, *nulls[index], _ordered(layers))
 
     def visit(self, index: int, event: Event) -> None:
         """Fold one event into the three machines."""
         raw = event.raw
         kind = raw.get("type") if type(raw) is dict else None
+        if type(kind) is not str or kind not in _WALKED:
+            return
+        data = raw.get("data", MISSING)
         if kind == "assistant/chunk":
-            data = raw.get("data")
             chunk = data.get("chunk") if type(data) is dict else None
             if type(chunk) is dict and chunk.get("type") == "usage":
                 self.usage_sample(index, event, chunk.get("usage", MISSING))
-        elif type(kind) is not str or kind not in _WALKED:
-            return
-        self.structure(index, event, kind)
-        self.meter(index, event, kind)
+        elif kind in _NULL_TURN_TYPES:
+            t4, m1 = _null_turn(event)
+            if t4 or m1:
+                self.nulls[index] = (t4, m1)
+        self.structure(index, event, kind, data)
+        self.meter(index, event, kind, data)
 
     def usage_sample(self, index: int, event: Event, usage: Any) -> None:
         """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
@@ -186,9 +230,8 @@ class _Structure:
         self.hit(index, rule, _L.INVARIANTS, message)
         self.hit(index, rule, _L.RELEASED, message)
 
-    def structure(self, index: int, event: Event, kind: str) -> None:
+    def structure(self, index: int, event: Event, kind: str, data: Any) -> None:
         """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
-        data = event.data
         rule = RuleId.T1
         try:
             if kind == "turn/start":
@@ -238,9 +281,8 @@ class _Structure:
             else:
                 self.hit(index, rule, _L.RELEASED, message)
 
-    def meter(self, index: int, event: Event, kind: str) -> None:
+    def meter(self, index: int, event: Event, kind: str, data: Any) -> None:
         """The token meter's ``_foldEvent`` pairing (TM:510-545) and cited chunks (TM:578-594)."""
-        data = event.data
         rule = RuleId.T1
         if kind == "request/header":
             self.header_seen = True
@@ -453,9 +495,11 @@ def _has_length(value: Any) -> bool:
     return value is not None and value is not MISSING
 
 
-def _finding(ctx: CheckContext, hit: _Hit) -> Finding:
-    layers = tuple(sorted(hit.layers, key=_LAYER_ORDER.__getitem__))
-    return ctx.finding(hit.rule, hit.message, event=ctx.events[hit.index], refused_by=layers)
+def _ordered(layers: Iterable[OfficialLayer]) -> tuple[OfficialLayer, ...]:
+    return tuple(sorted(layers, key=_LAYER_ORDER.__getitem__))
+
+
+_NULL_TURN_TYPES = frozenset({"step/start", "step/end", "assistant/message"})
 
 
 def _null_turn(event: Event) -> tuple[bool, bool]:
@@ -470,29 +514,23 @@ def _null_turn(event: Event) -> tuple[bool, bool]:
     return t4, m1
 
 
+def _null_turn_findings(
+    ctx: CheckContext, event: Event, t4: bool, m1: bool, layers: tuple[OfficialLayer, ...]
+) -> Iterator[Finding]:
+    coordinates = f"turn {_show(_get(event.data, 'turn'))}/step {_show(_get(event.data, 'step'))}"
+    if t4:
+        yield ctx.finding(RuleId.T4, f"{event.type} carries {coordinates}: the client cannot attribute it to a turn",
+                          event=event, refused_by=layers)
+    if m1:
+        yield ctx.finding(RuleId.M1, f"assistant/message appends with {coordinates}; a null-turn marker must be "
+                          "a replace", event=event, refused_by=layers)
+
+
 @rule_pass(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1)
 def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
     """T1 T2 T3 from one walk of the three official turn/step moments; T4 and M1 on the
     events whose turn is null or missing, naming the moments that refuse those events."""
-    heads, runs = ctx.packed_runs
-    hits = _Structure(ctx.events, runs).run(heads)
-    refusing: dict[int, set[OfficialLayer]] = {}
-    for hit in hits:
-        refusing.setdefault(hit.index, set()).update(hit.layers)
-        yield _finding(ctx, hit)
-    for index in positions(ctx, ["step/start", "step/end", "assistant/message"]):
-        event = ctx.events[index]
-        t4, m1 = _null_turn(event)
-        if not (t4 or m1):
-            continue
-        layers = tuple(sorted(refusing.get(index, ()), key=_LAYER_ORDER.__getitem__))
-        coordinates = f"turn {_show(_get(event.data, 'turn'))}/step {_show(_get(event.data, 'step'))}"
-        if t4:
-            yield ctx.finding(RuleId.T4, f"{event.type} carries {coordinates}: the client cannot attribute it to a turn",
-                              event=event, refused_by=layers)
-        if m1:
-            yield ctx.finding(RuleId.M1, f"assistant/message appends with {coordinates}; a null-turn marker must be "
-                              "a replace", event=event, refused_by=layers)
+    return _Structure(ctx).run()
 
 
 def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:

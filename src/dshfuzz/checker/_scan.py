@@ -26,9 +26,8 @@ def _by_type(ctx: CheckContext) -> dict[object, list[int]]:
             if bucket is None:
                 bucket = index[kind] = []
             bucket.append(i)
-            stop = runs.get(i)
-            if stop is not None:  # the rest of a packed run: chunks like its first member
-                bucket.extend(range(i + 1, stop))
+            if kind == "assistant/chunk" and i in runs:  # the rest of a packed run: chunks like its first member
+                bucket.extend(range(i + 1, runs[i]))
     return index
 
 
