@@ -1,15 +1,21 @@
 """Detection power: how often a short campaign catches a checker blind to one incident.
 
     .venv/bin/python benchmarks/detection_power.py [--mutators a,b,...] [--seeds 20] [--examples 200]
-                                                   [--official auto|always|never]
+                                                   [--official auto|always|never] [--separate]
 
-For each incident mutator, runs one in-process campaign per seed (the default mix
-of every mutator, at most ``--examples`` logs) against the built-in checker with
-the mutator's declared rules switched off, and prints the seeds that caught it,
-the median examples to the catch, which finding caught it (``expected``: the
-mutator's declaration; a layer name: that official layer or reference model
-refusing) and the seconds per seed. The official layers judge where the rules
-are refused only by them (``auto``; see ``dshfuzz.harness._power.needs_official``).
+For each incident mutator and seed, one in-process campaign (the default mix of
+every mutator, at most ``--examples`` logs) against the built-in checker with the
+mutator's declared rules switched off. Prints the seeds that caught it, the median
+examples to the catch, which finding caught it (``expected``: the mutator's
+declaration; a layer name: that official layer or reference model refusing) and
+the CPU seconds per seed. The official layers judge where the rules are refused
+only by them (``auto``; see ``dshfuzz.harness._power.needs_official``).
+
+By default each seed runs one campaign of the whole built-in checker per judge set
+and derives every crippled checker's trial from it (``shared_trials``: exact, and
+a separate campaign runs wherever a crippled one would diverge); ``--separate``
+runs one campaign per mutator and seed instead, and with ``--mutators`` checks
+that both ways agree.
 
 The reference measured in the same run is the campaign before its schedule: one
 Hypothesis round over the whole mix. It prints how many mutators each reaches in
@@ -26,8 +32,9 @@ import sys
 import time
 from contextlib import ExitStack
 
-from dshfuzz.harness._power import Trial, detection_trial, needs_official
+from dshfuzz.harness._power import Trial, detection_trial, needs_official, shared_trials
 from dshfuzz.mutators import MUTATORS
+from dshfuzz.oracle.official import OfficialOracle
 
 
 def mixed_round_reach(examples: int, seed: int) -> int:
@@ -71,12 +78,24 @@ def how(trial: Trial) -> str:
     return "-" if trial.signature is None else trial.signature.split("|")[1]
 
 
+def run_trials(names: list[str], seeds: int, examples: int, official: object | None, separate: bool) -> dict[str, list[Trial]]:
+    """Every (mutator, seed) trial, shared per seed unless ``separate``."""
+    trials: dict[str, list[Trial]] = {name: [] for name in names}
+    for seed in range(seeds):
+        shared = {} if separate else shared_trials(names, seed, examples=examples, official=official)
+        for name in names:
+            trial = shared.get(name) or detection_trial(name, seed, examples=examples, official=official)
+            trials[name].append(trial)
+    return trials
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--official", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument("--separate", action="store_true", help="one campaign per mutator and seed")
     args = parser.parse_args()
     names = sorted(MUTATORS) if args.mutators is None else [m for m in args.mutators.split(",") if m]
     unknown = [m for m in names if m not in MUTATORS]
@@ -88,28 +107,34 @@ def main() -> int:
     planned = [schedule_reach(args.examples, seed) for seed in range(3)]
     print(f"reference: mutators reached in {args.examples} logs, seeds 0-2: one mixed round {mixed}, "
           f"the schedule {planned} (of {len(MUTATORS)}); ratio {sum(planned) / max(1, sum(mixed)):.2f}x")
-    print(f"{'mutator':34} {'official':8} {'caught':>7} {'median':>6}  {'caught by':24} {'s/seed':>6}  missed seeds")
-    below = []
+    groups = {
+        True: [m for m in names if args.official == "always" or (args.official == "auto" and needs_official(m))],
+        False: [m for m in names if args.official == "never" or (args.official == "auto" and not needs_official(m))],
+    }
+    trials: dict[str, list[Trial]] = {}
+    cpu: dict[bool, float] = {}
     with ExitStack() as stack:
-        oracle = None
-        for name in names:
-            use = args.official == "always" or (args.official == "auto" and needs_official(name))
-            if use and oracle is None:
-                from dshfuzz.oracle.official import OfficialOracle
-
-                oracle = stack.enter_context(OfficialOracle())
-            start = time.perf_counter()
-            trials = [detection_trial(name, seed, examples=args.examples, official=oracle if use else None)
-                      for seed in range(args.seeds)]
-            per_seed = (time.perf_counter() - start) / args.seeds
-            hits = [t for t in trials if t.caught]
-            median = statistics.median(t.examples for t in hits) if hits else float("nan")
-            by = ",".join(sorted({how(t) for t in hits})) or "-"
-            missed = [t.seed for t in trials if not t.caught]
-            if len(hits) < 0.95 * args.seeds:
-                below.append(name)
-            print(f"{name:34} {'yes' if use else 'no':8} {len(hits):>3}/{args.seeds:<3} {median:>6.0f}  {by:24} "
-                  f"{per_seed:>6.1f}  {missed or ''}", flush=True)
+        for use, group in groups.items():
+            if not group:
+                continue
+            oracle = stack.enter_context(OfficialOracle()) if use else None
+            start = time.process_time()
+            trials.update(run_trials(group, args.seeds, args.examples, oracle, args.separate))
+            cpu[use] = time.process_time() - start
+    for use, seconds in cpu.items():
+        print(f"judges {'with' if use else 'without'} the official layers: {len(groups[use])} mutators x "
+              f"{args.seeds} seeds in {seconds:.0f} s of this process' CPU (Node's not counted)")
+    print(f"{'mutator':34} {'official':8} {'caught':>7} {'median':>6}  {'caught by':30} missed seeds")
+    below = []
+    for name in names:
+        hits = [t for t in trials[name] if t.caught]
+        median = statistics.median(t.examples for t in hits) if hits else float("nan")
+        by = ",".join(sorted({how(t) for t in hits})) or "-"
+        missed = [t.seed for t in trials[name] if not t.caught]
+        if len(hits) < 0.95 * args.seeds:
+            below.append(name)
+        use = name in groups[True]
+        print(f"{name:34} {'yes' if use else 'no':8} {len(hits):>3}/{args.seeds:<3} {median:>6.0f}  {by:30} {missed or ''}")
     print(f"below 95%: {', '.join(below) or 'none'}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 1 if below else 0

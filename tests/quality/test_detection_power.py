@@ -7,7 +7,8 @@ rule the mutator declares switched off (``builtin:-S5,-S8`` for
 in-process campaign of at most 200 examples of the *default mix* (every mutator
 and valid logs, as a user's campaign is: no campaign focused on the mutator), and
 the seed catches the defect when the campaign reports a miss involving a
-switched-off rule or a layer it maps to (``dshfuzz.harness._power.caught``).
+switched-off rule or a layer it maps to, and which the whole built-in checker does
+not show on that log (``dshfuzz.harness._power.caught``).
 The default mix suffices because the campaign's schedule gives every mutator a
 round within its first 180 examples. Judges: the reference oracle always; the
 official layers too where the rules are refused only by them.
@@ -29,15 +30,16 @@ import pytest
 
 from dshfuzz._pytest_plugin import profile_name
 from dshfuzz.harness import CampaignConfig
-from dshfuzz.harness._campaign import ROUND_EXAMPLES, _worker, round_settings
-from dshfuzz.harness._power import crippled_checker, detection_trial, needs_official
+from dshfuzz.harness._campaign import ROUND_EXAMPLES, _InProcess, _worker, round_settings
+from dshfuzz.harness._power import crippled_checker, detection_trial, needs_official, shared_trials
 from dshfuzz.mutators import MUTATORS
 
 SEEDS = 20
 REQUIRED = 19
 EXAMPLES = 200
-ROTATING = 3
-"""Mutators per ``make test`` run: 20 campaigns each cost about 50 s of one core."""
+ROTATING = 2
+"""Mutators per ``make test`` run: 20 campaigns cost 60 to 100 s of one core (the Node
+server's share included), so two keep the file within about three minutes."""
 
 
 def rotation_key() -> int:
@@ -101,9 +103,19 @@ def test_campaign_rounds_label_incident_classes_and_score_targets_in_hypothesis_
     config = CampaignConfig(checker="builtin", seed=3, official=False, mutators=("orphan-tool-call",), valid_fraction=0)
     rounds: list[dict] = []
     with collector.with_value(rounds.append):
-        _worker(config, 0, lambda event: None, lambda: False, budget=12)
+        _worker(config, 0, lambda event: None, lambda: False, _InProcess(budget=12))
     assert rounds, "no round reported statistics"
     for stats in rounds:
         text = describe_statistics(stats)
         assert "mutator: orphan-tool-call" in text, text
         assert set(stats["targets"]) == {"open tool calls", "zstd frames", "replace depth"}, stats.get("targets")
+
+
+def test_trials_derived_from_one_campaign_of_the_whole_checker_are_the_separate_campaigns_trials():
+    """What ``benchmarks/detection_power.py`` relies on to measure every mutator at once."""
+    names = ["partial-coverage", "tool-result-rewrite", "seq-gap"]
+    shared = shared_trials(names, 0, examples=60)
+    for name in names:
+        separate = detection_trial(name, 0, examples=60)
+        assert shared[name] in (None, separate), f"{name}: shared {shared[name]}, separate {separate}"
+    assert any(shared.values()), "every crippled campaign diverged: nothing was compared"

@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._events import (
     CampaignEvent,
@@ -45,6 +46,9 @@ from ._events import (
     ExampleJudged,
     WorkerFailed,
 )
+
+if TYPE_CHECKING:
+    from ._judge import JudgedExample
 
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
 
@@ -118,21 +122,29 @@ def round_settings(examples: int, *, shrink: bool = True):  # noqa: ANN201 - Hyp
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _InProcess:
+    """What an in-process worker shares with its caller (a worker process gets none of it).
+
+    ``official`` is a running ``OfficialOracle`` to use instead of starting one;
+    ``budget`` caps the examples the worker judges, so that the cap is exact and a
+    finding within it is still shrunk and minimised; ``observe`` sees every example
+    judged in the hunt, in order, on the worker's thread.
+    """
+
+    official: object | None = None
+    budget: int | None = None
+    observe: Callable[[JudgedExample], None] | None = None
+
+
 def _worker(
     config: CampaignConfig,
     worker: int,
     emit: Callable[[CampaignEvent], None],
     should_stop: Callable[[], bool],
-    official: object | None = None,
-    budget: int | None = None,
+    local: _InProcess = _InProcess(),
 ) -> None:
-    """One worker's rounds, in a child process or on a thread (``workers=0``).
-
-    ``official`` is a running ``OfficialOracle`` to share; without one, the worker
-    starts its own when ``config.official`` asks for the official layers. ``budget``
-    caps the examples this worker judges; a finding within it is still shrunk and
-    minimised (worker processes leave the budget to the coordinator instead).
-    """
+    """One worker's rounds, in a child process or on a thread (``workers=0``)."""
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
@@ -144,19 +156,20 @@ def _worker(
     checker = load_checker(config.checker, timeout=config.checker_timeout)
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
+    official = local.official if config.official else None
     official_cm = _official() if config.official and official is None else None
     if official_cm is not None:
         official = official_cm.__enter__()
-    elif not config.official:
-        official = None
     seen: set[str] = set()
     hunted = 0
+    # round numbers start at 1: "round 0" seeds the order of the strata
     rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
                       max_round=ROUND_EXAMPLES)
     strategies: dict[str | None, object] = {}
     try:
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
+            budget = local.budget
             while not should_stop() and (budget is None or hunted < budget):
                 round_no += 1
                 stratum, size = next(rounds)
@@ -174,6 +187,8 @@ def _worker(
                     if hunting:
                         hunted += 1
                         _steer(judged)
+                        if local.observe is not None:
+                            local.observe(judged)
                         emit(
                             ExampleJudged(
                                 worker,
@@ -268,12 +283,11 @@ def _guarded(
     worker: int,
     put: Callable[[object], None],
     should_stop: Callable[[], bool],
-    official: object | None = None,
-    budget: int | None = None,
+    local: _InProcess = _InProcess(),
 ) -> None:
     """Run a worker; report its death to the coordinator, and always say it is done."""
     try:
-        _worker(config, worker, put, should_stop, official, budget)
+        _worker(config, worker, put, should_stop, local)
     except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
         put(WorkerFailed(worker, traceback.format_exc(limit=10)))
     finally:
@@ -285,11 +299,11 @@ def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.
     _guarded(config, worker, events.put, stop.is_set)
 
 
-def _start_thread(config: CampaignConfig, events: queue.Queue, stop: threading.Event, official: object | None) -> threading.Thread:  # type: ignore[type-arg]
-    """The in-process worker; it keeps the example budget itself, so the budget is exact."""
+def _start_thread(config: CampaignConfig, events: queue.Queue, stop: threading.Event, local: _InProcess) -> threading.Thread:  # type: ignore[type-arg]
+    """The in-process worker."""
     thread = threading.Thread(
         target=_guarded,
-        args=(config, 0, events.put, stop.is_set, official, config.budget_examples),
+        args=(config, 0, events.put, stop.is_set, local),
         daemon=True,
         name="dshfuzz campaign worker",
     )
@@ -297,14 +311,20 @@ def _start_thread(config: CampaignConfig, events: queue.Queue, stop: threading.E
     return thread
 
 
-def run_campaign(config: CampaignConfig, *, official: object | None = None) -> Iterator[CampaignEvent]:
+def run_campaign(
+    config: CampaignConfig,
+    *,
+    official: object | None = None,
+    observe: Callable[[JudgedExample], None] | None = None,
+) -> Iterator[CampaignEvent]:
     """Run a campaign and yield its events; closing the iterator stops the workers.
 
-    ``official``: a running ``OfficialOracle`` for an in-process campaign (``workers=0``)
-    to share instead of starting its own; worker processes always start their own.
+    In-process campaigns (``workers=0``) only: ``official`` is a running
+    ``OfficialOracle`` to share instead of starting one, and ``observe`` sees every
+    example judged in the hunt (on the worker thread), in order.
     """
-    if official is not None and config.workers != 0:
-        raise ValueError("only an in-process campaign (workers=0) can share a running official oracle")
+    if (official is not None or observe is not None) and config.workers != 0:
+        raise ValueError("only an in-process campaign (workers=0) shares an oracle or an observer")
     start = time.time()
     yield CampaignStarted(
         run_id=config.run_id,
@@ -322,7 +342,7 @@ def run_campaign(config: CampaignConfig, *, official: object | None = None) -> I
     if config.workers == 0:
         events: queue.Queue | mp.Queue = queue.Queue()  # type: ignore[type-arg]
         stop = threading.Event()
-        procs = [_start_thread(config, events, stop, official)]
+        procs = [_start_thread(config, events, stop, _InProcess(official, config.budget_examples, observe))]
     else:
         ctx = mp.get_context("spawn")
         events, stop = ctx.Queue(), ctx.Event()  # type: ignore[assignment]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ class JudgedExample:
     official: Mapping[str, Any]
     disagreements: tuple[Disagreement, ...]
     shape: Shape
+    reference: CheckerVerdict | None = None
 
     @property
     def events(self) -> int:
@@ -77,6 +78,23 @@ class JudgedExample:
     def defects(self) -> tuple[Disagreement, ...]:
         """The disagreements a campaign hunts (checker defects and oracle crashes)."""
         return tuple(d for d in self.disagreements if d.is_reportable)
+
+    def defects_without(self, rules: frozenset[str]) -> tuple[Disagreement, ...]:
+        """The defects, in the same order, had the checker reported none of ``rules``:
+        what ``builtin:-RULE,...`` shows on this example when the checker was ``builtin``
+        (switching rules off only drops their findings), without judging again.
+
+        A metamorphic disagreement keeps the rules it names outside ``rules`` (the
+        verdicts' difference less those rules); its detail still names them all.
+        """
+        findings = tuple(f for f in self.verdict.findings if f.rule not in rules)
+        out = classify(replace(self.verdict, findings=findings), self.truth, reference=self.reference)
+        for d in self.disagreements:
+            if d.kind == "oracle-crash":
+                out.append(d)
+            elif d.kind == "metamorphic" and (kept := tuple(r for r in d.rules if r not in rules)):
+                out.append(replace(d, rules=kept))
+        return tuple(d for d in out if d.is_reportable)
 
 
 class Judge:
@@ -168,7 +186,7 @@ class Judge:
             oracle_consulted=consulted,
         )
         disagreements = tuple(classify(verdict, truth, reference=reference)) + metamorphic + oracle_crash
-        return JudgedExample(example, verdict, truth, official, disagreements, shape)
+        return JudgedExample(example, verdict, truth, official, disagreements, shape, reference)
 
 
 def _framing_rules() -> frozenset[str]:
