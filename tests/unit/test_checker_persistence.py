@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from dshfuzz.checker import OfficialLayer, RuleId
-from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, dumps, loads
+from dshfuzz.checker import CheckOptions, OfficialLayer, RuleId, check_log
+from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, dumps, loads, parse_log
 
 from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
 
@@ -225,3 +225,65 @@ def _packed(**changes: Any) -> dict[str, Any]:
 def test_malformed_packed_rows_are_r2_and_overflowing_ones_r3(rule: RuleId, row: dict[str, Any]) -> None:
     report = check_log_strict(_with_rows([(dumps(row), row, "malformed-packed")]))
     assert {f.rule for f in report.findings if f.rule in (RuleId.R2, RuleId.R3)} == {rule}
+
+
+_LOSSY = "\u2063lossy\u2063"
+
+
+def _set(*path: Any) -> Callable[[Any], None]:
+    """Set the value at ``path`` (creating dict members) to the lossy placeholder."""
+    def edit(value: Any) -> None:
+        for key in path[:-1]:
+            value = value[key] if not (type(value) is dict and key not in value) else value.setdefault(key, {})
+        value[path[-1]] = _LOSSY
+    return edit
+
+
+def _append(*path: Any, item: Any) -> Callable[[Any], None]:
+    def edit(value: Any) -> None:
+        for key in path:
+            value = value[key]
+        value.append(item)
+    return edit
+
+
+LOSSY_PLACES: list[tuple[str, int, Callable[[Any], None], bool, bool]] = [
+    ("assistant/chunk index", 5, _set("data", "chunk", "index"), False, False),
+    ("assistant/chunk extra member", 5, _set("data", "x"), False, False),
+    ("unknown content block", 2, _append("data", "content", item={"type": "x-block", "n": _LOSSY}), False, False),
+    ("unknown block nested in a tool result", 9,
+     _append("data", "message", "content", 0, "content", item={"type": "x-block", "n": _LOSSY}), False, False),
+    ("tool schema parameters", 3,
+     lambda e: e["data"]["header"].update(tools=[{"name": "ls", "description": "d", "parameters": {"n": _LOSSY}}]), False, False),
+    ("model source replayState", 7, _set("data", "message", "source", "replayState", "n"), False, False),
+    ("user source of an unknown kind", 2, lambda e: e["data"].update(source={"kind": "x-src", "n": _LOSSY}), False, False),
+    ("turn/end reason of an unknown kind", 16, lambda e: e["data"].update(reason={"kind": "x-why", "n": _LOSSY}), False, False),
+    ("request/header unexpected member", 3, _set("data", "n"), True, False),
+    ("tool/result opaque meta", 9, _set("data", "meta", "n"), True, False),
+    ("assistant/message usage", 7, lambda e: e["data"].update(usage={"inputTokens": _LOSSY, "outputTokens": 1}), True, False),
+    ("unknown block's type", 2, _append("data", "content", item={"type": _LOSSY}), True, False),
+    ("event time", 10, _set("time"), True, True),
+    ("sourceEventSeqs member", 9, lambda e: e.update(sourceEventSeqs=[_LOSSY]), True, True),
+]
+"""(where, event index, edit, released refuses it in format 0, ... in format 1): measured with
+the official released layer (tests/conformance/test_checker_official_migration.py)."""
+
+
+def lossy_log(version: int, index: int, edit: Callable[[Any], None], token: str) -> bytes:
+    """``minimal_events`` under a format-``version`` header, event ``index`` edited to hold ``token``."""
+    events = minimal_events()
+    edit(events[index])
+    text = "".join(dumps(x) + "\n" for x in [header(version=version), *events])
+    return text.replace(dumps(_LOSSY), token).encode()
+
+
+@pytest.mark.parametrize("token", ["-0", "1e400"])
+@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize(("where", "index", "edit", "v0", "v1"), LOSSY_PLACES, ids=[p[0] for p in LOSSY_PLACES])
+def test_e4_names_released_only_where_its_validator_reads_the_number(
+        where: str, index: int, edit: Callable[[Any], None], v0: bool, v1: bool, version: int, token: str) -> None:
+    report = check_log(parse_log(lossy_log(version, index, edit, token)), CheckOptions(strict=True))
+    (e4,) = [f for f in report.findings if f.rule is RuleId.E4]
+    named = OfficialLayer.RELEASED in e4.refused_by
+    assert named is (v0 if version == 0 else v1), f"{where}: E4 says {list(map(str, e4.refused_by))}"
+    assert {OfficialLayer.SEED, OfficialLayer.INVARIANTS} <= set(e4.refused_by)

@@ -1,11 +1,13 @@
 """Migration pre-checks (G1 G2 for format-0 files, G3 for format 0 and 1): what the
 released catalog (``dsh-session-format-v0-to-v1``) refuses when a format-0 file is
 upgraded, or when a format-1 file is restored through its relation walk, reported as
-warnings because the file still loads today.
+warnings because the file still loads today. :func:`released_refuses_lossy` models where
+released's payload validator reads a number, for E4's attribution.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +21,7 @@ from ._run import rule_pass
 from ._scan import positions, type_index
 from .rules import RuleId
 
-__all__ = ["RELEASED_V0_EVENT_TYPES", "LEGACY_SOURCE_TYPES"]
+__all__ = ["RELEASED_V0_EVENT_TYPES", "LEGACY_SOURCE_TYPES", "released_refuses_lossy"]
 
 RELEASED_V0_EVENT_TYPES = frozenset({
     "agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided", "approval/policy",
@@ -155,3 +157,118 @@ def _represents(messages: Any, selected: list[dict[str, Any]]) -> bool:
         return False
     framed = content[0]
     return _get(framed, "type") == "text" and _get(framed, "text") == _TITLE_FRAME + dumps(selected)
+
+
+_BLOCK_TYPES = frozenset({"text", "reasoning", "image", "tool-call", "tool-result"})
+_SOURCE_KINDS = frozenset({
+    "user", "plugin", "model", "tool", "agent-instructions", "session-reference", "team-message", "goal",
+    "skill-invocation", "skill-catalog", "coordinator", "subagent-report", "subagent-settled", "webhook",
+})
+_TURN_END_KINDS = frozenset({"completed", "blocked", "max-tokens", "interrupted", "aborted", "error"})
+_Path = tuple[str | int, ...]
+_Pattern = tuple[str | None, ...]
+
+_CONTENT_ARRAYS: dict[str, tuple[_Pattern, ...]] = {
+    "user/message": (("content",),),
+    "assistant/message": (("message", "content"),),
+    "tool/result": (("message", "content"),),
+    "agent/inbox/spliced": (("inserted", None, "content"),),
+    "session/title-llm-request": (("messages", None, "content"),),
+    "compaction/summary": (("summary",), ("rawOutput",)),
+    "tool/code-dispatch": (("content",),),
+    "team/message/queued": (("message", "content"),),
+}
+"""Where released validates content blocks (contentBlocksValue), per type; ``None`` is any index."""
+
+_SOURCES: dict[str, tuple[_Pattern, ...]] = {
+    "user/message": (("source",),),
+    "assistant/message": (("message", "source"),),
+    "tool/result": (("message", "source"),),
+    "agent/inbox/spliced": (("inserted", None, "source"),),
+    "session/title-llm-request": (("messages", None, "source"),),
+}
+"""Where released validates a message source (messageSourceValue), per type."""
+
+
+def released_refuses_lossy(version: int | None, raw: Any) -> bool:
+    """Whether the released catalog refuses ``raw`` for one of its non-lossless numbers
+    (non-finite, or negative zero; V01:1591 and the count/number validators, which all
+    refuse both). Format 0 validates every payload member except where it never looks
+    (``_unread_by_v0``); format 1 validates only the envelope (restoreReleasedV1Artifact).
+    A negative-zero seq equals index 0 under ``!==`` and passes (measured)."""
+    if version not in (0, 1) or type(raw) is not dict:
+        return False
+    for path, value in _lossy_paths(raw, ()):
+        if path[0] != "data":
+            if not (path == ("seq",) and value == 0):
+                return True
+        elif version == 0 and not _unread_by_v0(raw.get("type"), raw["data"], path[1:]):
+            return True
+    return False
+
+
+def _lossy_paths(value: Any, path: _Path) -> Iterator[tuple[_Path, float]]:
+    if type(value) is float:
+        if value in (math.inf, -math.inf) or (value == 0 and math.copysign(1.0, value) < 0):
+            yield path, value
+    elif type(value) is dict:
+        for key, member in value.items():
+            yield from _lossy_paths(member, (*path, key))
+    elif type(value) is list:
+        for index, member in enumerate(value):
+            yield from _lossy_paths(member, (*path, index))
+
+
+def _unread_by_v0(kind: Any, data: Any, path: _Path) -> bool:
+    """Whether released's v0 payload validation never reads ``data`` at ``path``: an
+    assistant/chunk payload (V01:1918), a tool schema's parameters (V01:1139), a content
+    block of an unknown type or a source of an unknown kind beyond its discriminant
+    (V01:685, 914), a model source's replayState, a turn/end reason of an unknown kind."""
+    if not path:
+        return False
+    if kind == "assistant/chunk":
+        return True
+    if kind == "request/header" and len(path) >= 5 and path[:2] == ("header", "tools") and path[3] == "parameters":
+        return True
+    if kind == "turn/end" and len(path) >= 2 and path[0] == "reason" and path[1] != "kind":
+        reason = _get(data, "reason")
+        return type(_get(reason, "kind")) is str and _get(reason, "kind") not in _TURN_END_KINDS
+    for pattern in _CONTENT_ARRAYS.get(kind, ()):
+        rest = _after(pattern, path)
+        if rest is not None:
+            return _unread_block(_at(data, path[: len(path) - len(rest)]), rest)
+    for pattern in _SOURCES.get(kind, ()):
+        rest = _after(pattern, path)
+        if rest:
+            source_kind = _get(_at(data, path[: len(path) - len(rest)]), "kind")
+            if source_kind == "model":
+                return rest[0] == "replayState"
+            return type(source_kind) is str and source_kind and source_kind not in _SOURCE_KINDS and rest[0] != "kind"
+    return False
+
+
+def _unread_block(blocks: Any, rest: _Path) -> bool:
+    """Within a content-block array: past an unknown block's type, or in a tool-result's nested blocks."""
+    if len(rest) < 2 or type(blocks) is not list or type(rest[0]) is not int:
+        return False
+    block = blocks[rest[0]]
+    kind = _get(block, "type")
+    if kind == "tool-result" and rest[1] == "content":
+        return _unread_block(_get(block, "content"), rest[2:])
+    return type(kind) is str and kind != "" and kind not in _BLOCK_TYPES and rest[1] != "type"
+
+
+def _after(pattern: _Pattern, path: _Path) -> _Path | None:
+    """The rest of ``path`` past ``pattern`` (``None`` matching any list index), or ``None``."""
+    if len(path) < len(pattern):
+        return None
+    for want, key in zip(pattern, path):
+        if (want is None and type(key) is not int) or (want is not None and want != key):
+            return None
+    return path[len(pattern):]
+
+
+def _at(value: Any, path: _Path) -> Any:
+    for key in path:
+        value = value[key]
+    return value

@@ -21,6 +21,7 @@ from dshfuzz.model import MISSING, Event, Line
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
+from ._migration import released_refuses_lossy
 from ._run import rule_pass
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
@@ -525,6 +526,8 @@ def _envelope_defects(
             f"event is not losslessly JSON-serializable: number {token} parses to a non-finite or negative-zero value",
             event=ev,
             context={"token": token},
+            # released refuses only a number where its validator reads one (a packed row's own numbers are R2's)
+            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED) if released_refuses_lossy(ctx.version, raw) else (L.SEED, L.INVARIANTS),
         )
 
 

@@ -280,8 +280,11 @@ _RULES: tuple[Rule, ...] = (
         "data and the surface metadata must survive a lossless JSON snapshot; non-JSON-safe values "
         "(non-finite numbers, unsafe integers) are refused.",
         "@deepseek-ai/dsh-session lib/index.js:1446-1450 (snapshotJsonValue)",
-        ALL_FORMATS, (_L.SEED, _L.INVARIANTS),
-        "The loader restores events without the lossless snapshot, so only the seed path refuses them.",
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.RELEASED),
+        "The loader restores events without the lossless snapshot; released refuses such a number only where "
+        "its validator reads one (each finding names its layers): anywhere in a format-0 payload but an "
+        "assistant/chunk, a tool schema's parameters and unknown block, source or reason variants, and only "
+        "in the envelope of a format-1 event.",
     ),
     Rule(
         RuleId.E5, _E, RuleLayer.PERSISTENCE,
