@@ -14,8 +14,8 @@ only by them (``auto``; see ``dshfuzz.harness._power.needs_official``).
 By default each seed runs one campaign of the whole built-in checker per judge set
 and derives every crippled checker's trial from it (``shared_trials``: exact, and
 a separate campaign runs wherever a crippled one would diverge); ``--separate``
-runs one campaign per mutator and seed instead, and with ``--mutators`` checks
-that both ways agree.
+runs one campaign per mutator and seed instead: the same figures, at many times
+the cost.
 
 The reference measured in the same run is the campaign before its schedule: one
 Hypothesis round over the whole mix. It prints how many mutators each reaches in
@@ -78,15 +78,22 @@ def how(trial: Trial) -> str:
     return "-" if trial.signature is None else trial.signature.split("|")[1]
 
 
-def run_trials(names: list[str], seeds: int, examples: int, official: object | None, separate: bool) -> dict[str, list[Trial]]:
-    """Every (mutator, seed) trial, shared per seed unless ``separate``."""
+def run_trials(
+    names: list[str], seeds: int, examples: int, official: object | None, separate: bool
+) -> tuple[dict[str, list[Trial]], int]:
+    """Every (mutator, seed) trial, shared per seed unless ``separate``; and how many
+    trials ran a campaign of their own."""
     trials: dict[str, list[Trial]] = {name: [] for name in names}
+    own = 0
     for seed in range(seeds):
         shared = {} if separate else shared_trials(names, seed, examples=examples, official=official)
         for name in names:
-            trial = shared.get(name) or detection_trial(name, seed, examples=examples, official=official)
+            trial = shared.get(name)
+            if trial is None:
+                own += 1
+                trial = detection_trial(name, seed, examples=examples, official=official)
             trials[name].append(trial)
-    return trials
+    return trials, own
 
 
 def main() -> int:
@@ -112,18 +119,20 @@ def main() -> int:
         False: [m for m in names if args.official == "never" or (args.official == "auto" and not needs_official(m))],
     }
     trials: dict[str, list[Trial]] = {}
-    cpu: dict[bool, float] = {}
+    cpu: dict[bool, tuple[float, int]] = {}
     with ExitStack() as stack:
         for use, group in groups.items():
             if not group:
                 continue
             oracle = stack.enter_context(OfficialOracle()) if use else None
             start = time.process_time()
-            trials.update(run_trials(group, args.seeds, args.examples, oracle, args.separate))
-            cpu[use] = time.process_time() - start
-    for use, seconds in cpu.items():
+            group_trials, own = run_trials(group, args.seeds, args.examples, oracle, args.separate)
+            trials.update(group_trials)
+            cpu[use] = (time.process_time() - start, own)
+    for use, (seconds, own) in cpu.items():
         print(f"judges {'with' if use else 'without'} the official layers: {len(groups[use])} mutators x "
-              f"{args.seeds} seeds in {seconds:.0f} s of this process' CPU (Node's not counted)")
+              f"{args.seeds} seeds in {seconds:.0f} s of this process' CPU (Node's not counted); "
+              f"{own} trials ran a campaign of their own")
     print(f"{'mutator':34} {'official':8} {'caught':>7} {'median':>6}  {'caught by':30} missed seeds")
     below = []
     for name in names:
