@@ -13,7 +13,7 @@ import pytest
 
 from dshfuzz.generators import generate
 from dshfuzz.harness._atheris import TARGETS, StructuredMutator, edits
-from dshfuzz.model import JsonDecodeError, loads, parse_log, scan_frames
+from dshfuzz.model import JsonDecodeError, compress_frame, loads, parse_log, scan_frames
 from dshfuzz.mutators import METAMORPHIC, MUTATORS, PERTURBATIONS
 
 MAX_SIZE = 4096
@@ -113,3 +113,13 @@ def test_zstd_crossover_splices_whole_frames():
     for seed in range(20):
         child = mutator.crossover(a, b, MAX_SIZE * 4, seed)
         assert all(child[f.offset : f.end] in frames for f in scan_frames(child))
+
+
+def test_a_small_zstd_input_inflating_to_megabytes_is_left_to_libfuzzer():
+    header, body = LOGS[0].to_jsonl().split(b"\n", 1)
+    padded = body.replace(b"\n", b" " * 500_000 + b"\n", 1)  # whitespace around JSON is still JSON
+    bomb = compress_frame(header + b"\n") + compress_frame(padded, block="rle")
+    assert len(bomb) < MAX_SIZE and parse_log(bomb, compression="zstd").events
+    mutator = _mutator("checker-zstd")
+    for seed in range(5):
+        assert mutator.mutate(bomb, MAX_SIZE, seed).startswith(b"BYTES:")

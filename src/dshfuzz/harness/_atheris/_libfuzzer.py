@@ -29,7 +29,7 @@ _DONE = re.compile(r"^Done (?P<runs>\d+) runs in (?P<seconds>\d+) second")
 _ERROR = re.compile(r"^==\d+== ERROR: libFuzzer: (?P<reason>.*)")
 _WRITTEN = re.compile(r"Test unit written to (?P<path>\S+)")
 _STACK_START = re.compile(r"^ ?=== (?:Uncaught Python exception:|Timeout: .*) ===$")
-_STACK_END = ("==", "MS:", "ALARM:", "SUMMARY:")
+_STACK_END = ("==", "MS:", "ALARM:", "SUMMARY:", "#", "Done ")
 _UNIT_BYTES = {"b": 1, "Kb": 1024, "Mb": 1024 * 1024}
 _PREFIXES: dict[str, ArtefactKind] = {"crash-": "crash", "timeout-": "timeout", "oom-": "oom"}
 
@@ -123,9 +123,9 @@ class OutputParser:
                     self.traceback.append(line)
                 return None
             self._in_traceback = False
-        if _STACK_START.match(line):
+        if _STACK_START.match(line):  # the latest stack only: a slow mutation dumps one without failing
             self._in_traceback = True
-            self.traceback.append(line.strip())
+            self.traceback = [line.strip()]
         elif m := _STATUS.match(line):
             self.status = FuzzStats(
                 executions=int(m["execs"]),

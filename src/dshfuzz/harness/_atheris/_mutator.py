@@ -12,7 +12,9 @@ row: it is mutated as the only row of a one-header log, and one line of the
 result comes back.
 
 Deterministic given ``(data, max_size, seed)`` and the byte mutator; never raises
-(an edit that does not apply, or a result over ``max_size``, falls back too).
+(an edit that does not apply, or a result over ``max_size``, falls back too), and
+stays cheap: a zstd input whose frames inflate far beyond ``max_size`` is not
+re-encoded (its result could not fit, and encoding megabytes takes seconds).
 The crossover splices two inputs at line boundaries (JSONL, rows) or frame
 boundaries (zstd), which keeps both halves readable.
 """
@@ -40,6 +42,7 @@ ByteMutator = Callable[[bytes, int], bytes]
 
 _CHOICE_BYTES = 96  # enough for every draw of one edit; Hypothesis pads a short buffer with zeros
 _ATTEMPTS = 3  # edits tried before giving up on the structured path for this input
+_MAX_INFLATION = 8  # plaintext beyond 8x the size limit cannot re-encode within it
 
 
 @cache
@@ -103,7 +106,7 @@ class StructuredMutator:
     def mutate(self, data: bytes, max_size: int, seed: int) -> bytes:
         rng = random.Random(seed)
         if rng.random() < self.structured_share:
-            mutated = self._structured(bytes(data), rng)
+            mutated = self._structured(bytes(data), max_size, rng)
             if mutated is not None and 0 < len(mutated) <= max_size:
                 return mutated
         return self.byte_mutate(bytes(data), max_size)
@@ -120,11 +123,13 @@ class StructuredMutator:
             return [data[f.offset : f.end] for f in scan_frames(data)] or [data]
         return data.splitlines(keepends=True) or [data]
 
-    def _structured(self, data: bytes, rng: random.Random) -> bytes | None:
+    def _structured(self, data: bytes, max_size: int, rng: random.Random) -> bytes | None:
         wrapped = _row_header() + data.rstrip(b"\n") + b"\n" if self.shape == "row" else data
         log = parse_log(wrapped, compression=self.compression)
         if log.header is None or not log.events:
             return None
+        if max((line.offset + line.size for line in log.lines), default=0) > _MAX_INFLATION * max_size:
+            return None  # a small zstd input inflating to megabytes: re-encoding it would take seconds
         for _ in range(_ATTEMPTS):
             mutant = self._apply(rng.choice(edits()), log, self.compression, rng.randbytes(_CHOICE_BYTES))
             if mutant is not None:

@@ -24,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from dshfuzz._atomic import write_atomic
@@ -203,7 +203,7 @@ def _finding(
     )
     if config.corpus is None:
         return finding
-    return Finding(**{**asdict(finding), "corpus_file": save_finding(finding, Corpus(config.corpus))})
+    return replace(finding, corpus_file=save_finding(finding, Corpus(config.corpus)))
 
 
 def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | None = None) -> TargetSummary:
