@@ -1,6 +1,6 @@
 """The minimiser at scale: real defects planted deep in the 200k-event log, minimised.
 
-    .venv/bin/python benchmarks/minimise.py [--events 200000] [--cases orphan,gap,corrupt,torn] [--no-official]
+    .venv/bin/python benchmarks/minimise.py [--events 200000] [--cases orphan,seq,corrupt,torn] [--no-official]
 
 Takes ``.dshfuzz-cache/synth-<events>.jsonl.zstd`` (``benchmarks/synth.py``, built once),
 plants each defect with the existing mutator at the middle of the log (every draw
@@ -58,7 +58,7 @@ class TornTailCrash:
 
 CASES = {
     "orphan": Case("orphan tool call", "orphan-tool-call", BuiltinChecker(without=frozenset({"P3", "W3"}))),
-    "gap": Case("seq gap", "seq-gap", BuiltinChecker(without=frozenset({"E2", "C1"}))),
+    "seq": Case("invalid seq", "invalid-seq", BuiltinChecker(without=frozenset({"E1"}))),
     "corrupt": Case("corrupt frame (garbled)", "corrupt-frame", BuiltinChecker(without=frozenset({"Z2"}))),
     "torn": Case("torn final frame", "torn-tail-frame", TornTailCrash()),
 }

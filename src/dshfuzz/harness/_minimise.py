@@ -20,16 +20,22 @@ input stays a gap or duplicate. Every seq reference (``mutators.seq_refs``:
 shifted the same way and the header's ``seedLength`` with them; references to
 removed events are dropped from seq lists, and a range endpoint that was removed
 moves inwards to the nearest surviving surface event, so a replace whose range
-lost its first nodes still covers the rest. Only lines that mention a seq at or
-above the first removed one are re-serialised: renumbering is one linear pass.
+lost its first nodes still covers the rest. Turn numbers (``data.turn``) shift by
+the removed ``turn/start`` events below them, since turns must count up by one.
+Only lines that mention a seq or turn at or above the first removed one are
+re-serialised: renumbering is one linear pass.
 
 Order of attack, each step kept only when the signature survives:
 
 1. coarse: ddmin over *turn blocks* (a ``turn/end`` and what follows it up to the
-   next turn's inbox splice or ``turn/start``), testing each block set on its own
-   before complements, at a granularity of 8 — on a long log with a local defect
-   the first calls are small windows, so the total cost stays near one judgement
-   of the whole log instead of one per halving;
+   next turn's inbox splice or ``turn/start``), after narrowing to a window: the
+   blocks after the first cut in eight, each eighth tried alone -- completed with the
+   first block (the session's set-up: the initial request header, the first inbox
+   splice) and the blocks holding the range endpoints its replaces name -- then the
+   eighths of the first window that keeps the signature, and so on. On a long log
+   with a local defect the first calls are small, so the search costs about one
+   judgement of the whole log (halving by complements costs about two); a defect
+   that needs distant blocks falls through to plain ddmin over all blocks;
 2. packed chunk rows become one line per event, in the same frames (verdict-preserving
    for event-level defects); the result stays in the input's container, since the
    caller keeps the example's compression;
@@ -68,48 +74,48 @@ __all__ = ["ddmin", "minimise"]
 
 Predicate = Callable[[Example], bool]
 
-COARSE_GRANULARITY = 8
-"""Blocks are first split in eight: windows an eighth of the log long are cheap to judge."""
+COARSE_WINDOWS = 8
+"""Turn blocks are first cut in eight windows: each costs an eighth of a judgement of the log."""
 
 _BLOCK_OPENERS = frozenset({"agent/inbox/spliced", "turn/start"})
 
 
-def ddmin(
-    items: Sequence[Any],
-    test: Callable[[Sequence[Any]], bool],
-    *,
-    granularity: int = 2,
-    subsets_first: bool = False,
-) -> list[Any]:
+def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
     """Zeller's ddmin: a 1-minimal subsequence of ``items`` for which ``test`` holds.
 
     ``test(items)`` is assumed to hold (never called on ``items`` itself). Complements
-    are tried first by default, which removes large chunks first; ``subsets_first``
-    tries each chunk alone before (cheaper when the cost of a test grows with its
-    size and the cause is local). Each round's list work is linear in ``items``.
+    are tried before subsets, which removes large chunks first on the long logs
+    campaigns produce. Every candidate costs one linear copy of the current list.
     """
     current = list(items)
-    n = min(max(granularity, 2), len(current)) if current else 2
+    n = 2
     while len(current) >= 2:
-        bounds = _chunk_bounds(len(current), n)
         progressed = False
-        if subsets_first and len(bounds) > 2:
-            for lo, hi in bounds:
-                subset = current[lo:hi]
-                if test(subset):
-                    current, n, progressed = subset, min(max(granularity, 2), len(subset)), True
-                    break
-        if not progressed:
-            for lo, hi in bounds:
-                complement = current[:lo] + current[hi:]
-                if complement and test(complement):
-                    current, n, progressed = complement, max(n - 1, 2), True
-                    break
+        for lo, hi in _chunk_bounds(len(current), n):
+            complement = current[:lo] + current[hi:]
+            if complement and test(complement):
+                current, n, progressed = complement, max(n - 1, 2), True
+                break
         if not progressed:
             if n >= len(current):
                 break
             n = min(len(current), n * 2)
     return _one_minimal(current, test)
+
+
+def _narrow(current: list[Any], test: Callable[[Sequence[Any]], bool], windows: int) -> list[Any]:
+    """The smallest window reached by repeatedly keeping the first of ``windows`` contiguous
+    chunks that holds alone (``current`` itself when none does). When a test costs in
+    proportion to its size and the cause is local, this finds it for about one test of
+    ``current`` in all, where halving by complements costs about two."""
+    while len(current) >= 2:
+        for lo, hi in _chunk_bounds(len(current), min(windows, len(current))):
+            if test(current[lo:hi]):
+                current = current[lo:hi]
+                break
+        else:
+            return current
+    return current
 
 
 def _chunk_bounds(length: int, n: int) -> list[tuple[int, int]]:
@@ -137,6 +143,8 @@ class _Unit:
     value: Any = None
     seqs: range = range(0)
     top: int = -1
+    anchors: tuple[int, ...] = ()
+    turn: int | None = None
     frame: int | None = None
     opaque_frame: bool = False
 
@@ -169,45 +177,40 @@ class _Layout:
         """The candidate holding the units at ``keep`` (ascending), renumbered for the rest;
         ``replaced`` substitutes the bytes of some opaque units."""
         kept = sorted(keep)
-        removed = self._removed_seqs(kept)
-        surface = self._surviving_surface(kept) if removed else []
-        texts = [self._text(i, removed, surface, replaced) for i in kept]
-        header = self._header_text(removed)
+        removal = self._removal(kept)
+        texts = [self._text(i, removal, replaced) for i in kept]
+        header = self._header_text(removal.seqs)
         if not self.zstd:
             return replace(self.example, data=header + b"".join(texts))
         return replace(self.example, data=self._frames(header, kept, texts))
 
-    def _removed_seqs(self, kept: list[int]) -> list[int]:
+    def _removal(self, kept: list[int]) -> _Removal:
         kept_set = set(kept)
-        removed: list[int] = []
+        seqs: list[int] = []
+        turns: list[int] = []
         for i, unit in enumerate(self.units):
-            if i not in kept_set and unit.seqs:
-                removed.extend(unit.seqs)
-        removed.sort()
-        return removed
+            if i not in kept_set:
+                seqs.extend(unit.seqs)
+                if unit.turn is not None and unit.kind == "turn/start":
+                    turns.append(unit.turn)
+        if not seqs:
+            return _Removal(seqs, sorted(turns), [])
+        surface = [u.seqs[0] for u in (self.units[i] for i in kept) if u.seqs and "surfaceOp" in u.value]
+        return _Removal(sorted(seqs), sorted(turns), sorted(surface))
 
-    def _surviving_surface(self, kept: list[int]) -> list[int]:
-        """The old seqs of the kept surface events, ascending (range endpoints move onto them)."""
-        out = []
-        for i in kept:
-            value = self.units[i].value
-            if isinstance(value, dict) and "surfaceOp" in value and self.units[i].seqs:
-                out.append(self.units[i].seqs[0])
-        out.sort()
-        return out
-
-    def _text(self, i: int, removed: list[int], surface: list[int], replaced: dict[int, bytes] | None) -> bytes:
+    def _text(self, i: int, removal: _Removal, replaced: dict[int, bytes] | None) -> bytes:
         unit = self.units[i]
         if replaced is not None and i in replaced:
             return replaced[i]
-        if unit.opaque or not removed or unit.top < removed[0]:
+        if unit.opaque or not removal.touches(unit):
             return unit.text
         newline = b"\n" if unit.text.endswith(b"\n") else b""
         fresh = loads(unit.text.decode("utf-8", errors="surrogateescape"))
-        _renumber(fresh, removed, surface)
+        _renumber(fresh, removal)
         return dumpb(fresh) + newline
 
     def _header_text(self, removed: list[int]) -> bytes:
+        """The header, its ``seedLength`` shifted like a seq."""
         seed = self.header_value.get("seedLength") if isinstance(self.header_value, dict) else None
         if not removed or type(seed) is not int or seed <= removed[0]:
             return self.header
@@ -227,12 +230,32 @@ class _Layout:
         return b"".join(b"".join(parts) if opaque else compress_frame(b"".join(parts)) for _, opaque, parts in groups)
 
 
-def _renumber(event: Any, removed: list[int], surface: list[int]) -> None:
-    """Shift ``event``'s own seq (or packed ``seq0``) and every seq it cites, in place."""
+@dataclass(frozen=True, slots=True)
+class _Removal:
+    """What a candidate removed: the seqs and the turn numbers (of removed ``turn/start``
+    events), ascending, and the old seqs of the surviving surface events."""
+
+    seqs: list[int]
+    turns: list[int]
+    surface: list[int]
+
+    def touches(self, unit: _Unit) -> bool:
+        """Whether ``unit`` mentions a seq or turn that shifts (otherwise its text stays)."""
+        return bool(self.seqs and unit.top >= self.seqs[0]) or bool(
+            self.turns and unit.turn is not None and unit.turn >= self.turns[0]
+        )
+
+
+def _renumber(event: Any, removal: _Removal) -> None:
+    """Shift ``event``'s own seq (or packed ``seq0``), its turn and every seq it cites, in place."""
+    removed = removal.seqs
     for key in ("seq", "seq0"):
         seq = event.get(key)
         if type(seq) is int:
             event[key] = seq - bisect.bisect_left(removed, seq)
+    data = event.get("data")
+    if isinstance(data, dict) and type(data.get("turn")) is int:
+        data["turn"] = _shift(data["turn"], removal.turns)
     lists: dict[int, list[Any]] = {}
     for container, key in list(seq_refs(event)):
         value = container[key]
@@ -241,7 +264,7 @@ def _renumber(event: Any, removed: list[int], surface: list[int]) -> None:
         if isinstance(container, list):
             lists[id(container)] = container
         else:
-            container[key] = _endpoint(value, removed, surface, forward=key == "start")
+            container[key] = _endpoint(value, removed, removal.surface, forward=key == "start")
     for refs in lists.values():
         refs[:] = [_shift(v, removed) for v in refs if type(v) is not int or not _is_removed(v, removed)]
 
@@ -295,8 +318,12 @@ def _unit_of(text: bytes, frame: int | None) -> _Unit:
             seqs = range(seq0, seq0 + len(members))
     elif type(value.get("seq")) is int:
         seqs = range(value["seq"], value["seq"] + 1)
-    cited = [c[k] for c, k in seq_refs(value) if type(c[k]) is int]
-    return _Unit(text, value, seqs, max([*cited, seqs[-1] if seqs else -1]), frame)
+    refs = [(c, k) for c, k in seq_refs(value) if type(c[k]) is int]
+    top = max([*(c[k] for c, k in refs), seqs[-1] if seqs else -1])
+    anchors = tuple(c[k] for c, k in refs if isinstance(c, dict))
+    data = value.get("data")
+    turn = data.get("turn") if isinstance(data, dict) else None
+    return _Unit(text, value, seqs, top, anchors, turn if type(turn) is int else None, frame)
 
 
 def _split_lines(content: bytes) -> list[bytes]:
@@ -369,12 +396,38 @@ def _coarse(current: Example, still_fails: Predicate) -> Example:
     if len(blocks) < 3:
         return current
     search = _Search(layout, still_fails)
+    closure = _Closure(layout, blocks)
 
-    def test(chosen: Sequence[list[int]]) -> bool:
-        return search.test([i for block in chosen for i in block])
+    def test(chosen: Sequence[int]) -> bool:
+        return search.test([i for b in chosen for i in blocks[b]])
 
-    kept = ddmin(blocks, test, granularity=COARSE_GRANULARITY, subsets_first=True)
-    return layout.render([i for block in kept for i in block]) if search.best is not None else current
+    rest = list(range(1, len(blocks)))
+    window = _narrow(rest, lambda w: test(closure.of(w)), COARSE_WINDOWS)
+    kept = ddmin(closure.of(window), test) if len(window) < len(rest) else ddmin(range(len(blocks)), test)
+    return layout.render([i for b in kept for i in blocks[b]]) if search.best is not None else current
+
+
+class _Closure:
+    """A window of blocks completed with the first block (the session's set-up) and,
+    transitively, the blocks holding the events its range endpoints name (a replace
+    cannot lose both ends of its range)."""
+
+    def __init__(self, layout: _Layout, blocks: list[list[int]]) -> None:
+        self.units = layout.units
+        self.blocks = blocks
+        self.block_of = {seq: b for b, block in enumerate(blocks) for i in block for seq in layout.units[i].seqs}
+
+    def of(self, window: Sequence[int]) -> list[int]:
+        chosen = {0, *window}
+        todo = list(chosen)
+        while todo:
+            for i in self.blocks[todo.pop()]:
+                for seq in self.units[i].anchors:
+                    b = self.block_of.get(seq)
+                    if b is not None and b not in chosen:
+                        chosen.add(b)
+                        todo.append(b)
+        return sorted(chosen)
 
 
 def _fine(current: Example, still_fails: Predicate) -> Example:
