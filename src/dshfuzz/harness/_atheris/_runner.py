@@ -24,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dshfuzz._atomic import write_atomic
@@ -88,7 +88,7 @@ class AtherisConfig:
             "maxLen": self.max_len,
             "structuredShare": self.structured_share,
             "seed": self.seed,
-            "seeds": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.sources).items()},
+            "seeds": self.sources.to_json(),
         }
 
 

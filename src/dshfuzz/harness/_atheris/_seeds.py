@@ -35,6 +35,16 @@ class SeedSources:
     max_events: int = 12
     seed: int = 0
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "corpus": str(self.corpus) if self.corpus else None,
+            "fixtures": str(self.fixtures) if self.fixtures else None,
+            "realSessions": str(self.real_sessions) if self.real_sessions else None,
+            "generated": self.generated,
+            "maxEvents": self.max_events,
+            "seed": self.seed,
+        }
+
 
 def _files(directory: Path | None, pattern: str) -> list[Path]:
     return sorted(directory.glob(pattern)) if directory is not None and directory.is_dir() else []
