@@ -67,7 +67,11 @@ def build(directory: Path) -> dict[str, Path]:
     files["bomb"].write_bytes(frames + repeat_frame(0x20, 64 * GIB, declare_size=False))
     depth = 10**6
     files["deep"] = directory / "deep.jsonl"
-    _jsonl_with(files["deep"], b'"type":"string"', lambda out: out.write(b'"type":"string","x":' + b"[" * depth + b"]" * depth))
+    _jsonl_with(
+        files["deep"],
+        b'"type":"string"',
+        lambda out: out.write(b'"type":"string","x":' + b"[" * depth + b"]" * depth),
+    )
     files["long-line"] = directory / "long-line.jsonl"
 
     def long_text(out: BinaryIO) -> None:
@@ -103,20 +107,28 @@ def run(cmd: list[str], memory_mb: int | None = None) -> tuple[Outcome, bytes, b
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
-        return Outcome(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), ""), out.read(), err.read()
+        return (
+            Outcome(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), ""),
+            out.read(),
+            err.read(),
+        )
 
 
 def check(path: Path) -> Outcome:
     outcome, out, err = run([str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)])
     try:
-        findings = [f"{f['rule']}: {f['message']}" for f in json.loads(out)["findings"] if f["severity"] == "error"]
+        findings = [
+            f"{f['rule']}: {f['message']}" for f in json.loads(out)["findings"] if f["severity"] == "error"
+        ]
     except ValueError:
         return replace(outcome, said="no report: " + err.decode()[-300:])
     return replace(outcome, said="; ".join(findings) or "no error finding")
 
 
 def official(path: Path, memory_mb: int) -> Outcome:
-    outcome, out, err = run([str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(path)], memory_mb)
+    outcome, out, err = run(
+        [str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(path)], memory_mb
+    )
     if outcome.exit < 0:
         return replace(outcome, said=f"crashed (signal {-outcome.exit})")
     if outcome.exit == 0:
@@ -128,14 +140,21 @@ def official(path: Path, memory_mb: int) -> Outcome:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--official", action="store_true", help="also run the official loader on each file")
-    parser.add_argument("--node-memory-mb", type=int, default=3000, help="address-space cap of the Node process")
+    parser.add_argument(
+        "--node-memory-mb", type=int, default=3000, help="address-space cap of the Node process"
+    )
     args = parser.parse_args()
     rows: list[tuple[str, int, Outcome, Outcome | None]] = []
     with tempfile.TemporaryDirectory(prefix="dshfuzz-hardening-") as tmp:
         for name, path in build(Path(tmp)).items():
             theirs = official(path, args.node_memory_mb) if args.official else None
             rows.append((name, path.stat().st_size, check(path), theirs))
-    print(json.dumps([{"file": n, "bytes": b, "ours": asdict(o), "official": t and asdict(t)} for n, b, o, t in rows], indent=2))
+    print(
+        json.dumps(
+            [{"file": n, "bytes": b, "ours": asdict(o), "official": t and asdict(t)} for n, b, o, t in rows],
+            indent=2,
+        )
+    )
     print(_markdown(rows, args))
     return 0
 
@@ -150,11 +169,17 @@ def _markdown(rows: list[tuple[str, int, Outcome, Outcome | None]], args: argpar
         "|---|---|---|---|---|---|---|",
     ]
     for name, size, ours, _ in rows:
-        out.append(f"| {name} | {size} | {ours.exit} | {ours.rss_mb:.0f} | {ours.rss_mb / reference:.2f} | {ours.wall_s:.1f} | {ours.said} |")
+        out.append(
+            f"| {name} | {size} | {ours.exit} | {ours.rss_mb:.0f} | {ours.rss_mb / reference:.2f} | {ours.wall_s:.1f} | {ours.said} |"
+        )
     if args.official:
         out += ["", f"Official loader (fresh Node, address space capped at {args.node_memory_mb} MB):", ""]
         out += ["| file | peak RSS MB | s | verdict |", "|---|---|---|---|"]
-        out += [f"| {name} | {t.rss_mb:.0f} | {t.wall_s:.1f} | {t.said[:200]} |" for name, _, _, t in rows if t is not None]
+        out += [
+            f"| {name} | {t.rss_mb:.0f} | {t.wall_s:.1f} | {t.said[:200]} |"
+            for name, _, _, t in rows
+            if t is not None
+        ]
     return "\n".join(out)
 
 

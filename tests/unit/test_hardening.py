@@ -35,7 +35,9 @@ from dshfuzz.model import (
 )
 
 KIB = 1024
-SMALL = Limits(frame_bytes=64 * KIB, file_bytes=256 * KIB, ratio=8, ratio_floor=16 * KIB, line_bytes=8 * KIB, depth=16)
+SMALL = Limits(
+    frame_bytes=64 * KIB, file_bytes=256 * KIB, ratio=8, ratio_floor=16 * KIB, line_bytes=8 * KIB, depth=16
+)
 
 
 def line(seq: int, data: Any = None) -> bytes:
@@ -66,7 +68,9 @@ def test_the_defaults_admit_the_fixture(fixtures_dir: Path) -> None:
 
 
 def test_a_frame_over_the_frame_limit_stops_the_read_at_that_frame() -> None:
-    noise = random.Random(0).randbytes(70 * KIB).replace(b"\n", b" ")  # incompressible: only the frame limit binds
+    noise = (
+        random.Random(0).randbytes(70 * KIB).replace(b"\n", b" ")
+    )  # incompressible: only the frame limit binds
     log = parse_log(zstd(line(0), noise + b"\n", line(1)), limits=SMALL)
     hit = log.limit
     assert hit is not None and (hit.kind, hit.frame, hit.exact) == ("frame-bytes", 2, False)
@@ -106,7 +110,12 @@ def test_an_over_long_line_is_measured_not_materialised() -> None:
     long_line = line(1, {"text": "x" * 20 * KIB})
     log = parse_log(header() + line(0) + long_line + line(2), limits=SMALL)
     hit = log.limit
-    assert hit is not None and (hit.kind, hit.line, hit.exact, hit.observed) == ("line-bytes", 3, True, len(long_line) - 1)
+    assert hit is not None and (hit.kind, hit.line, hit.exact, hit.observed) == (
+        "line-bytes",
+        3,
+        True,
+        len(long_line) - 1,
+    )
     assert [ln.number for ln in log.lines] == [1, 2] and len(log.events) == 1
     finding = only_finding(log, RuleId.L2)
     assert finding.line == 3 and "holds 20" in finding.message
@@ -144,7 +153,10 @@ def test_a_limit_on_the_header_line_reports_only_the_limit() -> None:
     only_finding(log, RuleId.L3)
 
 
-nested = st.recursive(st.integers() | st.text(alphabet="[]{}\"\\ab", max_size=4), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3))
+nested = st.recursive(
+    st.integers() | st.text(alphabet='[]{}"\\ab', max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+)
 
 
 def _depth(value: Any) -> int:
