@@ -105,14 +105,8 @@ def _run_session(command: Sequence[str], target: str, on_status: StatusCallback 
     parser = OutputParser()
     tail: deque[str] = deque(maxlen=_LOG_TAIL)
     started = time.monotonic()
-    with subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-    ) as proc:
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace") as proc:
         assert proc.stdout is not None
         for line in proc.stdout:  # atheris prints tracebacks on stdout, libFuzzer everything else on stderr
             tail.append(line.rstrip("\n"))
@@ -157,13 +151,8 @@ def _minimise(launcher: Path, artefact: Path, dest: Path, config: AtherisConfig)
         str(artefact),
     ]
     # the minimiser re-runs itself through the shell at every step: stop the whole group at the deadline
-    with subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    ) as proc:
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True) as proc:
         try:
             proc.wait(timeout=config.minimise_seconds)
         except subprocess.TimeoutExpired:
