@@ -129,6 +129,21 @@ def test_reading_never_raises_on_mutated_fixture_bytes(fixtures_dir: Path, rng: 
     assert log.compression != "zstd" or encode_log(log) == bytes(data)
 
 
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_plaintext_larger_than_a_read_block_reads_like_its_lines(compression: str) -> None:
+    # the reader takes large plaintext in 1 MiB blocks: lines that straddle blocks must come out whole
+    events = [ev(i, "request/context", data={"pad": "x" * (700 + i % 997)}) for i in range(3000)]
+    text = jsonl(HEADER, *events)
+    assert len(text) > 2 * 1024 * 1024
+    head = text.index(b"\n") + 1
+    data = text if compression == "none" else compress_frame(text[:head]) + compress_frame(text[head:])
+    log = parse_log(data)
+    assert [e.raw for e in log.events] == events and log.refusal is None and log.limit is None
+    assert [line.data for line in log.lines] == text.split(b"\n")[:-1]
+    assert [line.offset for line in log.lines][1:3] == [head, text.index(b"\n", head) + 1]
+    assert encode_log(log) == data
+
+
 def test_lines_split_on_newline_only_and_keep_carriage_returns() -> None:
     log = parse_log(jsonl(HEADER, tail=dumps(ev(0)) + "\r\n"))
     assert log.lines[1].text.endswith("\r") and log.rows[0].kind == "event" and log.events[0].seq == 0
