@@ -395,7 +395,8 @@ def test_hits_handed_out_early_are_the_hits_of_one_late_settlement(generated: An
     for target in data.draw(st.lists(st.sampled_from(metered), max_size=2), label="metered") if metered else ():
         value = copy.deepcopy(data.draw(_ODD, label="count"))
         if "usage" in target:
-            target["usage"] = {**target["usage"], "inputTokens": value} if data.draw(st.booleans()) else value
+            usage = target["usage"]
+            target["usage"] = {**usage, "inputTokens": value} if type(usage) is dict and data.draw(st.booleans()) else value
         else:
             target["contextWindow"] = value
     default = _engine._SETTLE_AT
