@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import random
 import statistics
+from dataclasses import replace
 
 import pytest
 from hypothesis import Phase, find, settings
 
-from dshfuzz.generators import GeneratedLog, session_logs
+from dshfuzz.generators import GeneratedLog, generate, session_logs
+from dshfuzz.harness import Example, Judge, load_checker, minimise
+from dshfuzz.model import dumps, parse_log
+from dshfuzz.mutators import MUTATORS, apply_seeded
 
 SEEDS = range(10)
 MAX_TURNS = 3
@@ -86,3 +90,33 @@ def test_a_compound_defect_shrinks_to_a_few_turns_for_every_seed() -> None:
         f"{summary}\nlargest shrink (seed {worst[0]}):\n{worst[4].to_jsonl(pack=False).decode()}"
     )
     assert statistics.median(c for *_, c, _ in results) <= MEDIAN_CALLS, summary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "mutator, switched_off", [("orphan-tool-call", {"P3", "W3"}), ("unparsable-tool-result", {"P4"})]
+)
+def test_a_defect_deep_in_a_long_log_minimises_to_a_few_events_with_the_campaigns_judge(mutator, switched_off):
+    """The campaign's own predicate (checker with the rule off, reference oracle; no Node)
+    on a 40-turn log: the witness keeps the signature, has at most 12 events, and the
+    candidates judged on the way add up to at most three times the log's bytes (the
+    line-level ddmin this replaced judged 46-100 times them on these two cases)."""
+    log = next(generate(1, seed=1, turns=(40, 40), max_events=5000))
+    mutant = apply_seeded(MUTATORS[mutator], log, 3, compression="zstd")
+    example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(map(str, mutant.expects)))
+    with Judge(load_checker("builtin:" + ",".join(f"-{r}" for r in sorted(switched_off)))) as judge:
+        defects = [d for d in judge.judge(example).defects if d.layer != "expected"]
+        assert defects, f"{mutator}: no layer refuses what the checker misses"
+        signature = defects[0].signature
+        judged: list[int] = []
+
+        def still_fails(candidate: Example) -> bool:
+            judged.append(len(candidate.data))
+            return signature in {d.signature for d in judge.judge(candidate).disagreements}
+
+        minimal = replace(example, data=minimise(example, still_fails))
+        final = judge.judge(minimal)
+    witness = "\n".join(dumps(e.raw) for e in parse_log(minimal.data, compression="zstd").events)
+    assert signature in {d.signature for d in final.disagreements}, witness
+    assert final.events <= 12, f"{final.events} events left:\n{witness}"
+    assert sum(judged) <= 3 * len(example.data), f"{len(judged)} calls judged {sum(judged)} bytes: {judged}"

@@ -21,8 +21,9 @@ shifted the same way and the header's ``seedLength`` with them; references to
 removed events are dropped from seq lists, and a range endpoint that was removed
 moves inwards to the nearest surviving surface event, so a replace whose range
 lost its first nodes still covers the rest. Turn numbers (``data.turn``) shift by
-the removed ``turn/start`` events below them, since turns must count up by one.
-Only lines that mention a seq or turn at or above the first removed one are
+the removed ``turn/start`` events below them, and step numbers (``data.step``) by
+the removed ``step/start`` events of their turn, since both must count up by one.
+Only lines that mention a seq, turn or step at or above the first removed one are
 re-serialised: renumbering is one linear pass.
 
 Order of attack, each step kept only when the signature survives:
@@ -36,13 +37,15 @@ Order of attack, each step kept only when the signature survives:
    with a local defect the first calls are small, so the search costs about one
    judgement of the whole log (halving by complements costs about two); a defect
    that needs distant blocks falls through to plain ddmin over all blocks;
-2. packed chunk rows become one line per event, in the same frames (verdict-preserving
+2. steps: ddmin over whole steps (``step/start`` to ``step/end``), step numbers
+   shifting like turns;
+3. packed chunk rows become one line per event, in the same frames (verdict-preserving
    for event-level defects); the result stays in the input's container, since the
    caller keeps the example's compression;
-3. fine: ddmin over the remaining units, ending in a pass that removes single
+4. fine: ddmin over the remaining units, ending in a pass that removes single
    units until none can go (1-minimality over units);
-4. bytes: every opaque unit (a torn or garbled line, an undecodable frame) is
-   shrunk by ddmin over its bytes, then steps 3 and 4 repeat until neither
+5. bytes: every opaque unit (a torn or garbled line, an undecodable frame) is
+   shrunk by ddmin over its bytes, then steps 4 and 5 repeat until neither
    changes the log (1-minimality over units and over the bytes of opaque units).
 """
 
@@ -137,7 +140,13 @@ def _one_minimal(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> l
 
 @dataclass(slots=True)
 class _Unit:
-    """One removable piece: a line (``text`` with its own newline, if any) or an opaque frame."""
+    """One removable piece: a line (``text`` with its own newline, if any) or an opaque frame.
+
+    ``value`` is the line's parsed JSON; ``seqs`` the seqs it holds (one event, or a packed
+    row's members); ``top`` the largest seq it holds or cites; ``anchors`` the range
+    endpoints it cites; ``turn``/``step`` its ``data.turn``/``data.step`` when integers;
+    ``frame`` the index of the zstd frame it came from.
+    """
 
     text: bytes
     value: Any = None
@@ -145,6 +154,7 @@ class _Unit:
     top: int = -1
     anchors: tuple[int, ...] = ()
     turn: int | None = None
+    step: int | None = None
     frame: int | None = None
     opaque_frame: bool = False
 
@@ -188,15 +198,19 @@ class _Layout:
         kept_set = set(kept)
         seqs: list[int] = []
         turns: list[int] = []
+        steps: dict[int, list[int]] = {}
         for i, unit in enumerate(self.units):
             if i not in kept_set:
                 seqs.extend(unit.seqs)
                 if unit.turn is not None and unit.kind == "turn/start":
                     turns.append(unit.turn)
+                elif unit.turn is not None and unit.step is not None and unit.kind == "step/start":
+                    steps.setdefault(unit.turn, []).append(unit.step)
+        steps = {turn: sorted(numbers) for turn, numbers in steps.items()}
         if not seqs:
-            return _Removal(seqs, sorted(turns), [])
+            return _Removal(seqs, sorted(turns), steps, [])
         surface = [u.seqs[0] for u in (self.units[i] for i in kept) if u.seqs and "surfaceOp" in u.value]
-        return _Removal(sorted(seqs), sorted(turns), sorted(surface))
+        return _Removal(sorted(seqs), sorted(turns), steps, sorted(surface))
 
     def _text(self, i: int, removal: _Removal, replaced: dict[int, bytes] | None) -> bytes:
         unit = self.units[i]
@@ -232,18 +246,23 @@ class _Layout:
 
 @dataclass(frozen=True, slots=True)
 class _Removal:
-    """What a candidate removed: the seqs and the turn numbers (of removed ``turn/start``
-    events), ascending, and the old seqs of the surviving surface events."""
+    """What a candidate removed: the seqs, the turn numbers (of removed ``turn/start``
+    events) and per turn the step numbers (of removed ``step/start`` events), ascending;
+    and the old seqs of the surviving surface events."""
 
     seqs: list[int]
     turns: list[int]
+    steps: dict[int, list[int]]
     surface: list[int]
 
     def touches(self, unit: _Unit) -> bool:
-        """Whether ``unit`` mentions a seq or turn that shifts (otherwise its text stays)."""
-        return bool(self.seqs and unit.top >= self.seqs[0]) or bool(
-            self.turns and unit.turn is not None and unit.turn >= self.turns[0]
-        )
+        """Whether ``unit`` mentions a seq, turn or step that shifts (otherwise its text stays)."""
+        if self.seqs and unit.top >= self.seqs[0]:
+            return True
+        if unit.turn is None:
+            return False
+        steps = self.steps.get(unit.turn)
+        return bool(self.turns and unit.turn >= self.turns[0]) or bool(steps and unit.step is not None and unit.step >= steps[0])
 
 
 def _renumber(event: Any, removal: _Removal) -> None:
@@ -255,6 +274,8 @@ def _renumber(event: Any, removal: _Removal) -> None:
             event[key] = seq - bisect.bisect_left(removed, seq)
     data = event.get("data")
     if isinstance(data, dict) and type(data.get("turn")) is int:
+        if type(data.get("step")) is int:
+            data["step"] = _shift(data["step"], removal.steps.get(data["turn"], []))
         data["turn"] = _shift(data["turn"], removal.turns)
     lists: dict[int, list[Any]] = {}
     for container, key in list(seq_refs(event)):
@@ -322,8 +343,9 @@ def _unit_of(text: bytes, frame: int | None) -> _Unit:
     top = max([*(c[k] for c, k in refs), seqs[-1] if seqs else -1])
     anchors = tuple(c[k] for c, k in refs if isinstance(c, dict))
     data = value.get("data")
-    turn = data.get("turn") if isinstance(data, dict) else None
-    return _Unit(text, value, seqs, top, anchors, turn if type(turn) is int else None, frame)
+    turn, step = (data.get("turn"), data.get("step")) if isinstance(data, dict) else (None, None)
+    turn, step = (turn if type(turn) is int else None), (step if type(step) is int else None)
+    return _Unit(text, value, seqs, top, anchors, turn, step, frame)
 
 
 def _split_lines(content: bytes) -> list[bytes]:
@@ -372,6 +394,20 @@ def _blocks(layout: _Layout) -> list[list[int]]:
         blocks[-1].append(i)
         closed = closed or kind == "turn/end"
     return [b for b in blocks if b]
+
+
+def _step_blocks(layout: _Layout) -> tuple[list[int], list[list[int]]]:
+    """The units outside any step, and the steps: each ``step/start`` up to its ``step/end``."""
+    outside: list[int] = []
+    steps: list[list[int]] = []
+    open_step = False
+    for i, unit in enumerate(layout.units):
+        if unit.kind == "step/start":
+            steps.append([])
+            open_step = True
+        (steps[-1] if open_step else outside).append(i)
+        open_step = open_step and unit.kind != "step/end"
+    return outside, steps
 
 
 class _Search:
@@ -430,6 +466,18 @@ class _Closure:
         return sorted(chosen)
 
 
+def _steps(current: Example, still_fails: Predicate) -> Example:
+    """ddmin over whole steps (the units outside steps kept): step numbers shift like turns,
+    so a turn that lost a step still counts its steps up by one."""
+    layout = _layout(current)
+    outside, steps = _step_blocks(layout)
+    if len(steps) < 2:
+        return current
+    search = _Search(layout, still_fails)
+    ddmin(range(len(steps)), lambda chosen: search.test(sorted([*outside, *(i for s in chosen for i in steps[s])])))
+    return search.best if search.best is not None else current
+
+
 def _fine(current: Example, still_fails: Predicate) -> Example:
     layout = _layout(current)
     search = _Search(layout, still_fails)
@@ -485,7 +533,7 @@ def _unpack(current: Example, still_fails: Predicate) -> Example:
 
 def minimise(example: Example, still_fails: Predicate) -> bytes:
     """The smallest log (bytes) for which ``still_fails`` holds, by the steps above."""
-    current = _unpack(_coarse(example, still_fails), still_fails)
+    current = _unpack(_steps(_coarse(example, still_fails), still_fails), still_fails)
     while True:
         shrunk = _bytes(_fine(current, still_fails), still_fails)
         if shrunk.data == current.data:
