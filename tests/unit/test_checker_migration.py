@@ -1,5 +1,5 @@
-"""Migration pre-checks G1-G3: each fires on a minimal broken log and stays silent on its
-near twin; G1 and G2 run on format-0 files only, G3 on format 0 and 1."""
+"""Migration pre-checks G1-G4: each fires on a minimal broken log and stays silent on its
+near twin; G1 and G2 run on format-0 files only, G3 and G4 on format 0 and 1."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
-from agent_loop_logs import Builder
+from agent_loop_logs import PROVIDER, Builder
 from checker_logs import assert_fires_only_on_broken, build_twins, check, fired
 
 from dshfuzz.checker import RuleId
@@ -84,6 +84,70 @@ V1_CASES = [
 """Format-1 files: released restores them through the relation walk alone (no payload check)."""
 
 
+def _relations_log() -> Builder:
+    """A turn whose first attempt is retried once (llm/retry, llm/retry-started), then a
+    compaction between turns over the whole surface."""
+    b = Builder()
+    b.open_step()
+    b.push("llm/retry", {"retryId": "retry-1", "turn": b.turn, "step": b.step, "provider": PROVIDER, "mode": "normal",
+                         "policyKey": "transient", "retry": 1, "maxRetries": 3, "delayMs": 100,
+                         "failure": {"message": "overloaded", "code": "overloaded"}})
+    b.push("llm/retry-started", {"retryId": "retry-1", "turn": b.turn, "step": b.step, "retry": 1})
+    b.assistant([{"type": "text", "text": "hi"}])
+    b.step_end()
+    b.turn_end()
+    b.compaction(b.surface[0], b.surface[-1])
+    return b
+
+
+def _edit(kind: str, **data: Any) -> Callable[[Builder], None]:
+    """Update the data of the first ``kind`` event (a value ``DROP`` removes the member)."""
+    def build(b: Builder) -> None:
+        target = next(e["data"] for e in b.events if e["type"] == kind)
+        target.update(data)
+        for key in [k for k, v in target.items() if v is DROP]:
+            del target[key]
+    return build
+
+
+DROP = object()
+
+
+def _legacy_compaction(b: Builder) -> None:
+    """No compactionId anywhere: the migration names the compaction after its start's seq."""
+    for kind in ("compaction/start", "compaction/summary", "compaction/end"):
+        _edit(kind, compactionId=DROP)(b)
+    checkpoint = next(e for e in b.events if e["type"] == "user/message" and e["data"]["source"]["kind"] == "plugin")
+    del checkpoint["data"]["source"]["compactionId"]
+
+
+def _legacy_retry(b: Builder) -> None:
+    """No retryId on the llm/retry: the migration names its chain after the retry's seq."""
+    _edit("llm/retry", retryId=DROP)(b)
+    seq = next(e["seq"] for e in b.events if e["type"] == "llm/retry")
+    _edit("llm/retry-started", retryId=f"legacy-retry:{b.header['id']}:{seq}")(b)
+
+
+G4_CASES = [
+    (RuleId.G4, "llm/retry naming another step", _edit("llm/retry", step=2), _edit("llm/retry", step=1)),
+    (RuleId.G4, "llm/retry naming another provider", _edit("llm/retry", provider="elsewhere"),
+     _edit("llm/retry", provider=PROVIDER)),
+    (RuleId.G4, "llm/retry starting its chain at retry 2", _edit("llm/retry", retry=2),
+     _edit("llm/retry", retry=1)),
+    (RuleId.G4, "llm/retry-started pairing no scheduled attempt", _edit("llm/retry-started", retry=2),
+     _edit("llm/retry-started", retry=1)),
+    (RuleId.G4, "compaction/end naming another compaction", _edit("compaction/end", compactionId="cmp-other"),
+     lambda b: None),
+    (RuleId.G4, "compaction/start claiming a closed turn", _edit("compaction/start", turn=1),
+     _edit("compaction/start", turn=None)),
+    (RuleId.G4, "a legacy retry (no retryId) naming another provider",
+     lambda b: (_legacy_retry(b), _edit("llm/retry", provider="elsewhere")(b)), _legacy_retry),
+    (RuleId.G4, "a legacy compaction (no compactionId) whose summary names another",
+     lambda b: (_legacy_compaction(b), _edit("compaction/summary", compactionId="cmp-other")(b)), _legacy_compaction),
+]
+"""Format-0 logs: the released relation walk after the migration's legacy normalisation."""
+
+
 def _text_turn(version: int = 0) -> Builder:
     b = Builder(version=version)
     b.text_turn()
@@ -92,7 +156,7 @@ def _text_turn(version: int = 0) -> Builder:
 
 def twins() -> list[tuple[RuleId, str, Builder, Builder]]:
     """Every format-0 case as built logs: (rule, why, broken, twin); the official conformance test reuses them."""
-    return build_twins(CASES, _text_turn)
+    return build_twins(CASES, _text_turn) + build_twins(G4_CASES, _relations_log)
 
 
 def v1_twins() -> list[tuple[RuleId, str, Builder, Builder]]:
@@ -101,7 +165,7 @@ def v1_twins() -> list[tuple[RuleId, str, Builder, Builder]]:
 
 
 @pytest.mark.parametrize(("rule", "why", "broken", "twin"), twins() + v1_twins(),
-                         ids=[f"{c[0]}-{c[1]}" for c in CASES + V1_CASES])
+                         ids=[f"{c[0]}-{c[1]}" for c in CASES + G4_CASES + V1_CASES])
 def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, broken: Builder, twin: Builder) -> None:
     assert_fires_only_on_broken(rule, why, broken, twin)
 

@@ -1,4 +1,4 @@
-"""Migration pre-checks (G1 G2 for format-0 files, G3 for format 0 and 1): what the
+"""Migration pre-checks (G1 G2 for format-0 files, G3 G4 for format 0 and 1): what the
 released catalog (``dsh-session-format-v0-to-v1``) refuses when a format-0 file is
 upgraded, or when a format-1 file is restored through its relation walk, reported as
 warnings because the file still loads today. :func:`released_refuses_lossy` models where
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dshfuzz.model import MISSING, Event, dumps
-from dshfuzz.oracle._js import is_event_seq, number_key, strict_equal
+from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
@@ -140,6 +140,73 @@ def _cited(events: list[Event], seq: Any) -> Event | None:
         seq = int(seq)
     return events[int(seq)] if is_event_seq(seq) and int(seq) < len(events) else None
 
+
+_RELATION_TYPES = ("llm/retry", "llm/retry-started", "compaction/start", "compaction/summary", "compaction/end",
+                   "compaction/prune", "compact/start", "compact/summary", "compact/end", "compact/prune")
+_RELATION_CODES = ("compaction-", "retry-")
+"""The reference walk's codes for the compaction and retry relations (V01:2290, 2403-2476)."""
+
+
+@rule_pass(RuleId.G4)
+def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
+    """G4: released's relation walk over compactions and retries (V01:2290, 2403-2476): a compaction
+    has one owner (id, sourceCommandId), its open turn, at most one summary naming an exact
+    current surface span, and no turn boundary inside it; an llm/retry names the open turn and
+    step and the open request/header's provider and continues its policy chain; an
+    llm/retry-started pairs one earlier scheduled attempt once. The reference oracle's walk
+    (``check_lifecycle``) decides; released stops at its first refusal, and so does G4 (a
+    first refusal of another relation is another rule's)."""
+    if not any(positions(ctx, (kind,)) for kind in _RELATION_TYPES):
+        return
+    from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
+
+    events = [e.raw for e in ctx.events]
+    if ctx.version == 0:
+        events = _migrated_relations(events, _get(ctx.log.header.raw, "id"))
+    verdict = check_lifecycle(events, ctx.log.header.raw)
+    if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
+        yield ctx.finding(RuleId.G4, verdict.message, event=ctx.events[verdict.seq], context={"code": verdict.code})
+
+
+def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
+    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018):
+    compact/* renamed compaction/*, and a missing retryId or compactionId filled in (per
+    retry chain, and from the open compaction), so that the walk sees what released walks."""
+    out, chains = [], {}
+    open_id: Any = MISSING
+    for raw in events:
+        kind, data = _get(raw, "type"), _get(raw, "data")
+        if type(kind) is str and kind.startswith("compact/"):
+            raw, kind = {**raw, "type": "compaction/" + kind[len("compact/"):]}, "compaction/" + kind[len("compact/"):]
+        if type(data) is dict and kind == "llm/retry":
+            chain = tuple(dumps(data.get(k, MISSING)) if k in data else "" for k in ("turn", "step", "provider", "policyKey"))
+            retry_id = data.get("retryId", MISSING)
+            if type(retry_id) is str and retry_id:
+                chains[chain] = retry_id
+            elif retry_id is MISSING:
+                chains.setdefault(chain, f"legacy-retry:{js_string(session_id)}:{js_string(raw['seq'])}")
+                raw = {**raw, "data": {**data, "retryId": chains[chain]}}
+        elif kind == "session/end-seed":
+            open_id = MISSING
+        elif type(data) is dict and kind == "compaction/start":
+            existing = data.get("compactionId", MISSING)
+            if type(existing) is str and existing:
+                open_id = existing
+            elif existing is MISSING:
+                open_id = f"legacy-compaction:{js_string(session_id)}:{js_string(raw['seq'])}"
+                raw = {**raw, "data": {**data, "compactionId": open_id}}
+        elif open_id is not MISSING and type(data) is dict and kind in ("compaction/summary", "compaction/end"):
+            if "compactionId" not in data:
+                raw = {**raw, "data": {**data, "compactionId": open_id}}
+            if kind == "compaction/end":
+                open_id = MISSING
+        elif open_id is not MISSING and type(data) is dict and kind == "user/message":
+            source = data.get("source", MISSING)
+            if type(source) is dict and source.get("kind") == "plugin" and source.get("plugin") == "compact" \
+                    and "compactionId" not in source:
+                raw = {**raw, "data": {**data, "source": {**source, "compactionId": open_id}}}
+        out.append(raw)
+    return out
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
 

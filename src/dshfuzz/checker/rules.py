@@ -2,8 +2,9 @@
 
 Every rule of the catalog (``/work/shared/seeds/000-contracts-catalog.txt``, 46 ids,
 kept in catalog order) plus the rules added from seeds 001 and 002 (``W3`` ``W4``
-``P5`` ``W5``) and the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``,
-layer ``limits``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated
+``P5`` ``W5``), the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``,
+layer ``limits``), and the released relations the fuzzing campaigns showed no rule
+modelled (``G4``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated
 from :data:`RULES`; nothing else may restate a rule's metadata.
 
 ``refused_by`` names the official moment(s) that say no to a log breaking the rule
@@ -129,9 +130,10 @@ class RuleId(enum.StrEnum):
     L1 = "L1"
     L2 = "L2"
     L3 = "L3"
+    G4 = "G4"
 
 
-Origin = Literal["catalog", "seed-001", "seed-002", "issue-7"]
+Origin = Literal["catalog", "seed-001", "seed-002", "issue-7", "fuzzing"]
 
 ALL_FORMATS: frozenset[int] = frozenset({0, 1, 2, 3})
 """The format versions the catalog knows (0-2 legacy, 3 current)."""
@@ -671,6 +673,20 @@ _RULES: tuple[Rule, ...] = (
         "The official loader and the released migration accept any depth (V8's JSON.parse does not recurse); "
         "only code that re-serialises the value recursively overflows the stack.",
         "issue-7",
+    ),
+    Rule(
+        RuleId.G4, _W, RuleLayer.MIGRATION,
+        "Migration pre-check: compaction and retry relations",
+        "In a format-0 or format-1 file a compaction is opened, summarised at most once over an exact current "
+        "surface span, and ended by one owner (compactionId, sourceCommandId) in its own turn, with no turn "
+        "boundary inside it; an llm/retry names the open turn and step and the open request/header's provider "
+        "and continues its policy chain (retry number, retryId); an llm/retry-started pairs one earlier "
+        "scheduled attempt of its turn and step, once.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:2290, 2403-2476 (assertReleasedArtifactRelationships), "
+        "2500-2510 (assertRetryChain), 2570-2584 (assertCompactionOwner/Turn, assertCurrentSurfaceSpan)",
+        _V01, (_L.RELEASED,),
+        "Released stops at its first refusal, so G4 reports only a relation break reached before any other.",
+        "fuzzing",
     ),
 )
 

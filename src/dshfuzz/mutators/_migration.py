@@ -1,5 +1,6 @@
-"""Migration refusals: what the official v0->v1 migration rejects in a format-v0 log
-that every rc.8 read layer accepts (unknown historical types are ``unknown-type-ignorable``)."""
+"""Migration refusals: what the released catalog rejects (the v0->v1 migration of a format-0
+log, or the restore of a format-1 one) in a log that every rc.8 read layer accepts (unknown
+historical types are ``unknown-type-ignorable``)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,37 @@ def title_sources(draft: EventDraft, data: Any) -> str:
         # a format-1 restore indexes events with a string's characters: "0" may cite a human message
         payload["messageSeqs"] = data.draw(st.sampled_from(("0", None, {"0": 0}) if v0 else (None, {"0": 0})), label="value")
     return f"seq {i} {draft.events[i]['type']}: {how}"
+
+
+_RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "compaction owner", "compaction turn")
+
+
+@mutator(
+    "retry-compaction-relations",
+    level=Level.EVENT,
+    expects=("G4",),
+    official=_RELEASED,
+    formats=frozenset({0, 1}),
+    incident="""A retry or compaction record that no longer fits its relations: an llm/retry
+    naming another step or provider than the open one, an llm/retry-started pairing no
+    scheduled attempt, a compaction/end naming another compaction, or a compaction/start in
+    another turn. Every rc.8 read layer loads it; the released relation walk refuses it, so the
+    session cannot be upgraded (format 0) or restored (format 1).""",
+)
+def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
+    """Precondition: an llm/retry, llm/retry-started, compaction/end or compaction/start with
+    object data. Breaks a drawn relation of a drawn such record; every edited member keeps a
+    payload the migration accepts (a count, a non-empty string). Deterministic given its draws."""
+    targets = {
+        "retry step": ("llm/retry", "step", lambda v: v + 1 if type(v) is int else 1),
+        "retry provider": ("llm/retry", "provider", lambda v: f"{v}-elsewhere"),
+        "retry-started unpaired": ("llm/retry-started", "retry", lambda v: v + 1 if type(v) is int else 1),
+        "compaction owner": ("compaction/end", "compactionId", lambda v: f"{v}-elsewhere"),
+        "compaction turn": ("compaction/start", "turn", lambda v: v + 1 if type(v) is int else 1),
+    }
+    how = choose(data, [w for w in _RELATION_BREAKS if draft.of_type(targets[w][0])], "relation break")
+    kind, key, edit = targets[how]
+    i = choose(data, [j for j in draft.of_type(kind) if data_of(draft.events[j])], kind)
+    payload = data_of(draft.events[i])
+    payload[key] = edit(payload.get(key))
+    return f"seq {i} {kind}: {how} ({key} = {payload[key]!r})"
