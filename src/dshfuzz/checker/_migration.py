@@ -144,6 +144,7 @@ def _cited(events: list[Event], seq: Any) -> Event | None:
 _RELATION_TYPES = ("llm/retry", "llm/retry-started", "compaction/start", "compaction/summary", "compaction/end",
                    "compaction/prune", "compact/start", "compact/summary", "compact/end", "compact/prune")
 _RELATION_CODES = ("compaction-", "retry-")
+_INERT: dict[str, Any] = {}
 """The reference walk's codes for the compaction and retry relations (V01:2290, 2403-2476)."""
 
 
@@ -160,7 +161,10 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
         return
     from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
 
-    events = [e.raw for e in ctx.events]
+    # a chunk relates only to its open step (not G4's concern): an inert stand-in spares building packed members
+    events: list[Any] = [_INERT] * len(ctx.events)
+    for i in positions(ctx, [kind for kind in type_index(ctx) if kind != "assistant/chunk"]):
+        events[i] = ctx.events[i].raw
     if ctx.version == 0:
         events = _migrated_relations(events, _get(ctx.log.header.raw, "id"))
     verdict = check_lifecycle(events, ctx.log.header.raw)
