@@ -57,6 +57,8 @@ def render_markdown() -> str:
         ]
         if r.divergence:
             out += [f"Divergence from the catalog text: {r.divergence}", ""]
+        if r.unmutated:
+            out += [f"No incident mutator exercises this rule: {r.unmutated}", ""]
     return "\n".join(out)
 
 

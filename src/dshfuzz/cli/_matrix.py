@@ -37,6 +37,8 @@ def _markdown(data: dict) -> str:
             f"{', '.join(row['expects']) or '—'} | {fired or '—'} | {refused or '—'} |"
         )
     lines += ["", f"Rules no mutator kills: {', '.join(data['unkilledRules']) or 'none'}", ""]
+    for rule, why in data["unmutatedRules"].items():
+        lines += [f"Rule {rule} has no mutator by design: {why}", ""]
     lines.append(f"False alarms on valid/metamorphic logs: {data['falseAlarms'] or 'none'}")
     return "\n".join(lines) + "\n"
 
@@ -104,5 +106,6 @@ def run(args: argparse.Namespace) -> int:
             )
         Console().print(table)
         print(f"rules no mutator kills: {', '.join(data['unkilledRules']) or 'none'}")
+        print(f"rules no mutator exercises, by design: {', '.join(data['unmutatedRules']) or 'none'}")
     perfect = all(r["recall"] in (None, 1.0) for r in data["rows"].values())
     return 0 if perfect and not data["unkilledRules"] and not data["falseAlarms"] else 1

@@ -5,7 +5,9 @@ checker under test and (when available) by the official layers. Per mutator the
 matrix records how often each rule fired, recall (the mutator's expected rules
 all fired) and precision (no error-level rule fired outside the expected set),
 and how often each official layer refused. Valid logs and their metamorphic
-variants get rows too: there, any error-level finding is a false alarm.
+variants get rows too: there, any error-level finding is a false alarm. A rule
+the registry marks ``unmutated`` (no mutator exercises it, for a stated reason)
+is reported apart, with that reason, not as unkilled.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class KillMatrix:
     examples_per_mutator: int
     rows: dict[str, MatrixRow] = field(default_factory=dict)
     registry_rules: tuple[str, ...] = ()
+    unmutated: dict[str, str] = field(default_factory=dict)
 
     def killed_by(self) -> dict[str, list[str]]:
         """Rule -> the mutators that expect it and whose mutants it fired on."""
@@ -111,7 +114,13 @@ class KillMatrix:
 
     @property
     def unkilled(self) -> list[str]:
-        return sorted(r for r, ms in self.killed_by().items() if not ms)
+        """Rules no mutator killed, except those the registry exempts (:attr:`exempt`)."""
+        return sorted(r for r, ms in self.killed_by().items() if not ms and r not in self.unmutated)
+
+    @property
+    def exempt(self) -> dict[str, str]:
+        """Unkilled rules the registry marks ``unmutated`` -> why no mutator exercises them."""
+        return {r: self.unmutated[r] for r, ms in sorted(self.killed_by().items()) if not ms and r in self.unmutated}
 
     @property
     def false_alarms(self) -> dict[str, int]:
@@ -130,6 +139,7 @@ class KillMatrix:
             "rows": {name: row.to_json() for name, row in self.rows.items()},
             "killedBy": self.killed_by(),
             "unkilledRules": self.unkilled,
+            "unmutatedRules": self.exempt,
             "falseAlarms": self.false_alarms,
         }
 
@@ -179,7 +189,12 @@ def build_matrix(
 
     from ._strategy import MAX_EVENTS
 
-    matrix = KillMatrix(checker.name, examples, registry_rules=tuple(str(r) for r in RULES))
+    matrix = KillMatrix(
+        checker.name,
+        examples,
+        registry_rules=tuple(str(r) for r in RULES),
+        unmutated={str(r.id): r.unmutated for r in RULES.values() if r.unmutated},
+    )
     logs = session_logs(max_events=MAX_EVENTS)
     with tempfile.TemporaryDirectory(prefix="dshfuzz-matrix-") as tmp:
         scratch = Path(tmp)
