@@ -411,7 +411,8 @@ def _step_blocks(layout: _Layout) -> tuple[list[int], list[list[int]]]:
 
 
 class _Search:
-    """The predicate over unit sets of one layout; remembers the best (smallest) candidate."""
+    """The predicate over unit sets of one layout. ``best`` is the last candidate that kept
+    the signature: ddmin only ever accepts a smaller one, so it is the search's result."""
 
     def __init__(self, layout: _Layout, still_fails: Predicate) -> None:
         self.layout = layout
@@ -427,6 +428,7 @@ class _Search:
 
 
 def _coarse(current: Example, still_fails: Predicate) -> Example:
+    """Step 1 of the module docstring: narrow to a window of turn blocks, then ddmin over blocks."""
     layout = _layout(current)
     blocks = _blocks(layout)
     if len(blocks) < 3:
@@ -439,8 +441,8 @@ def _coarse(current: Example, still_fails: Predicate) -> Example:
 
     rest = list(range(1, len(blocks)))
     window = _narrow(rest, lambda w: test(closure.of(w)), COARSE_WINDOWS)
-    kept = ddmin(closure.of(window), test) if len(window) < len(rest) else ddmin(range(len(blocks)), test)
-    return layout.render([i for b in kept for i in blocks[b]]) if search.best is not None else current
+    ddmin(closure.of(window), test) if len(window) < len(rest) else ddmin(range(len(blocks)), test)
+    return search.best if search.best is not None else current
 
 
 class _Closure:
@@ -479,16 +481,14 @@ def _steps(current: Example, still_fails: Predicate) -> Example:
 
 
 def _fine(current: Example, still_fails: Predicate) -> Example:
+    """ddmin over single units, then the log without any (1-minimal over units)."""
     layout = _layout(current)
     search = _Search(layout, still_fails)
-    indices = range(len(layout.units))
-    if len(indices) > 1:
-        ddmin(indices, search.test)
-    if search.best is not None and search.best.data != current.data:
-        current = search.best
-    if layout.units and search.test([]):
-        current = layout.render([])
-    return current
+    if len(layout.units) > 1:
+        ddmin(range(len(layout.units)), search.test)
+    if layout.units:
+        search.test([])
+    return search.best if search.best is not None else current
 
 
 def _bytes(current: Example, still_fails: Predicate) -> Example:
