@@ -28,12 +28,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from read_200k import cached_log  # noqa: E402
+from read_200k import cached_log
 
-from dshfuzz.harness import Example, Judge, minimise  # noqa: E402
-from dshfuzz.harness._judges import BuiltinChecker, CheckerVerdict  # noqa: E402
-from dshfuzz.model import dumps, parse_log, read_log  # noqa: E402
-from dshfuzz.mutators import MUTATORS, DrawAdapter  # noqa: E402
+from dshfuzz.harness import Example, Judge, minimise
+from dshfuzz.harness._judges import BuiltinChecker, CheckerVerdict
+from dshfuzz.model import dumps, parse_log, read_log
+from dshfuzz.mutators import MUTATORS, DrawAdapter
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,13 @@ def _middle(strategy: Any) -> Any:
 def plant(log_path: Path, case: Case) -> Example:
     log = read_log(log_path)
     mutant = MUTATORS[case.mutator].apply_or_raise(log, DrawAdapter(_middle), compression=case.compression)
-    return Example(mutant.data, mutant.compression, mutant.mutator, frozenset(str(r) for r in mutant.expects), mutant.description)
+    return Example(
+        mutant.data,
+        mutant.compression,
+        mutant.mutator,
+        frozenset(str(r) for r in mutant.expects),
+        mutant.description,
+    )
 
 
 def events_of(example: Example) -> int:
@@ -120,7 +126,11 @@ def run_case(case: Case, log_path: Path, official: Any, *, verbose: bool = False
             }
             calls.append((len(candidate.data), time.perf_counter() - t))
             if verbose:
-                print(f"  call {len(calls)}: {len(candidate.data)} bytes, {calls[-1][1]:.2f} s, {ok}", file=sys.stderr, flush=True)
+                print(
+                    f"  call {len(calls)}: {len(candidate.data)} bytes, {calls[-1][1]:.2f} s, {ok}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return ok
 
         started = time.perf_counter()
@@ -180,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
-    print("| defect | signature | full judge s | minimise s | x full judge | predicate calls | in predicate s | events before -> after | bytes after |")
+    print(
+        "| defect | signature | full judge s | minimise s | x full judge | predicate calls | in predicate s | events before -> after | bytes after |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:

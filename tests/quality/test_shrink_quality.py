@@ -96,7 +96,9 @@ def test_a_compound_defect_shrinks_to_a_few_turns_for_every_seed() -> None:
 @pytest.mark.parametrize(
     "mutator, switched_off", [("orphan-tool-call", {"P3", "W3"}), ("unparsable-tool-result", {"P4"})]
 )
-def test_a_defect_deep_in_a_long_log_minimises_to_a_few_events_with_the_campaigns_judge(mutator, switched_off):
+def test_a_defect_deep_in_a_long_log_minimises_to_a_few_events_with_the_campaigns_judge(
+    mutator, switched_off
+):
     """The campaign's own predicate (checker with the rule off, reference oracle; no Node)
     on a 40-turn log: the witness keeps the signature, has at most 12 events, and the
     candidates judged on the way add up to at most three times the log's bytes (the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -14,7 +15,9 @@ from dshfuzz.harness._minimise import _layout
 from dshfuzz.model import encode_jsonl, encode_zstd, parse_log
 
 
-@given(st.lists(st.integers(0, 50), min_size=1, max_size=60), st.sets(st.integers(0, 50), min_size=1, max_size=4))
+@given(
+    st.lists(st.integers(0, 50), min_size=1, max_size=60), st.sets(st.integers(0, 50), min_size=1, max_size=4)
+)
 def test_ddmin_keeps_exactly_what_the_predicate_needs(items, needed):
     needed &= set(items)
     if not needed:
@@ -41,7 +44,12 @@ def _events(data: bytes) -> list[dict]:
 
 
 def _message(seq: int, text: str, **extra) -> dict:
-    data = {"id": f"m{seq}", "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}
+    data = {
+        "id": f"m{seq}",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
     return {"type": "user/message", "seq": seq, "time": 0, "data": data, "surfaceOp": "append", **extra}
 
 
@@ -50,7 +58,7 @@ def test_minimising_a_seq_gap_keeps_the_gap_and_drops_everything_else():
 
     def has_gap(example: Example) -> bool:
         seqs = [e["seq"] for e in _events(example.data)]
-        return any(b - a > 1 for a, b in zip(seqs, seqs[1:]))
+        return any(b - a > 1 for a, b in itertools.pairwise(seqs))
 
     minimal = _events(minimise(Example(_log(events), "none"), has_gap))
     assert [e["seq"] for e in minimal] == [0, 2], minimal
@@ -58,7 +66,9 @@ def test_minimising_a_seq_gap_keeps_the_gap_and_drops_everything_else():
 
 def test_references_follow_the_events_they_cite():
     events = [_message(0, "a"), _message(1, "b"), _message(2, "c")]
-    replace = _message(3, "summary", surfaceOp={"op": "replace", "start": 1, "end": 2}, sourceEventSeqs=[1, 2])
+    replace = _message(
+        3, "summary", surfaceOp={"op": "replace", "start": 1, "end": 2}, sourceEventSeqs=[1, 2]
+    )
     events.append(replace)
 
     def replace_cites_two(example: Example) -> bool:
@@ -102,7 +112,9 @@ def _tool_calls_without_result(example: Example) -> set[object]:
         if event.get("type") == "tool/call":
             calls[data.get("callId")] = calls.get(data.get("callId"), 0) + 1
         elif event.get("type") == "tool/result":
-            source = data.get("message", {}).get("source", {}) if isinstance(data.get("message"), dict) else {}
+            source = (
+                data.get("message", {}).get("source", {}) if isinstance(data.get("message"), dict) else {}
+            )
             calls[source.get("callId")] = calls.get(source.get("callId"), 0) - 1
     return {call for call, open_ in calls.items() if open_ > 0}
 
@@ -126,7 +138,8 @@ def test_a_deep_orphan_call_in_a_long_log_minimises_to_that_call_at_the_cost_of_
     deep = calls[len(calls) * 3 // 4]
     call_id = log.events[deep]["data"]["callId"]
     result = next(
-        i for i, e in enumerate(log.events)
+        i
+        for i, e in enumerate(log.events)
         if e["type"] == "tool/result" and e["data"]["message"]["source"].get("callId") == call_id
     )
     events = [e for i, e in enumerate(log.events) if i != result]
@@ -185,7 +198,11 @@ def test_a_garbled_frame_deep_in_a_zstd_log_minimises_to_the_header_frame_and_a_
 
 def test_a_removed_range_endpoint_moves_onto_the_nearest_surviving_surface_event():
     events = [_message(i, f"text {i}") for i in range(4)]
-    events.append(_message(4, "summary", surfaceOp={"op": "replace", "start": 0, "end": 3}, sourceEventSeqs=[0, 1, 2, 3]))
+    events.append(
+        _message(
+            4, "summary", surfaceOp={"op": "replace", "start": 0, "end": 3}, sourceEventSeqs=[0, 1, 2, 3]
+        )
+    )
 
     def replaces_two_or_more(example: Example) -> bool:
         return any(len(e.get("sourceEventSeqs", ())) >= 2 for e in _events(example.data))
@@ -203,7 +220,10 @@ def test_the_seed_length_follows_removed_seed_events():
     def last_seed_event_inherited(example: Example) -> bool:
         lines = example.data.decode().splitlines()
         seed = json.loads(lines[0])["seedLength"]
-        return any(e["data"]["content"][0]["text"] == "text 3" and e["seq"] == seed - 1 for e in map(json.loads, lines[1:]))
+        return any(
+            e["data"]["content"][0]["text"] == "text 3" and e["seq"] == seed - 1
+            for e in map(json.loads, lines[1:])
+        )
 
     minimal = minimise(Example(data, "none"), last_seed_event_inherited)
     lines = minimal.decode().splitlines()

@@ -123,7 +123,9 @@ def _narrow(current: list[Any], test: Callable[[Sequence[Any]], bool], windows: 
 
 def _chunk_bounds(length: int, n: int) -> list[tuple[int, int]]:
     """``n`` contiguous chunks of ``range(length)`` whose sizes differ by at most one."""
-    return [(length * i // n, length * (i + 1) // n) for i in range(n) if length * i // n < length * (i + 1) // n]
+    return [
+        (length * i // n, length * (i + 1) // n) for i in range(n) if length * i // n < length * (i + 1) // n
+    ]
 
 
 def _one_minimal(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
@@ -241,7 +243,9 @@ class _Layout:
                 groups.append((unit.frame, unit.opaque_frame, [text]))
             else:
                 groups[-1][2].append(text)
-        return b"".join(b"".join(parts) if opaque else compress_frame(b"".join(parts)) for _, opaque, parts in groups)
+        return b"".join(
+            b"".join(parts) if opaque else compress_frame(b"".join(parts)) for _, opaque, parts in groups
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +266,9 @@ class _Removal:
         if unit.turn is None:
             return False
         steps = self.steps.get(unit.turn)
-        return bool(self.turns and unit.turn >= self.turns[0]) or bool(steps and unit.step is not None and unit.step >= steps[0])
+        return bool(self.turns and unit.turn >= self.turns[0]) or bool(
+            steps and unit.step is not None and unit.step >= steps[0]
+        )
 
 
 def _renumber(event: Any, removal: _Removal) -> None:
@@ -361,14 +367,18 @@ def _layout(example: Example) -> _Layout:
     if example.compression != "zstd":
         lines = _split_lines(example.data)
         header = lines[0] if lines else b""
-        return _Layout(example, header, _parse(header), [_unit_of(line, None) for line in lines[1:]], zstd=False)
+        return _Layout(
+            example, header, _parse(header), [_unit_of(line, None) for line in lines[1:]], zstd=False
+        )
     data = example.data
     units: list[_Unit] = []
     header, header_frame = b"", None
     for index, frame in enumerate(scan_frames(data)):  # the frames cover the file: the last runs to its end
         raw = data[frame.offset : frame.end]
         try:
-            content = decode_frame(raw) if frame.complete and frame.kind == "zstd" and frame.error is None else None
+            content = (
+                decode_frame(raw) if frame.complete and frame.kind == "zstd" and frame.error is None else None
+            )
         except FrameDecodeError:
             content = None
         if content is None:
@@ -453,7 +463,9 @@ class _Closure:
     def __init__(self, layout: _Layout, blocks: list[list[int]]) -> None:
         self.units = layout.units
         self.blocks = blocks
-        self.block_of = {seq: b for b, block in enumerate(blocks) for i in block for seq in layout.units[i].seqs}
+        self.block_of = {
+            seq: b for b, block in enumerate(blocks) for i in block for seq in layout.units[i].seqs
+        }
 
     def of(self, window: Sequence[int]) -> list[int]:
         chosen = {0, *window}
@@ -476,7 +488,10 @@ def _steps(current: Example, still_fails: Predicate) -> Example:
     if len(steps) < 2:
         return current
     search = _Search(layout, still_fails)
-    ddmin(range(len(steps)), lambda chosen: search.test(sorted([*outside, *(i for s in chosen for i in steps[s])])))
+    ddmin(
+        range(len(steps)),
+        lambda chosen: search.test(sorted([*outside, *(i for s in chosen for i in steps[s])])),
+    )
     return search.best if search.best is not None else current
 
 
@@ -500,7 +515,7 @@ def _bytes(current: Example, still_fails: Predicate) -> Example:
             continue
         best: list[bytes] = []
 
-        def test(kept: Sequence[bytes], i: int = i) -> bool:
+        def test(kept: Sequence[bytes], i: int = i, best: list[bytes] = best) -> bool:
             candidate = layout.render(everything, {i: b"".join(kept)})
             if still_fails(candidate):
                 best[:] = [candidate.data]
