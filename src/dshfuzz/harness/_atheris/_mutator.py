@@ -42,7 +42,7 @@ ByteMutator = Callable[[bytes, int], bytes]
 
 _CHOICE_BYTES = 96  # enough for every draw of one edit; Hypothesis pads a short buffer with zeros
 _ATTEMPTS = 3  # edits tried before giving up on the structured path for this input
-_MAX_INFLATION = 8  # plaintext beyond 8x the size limit cannot re-encode within it
+_MAX_INFLATION = 8  # plaintext beyond 8x the size limit seldom re-encodes within it, and slowly
 
 
 @cache
