@@ -31,8 +31,10 @@ MAX_EVENTS = 120
 """Campaign logs stay small: defects are local, and small logs judge and shrink fast."""
 
 FIRST_ROUND = 3
-"""Examples per round in the first cycle: 51 mutators and 9 valid strata take 180
-examples, so a 200-example campaign judges every incident class."""
+"""Examples per round in the first cycle, which takes ``3 x strata`` examples: 54
+mutators and 10 valid strata take 192, so a 200-example campaign (issue 6's
+detection-power budget) judges every incident class. Past 57 mutators the first
+cycle outgrows 200 and this must drop to 2."""
 
 VALID = None
 """The stratum of valid logs (plain or metamorphic), beside one stratum per mutator."""
