@@ -10,7 +10,7 @@ the seed catches the defect when the campaign reports a miss involving a
 switched-off rule or a layer it maps to, and which the whole built-in checker does
 not show on that log (``dshfuzz.harness._power.caught``).
 The default mix suffices because the campaign's schedule gives every mutator a
-round within its first 180 examples. Judges: the reference oracle always; the
+round in its first cycle (192 examples for 54 mutators). Judges: the reference oracle always; the
 official layers too where the rules are refused only by them.
 
 ``make test`` runs a rotating subset of mutators, chosen by ``DSHFUZZ_POWER_ROTATION``
