@@ -176,6 +176,7 @@ PUBLIC = {
         "rule_pass",
     },
     "dshfuzz.harness": {
+        "CHECKER_SPEC_HELP",
         "CORPUS_FORMAT",
         "CampaignConfig",
         "CampaignEvent",

@@ -6,13 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from dshfuzz.harness import CHECKER_SPEC_HELP
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="corpus directory (default corpus/)")
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("list", help="one line per entry")
     rep = sub.add_parser("replay", help="re-run each entry's checker: FIXED / STILL FAILING / CHANGED VERDICT")
-    rep.add_argument("--checker", default=None, help="replay against this checker instead of each entry's own")
+    rep.add_argument("--checker", default=None, help=f"replay against this checker instead of each entry's own ({CHECKER_SPEC_HELP})")
     rep.add_argument("--json", action="store_true")
     add = sub.add_parser("add", help="add a log as a witness of the built-in checker's current verdict")
     add.add_argument("log", type=Path)

@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from dshfuzz.harness import CHECKER_SPEC_HELP
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", default="60s", help="60s, 5m, 1h, or 500examples (default 60s)")
@@ -15,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checker",
         default="builtin",
-        help="builtin | cmd:'... {log} ...' | py:module:function | a dshfuzz.checkers plugin name",
+        help=CHECKER_SPEC_HELP,
     )
     parser.add_argument("--out", type=Path, default=None, help="report directory (default reports/<run>)")
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")

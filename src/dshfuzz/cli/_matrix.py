@@ -7,11 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from dshfuzz.harness import CHECKER_SPEC_HELP
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--examples", type=int, default=25, help="mutants per mutator (default 25)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checker", default="builtin", help="builtin | cmd:'... {log} ...' | py:module:function")
+    parser.add_argument("--checker", default="builtin", help=CHECKER_SPEC_HELP)
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="skip the official layers' verdicts")
     parser.add_argument("--json", action="store_true", help="print the matrix as JSON")

@@ -12,11 +12,12 @@ from ._events import (
     WorkerFailed,
 )
 from ._judge import Example, Judge, JudgedExample
-from ._judges import CheckerUnderTest, CheckerVerdict, ReportedFinding, load_checker, verdict_from_json
+from ._judges import CHECKER_SPEC_HELP, CheckerUnderTest, CheckerVerdict, ReportedFinding, load_checker, verdict_from_json
 from ._minimise import ddmin, minimise
 from ._replay import ReplayResult, ReplayStatus, replay, replay_entry
 
 __all__ = [
+    "CHECKER_SPEC_HELP",
     "CORPUS_FORMAT",
     "CampaignConfig",
     "CampaignEvent",
