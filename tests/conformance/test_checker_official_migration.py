@@ -16,12 +16,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders and mutants
 
-import test_checker_migration  # noqa: E402
-import test_checker_persistence  # noqa: E402
-from agent_loop_logs import Builder  # noqa: E402
-from checker_logs import check, explain  # noqa: E402
+import test_checker_migration
+import test_checker_persistence
+from agent_loop_logs import Builder
+from checker_logs import check, explain
 
-from dshfuzz.checker import CheckOptions, OfficialLayer, RuleId, check_path  # noqa: E402
+from dshfuzz.checker import CheckOptions, OfficialLayer, RuleId, check_path
 
 V1_TWINS = test_checker_migration.v1_twins()
 

@@ -21,7 +21,7 @@ from ._run import rule_pass
 from ._scan import positions, type_index
 from .rules import RuleId
 
-__all__ = ["RELEASED_V0_EVENT_TYPES", "LEGACY_SOURCE_TYPES", "released_refuses_lossy"]
+__all__ = ["LEGACY_SOURCE_TYPES", "RELEASED_V0_EVENT_TYPES", "released_refuses_lossy"]
 
 RELEASED_V0_EVENT_TYPES = frozenset({
     "agent-preset/selected", "agent/inbox/spliced", "approval/asked", "approval/decided", "approval/policy",
@@ -144,8 +144,8 @@ def _cited(events: list[Event], seq: Any) -> Event | None:
 _RELATION_TYPES = ("llm/retry", "llm/retry-started", "compaction/start", "compaction/summary", "compaction/end",
                    "compaction/prune", "compact/start", "compact/summary", "compact/end", "compact/prune")
 _RELATION_CODES = ("compaction-", "retry-")
-_INERT: dict[str, Any] = {}
 """The reference walk's codes for the compaction and retry relations (V01:2290, 2403-2476)."""
+_INERT: dict[str, Any] = {}
 
 
 @rule_pass(RuleId.G4)
@@ -157,13 +157,14 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
     llm/retry-started pairs one earlier scheduled attempt once. The reference oracle's walk
     (``check_lifecycle``) decides; released stops at its first refusal, and so does G4 (a
     first refusal of another relation is another rule's)."""
-    if not any(positions(ctx, (kind,)) for kind in _RELATION_TYPES):
+    index = type_index(ctx)
+    if not any(kind in index for kind in _RELATION_TYPES):
         return
     from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
 
     # a chunk relates only to its open step (not G4's concern): an inert stand-in spares building packed members
     events: list[Any] = [_INERT] * len(ctx.events)
-    for i in positions(ctx, [kind for kind in type_index(ctx) if kind != "assistant/chunk"]):
+    for i in positions(ctx, [kind for kind in index if kind != "assistant/chunk"]):
         events[i] = ctx.events[i].raw
     if ctx.version == 0:
         events = _migrated_relations(events, _get(ctx.log.header.raw, "id"))
@@ -176,7 +177,8 @@ def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
     """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018):
     compact/* renamed compaction/*, and a missing retryId or compactionId filled in (per
     retry chain, and from the open compaction), so that the walk sees what released walks."""
-    out, chains = [], {}
+    out: list[Any] = []
+    chains: dict[tuple[str, ...], str] = {}
     open_id: Any = MISSING
     for raw in events:
         kind, data = _get(raw, "type"), _get(raw, "data")
@@ -188,7 +190,7 @@ def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
             if type(retry_id) is str and retry_id:
                 chains[chain] = retry_id
             elif retry_id is MISSING:
-                chains.setdefault(chain, f"legacy-retry:{js_string(session_id)}:{js_string(raw['seq'])}")
+                chains.setdefault(chain, f"legacy-retry:{js_string(session_id)}:{js_string(_get(raw, 'seq'))}")
                 raw = {**raw, "data": {**data, "retryId": chains[chain]}}
         elif kind == "session/end-seed":
             open_id = MISSING
@@ -197,7 +199,7 @@ def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
             if type(existing) is str and existing:
                 open_id = existing
             elif existing is MISSING:
-                open_id = f"legacy-compaction:{js_string(session_id)}:{js_string(raw['seq'])}"
+                open_id = f"legacy-compaction:{js_string(session_id)}:{js_string(_get(raw, 'seq'))}"
                 raw = {**raw, "data": {**data, "compactionId": open_id}}
         elif open_id is not MISSING and type(data) is dict and kind in ("compaction/summary", "compaction/end"):
             if "compactionId" not in data:
@@ -211,6 +213,7 @@ def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
                 raw = {**raw, "data": {**data, "source": {**source, "compactionId": open_id}}}
         out.append(raw)
     return out
+
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
 
