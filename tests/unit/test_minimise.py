@@ -229,3 +229,18 @@ def test_the_seed_length_follows_removed_seed_events():
     lines = minimal.decode().splitlines()
     assert json.loads(lines[0])["seedLength"] == 1
     assert [json.loads(line)["seq"] for line in lines[1:]] == [0]
+
+
+def test_a_torn_tail_of_a_long_log_is_looked_for_in_the_last_window_first():
+    log = _long_log()
+    torn = Example(log.to_jsonl() + b'{"type":"turn/st', "none")
+    verdicts: list[bool] = []
+
+    def still_torn(example: Example) -> bool:
+        verdicts.append(_unterminated_tail(example))
+        return verdicts[-1]
+
+    minimal = minimise(torn, still_torn)
+
+    assert verdicts[0], "the first window judged did not hold the torn tail"
+    assert len(minimal.split(b"\n", 1)[1]) == 1, minimal

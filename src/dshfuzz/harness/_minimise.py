@@ -33,10 +33,11 @@ Order of attack, each step kept only when the signature survives:
    blocks after the first cut in eight, each eighth tried alone -- completed with the
    first block (the session's set-up: the initial request header, the first inbox
    splice) and the blocks holding the range endpoints its replaces name -- then the
-   eighths of the first window that keeps the signature, and so on. On a long log
-   with a local defect the first calls are small, so the search costs about one
-   judgement of the whole log (halving by complements costs about two); a defect
-   that needs distant blocks falls through to plain ddmin over all blocks;
+   eighths of the first window that keeps the signature, and so on (last to first
+   when the log ends in an opaque unit: a torn or garbled tail lives at the end). On
+   a long log with a local defect the first calls are small, so the search costs
+   about one judgement of the whole log (halving by complements costs about two); a
+   defect that needs distant blocks falls through to plain ddmin over all blocks;
 2. steps: ddmin over whole steps (``step/start`` to ``step/end``), step numbers
    shifting like turns;
 3. packed chunk rows become one line per event, in the same frames (verdict-preserving
@@ -106,13 +107,17 @@ def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[A
     return _one_minimal(current, test)
 
 
-def _narrow(current: list[Any], test: Callable[[Sequence[Any]], bool], windows: int) -> list[Any]:
+def _narrow(
+    current: list[Any], test: Callable[[Sequence[Any]], bool], windows: int, *, from_end: bool = False
+) -> list[Any]:
     """The smallest window reached by repeatedly keeping the first of ``windows`` contiguous
-    chunks that holds alone (``current`` itself when none does). When a test costs in
-    proportion to its size and the cause is local, this finds it for about one test of
-    ``current`` in all, where halving by complements costs about two."""
+    chunks that holds alone (``current`` itself when none does); ``from_end`` tries the
+    chunks last to first. When a test costs in proportion to its size and the cause is
+    local, this finds it for about one test of ``current`` in all, where halving by
+    complements costs about two."""
     while len(current) >= 2:
-        for lo, hi in _chunk_bounds(len(current), min(windows, len(current))):
+        bounds = _chunk_bounds(len(current), min(windows, len(current)))
+        for lo, hi in reversed(bounds) if from_end else bounds:
             if test(current[lo:hi]):
                 current = current[lo:hi]
                 break
@@ -450,7 +455,8 @@ def _coarse(current: Example, still_fails: Predicate) -> Example:
         return search.test([i for b in chosen for i in blocks[b]])
 
     rest = list(range(1, len(blocks)))
-    window = _narrow(rest, lambda w: test(closure.of(w)), COARSE_WINDOWS)
+    torn = bool(layout.units) and layout.units[-1].opaque  # a torn or garbled tail lives in the last block
+    window = _narrow(rest, lambda w: test(closure.of(w)), COARSE_WINDOWS, from_end=torn)
     ddmin(closure.of(window), test) if len(window) < len(rest) else ddmin(range(len(blocks)), test)
     return search.best if search.best is not None else current
 
