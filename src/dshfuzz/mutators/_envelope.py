@@ -72,8 +72,9 @@ def header_field(draft: EventDraft, data: Any) -> str:
 _BAD_SEQS: tuple[object, ...] = (-1, 1.5, "seq", None, 2**53, True, _ABSENT)
 
 
-def _turn_end_after(draft: EventDraft, index: int) -> bool:
-    return any(i > index for i in draft.of_type("turn/end"))
+def _before_last_turn_end(draft: EventDraft) -> list[int]:
+    """Indices of the events some later turn/end follows, in order (one pass: logs may be long)."""
+    return list(range(max(draft.of_type("turn/end"), default=0)))
 
 
 @mutator(
@@ -110,7 +111,7 @@ def seq_gap(draft: EventDraft, data: Any) -> str:
     """Precondition: an event followed by a later turn/end (so the hole lies in the committed
     region, not in a torn tail). Deletes a drawn such event without renumbering.
     Deterministic given its draws."""
-    i = choose(data, [i for i in range(len(draft.events)) if _turn_end_after(draft, i)], "event before a turn/end")
+    i = choose(data, _before_last_turn_end(draft), "event before a turn/end")
     del draft.events[i]
     draft.cuts = sorted({c - 1 if c > i else c for c in draft.cuts} - {0})
     return f"seq {i} dropped"
@@ -127,7 +128,7 @@ def seq_gap(draft: EventDraft, data: Any) -> str:
 def duplicate_seq(draft: EventDraft, data: Any) -> str:
     """Precondition: an event followed by a later turn/end. Writes a copy of a drawn such
     event (same seq) right after it. Deterministic given its draws."""
-    i = choose(data, [i for i in range(len(draft.events)) if _turn_end_after(draft, i)], "event before a turn/end")
+    i = choose(data, _before_last_turn_end(draft), "event before a turn/end")
     draft.events.insert(i + 1, copy_json(draft.events[i]))
     draft.cuts = [c + 1 if c > i else c for c in draft.cuts]
     return f"seq {i} written twice"
