@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dshfuzz.checker.rules import Rule
 
 HELP = "list the contract rules (the registry)"
 
@@ -17,6 +22,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the registry as a JSON array")
     fmt.add_argument("--markdown", action="store_true", help="the registry as docs/CONTRACTS.md")
+
+
+_ORIGIN_PHRASES = {
+    "seed-001": "from seed 001",
+    "seed-002": "from seed 002",
+    "issue-7": "for the reader's resource limits of issue 7",
+    "fuzzing": "for what the fuzzing campaigns showed no rule modelled",
+}
+
+
+def _added(rules: Iterable[Rule]) -> str:
+    """Where the non-catalog rules came from, with their ids, in registry order."""
+    by_origin: dict[str, list[str]] = {}
+    for r in rules:
+        if r.origin != "catalog":
+            by_origin.setdefault(r.origin, []).append(str(r.id))
+    return "; ".join(f"{_ORIGIN_PHRASES[o]} ({', '.join(ids)})" for o, ids in by_origin.items())
 
 
 def render_markdown() -> str:
@@ -31,7 +53,7 @@ def render_markdown() -> str:
         "Generated from `dshfuzz.checker.rules.RULES` by `dshfuzz contracts --markdown`; do not edit by hand.",
         "",
         f"{len(RULES)} rules: the {sum(r.origin == 'catalog' for r in RULES.values())} rules of the contract catalog "
-        "in catalog order, then the rules added from seeds 001 and 002. *Refused by* names the official moment(s) "
+        f"in catalog order, then the rules added {_added(RULES.values())}. *Refused by* names the official moment(s) "
         "that say no to a log breaking the rule (`provider` is the model provider itself, which no harness layer "
         "stands in for); an empty cell means no official layer refuses such a log.",
         "",
