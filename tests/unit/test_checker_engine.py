@@ -123,6 +123,19 @@ def test_findings_name_exactly_the_refusing_moments() -> None:
     assert "expected step 2" in t3.message
 
 
+def test_todo_write_outside_a_turn_is_refused_by_the_invariants_alone() -> None:
+    """Released's walk has no todo/write case (it accepts one between turns, measured);
+    the invariant companion's turn-scoped set includes it. request/context is refused by both."""
+    b = _base()
+    b.push("todo/write", {"todos": []})
+    [t1] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T1]
+    assert [str(x) for x in t1.refused_by] == ["invariants"], explain(check(b.header, b.events), b.header, b.events)
+    b = _base()
+    b.request_header()
+    [t1] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T1]
+    assert [str(x) for x in t1.refused_by] == ["invariants", "released"]
+
+
 def test_every_break_is_reported_not_only_the_first() -> None:
     b = _base()
     for i in (0, 1):
