@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dshfuzz.generators import GeneratedLog, generate
 from dshfuzz.harness import Example, ddmin, minimise
 from dshfuzz.harness._minimise import _layout
-from dshfuzz.model import encode_jsonl, encode_zstd, parse_log
+from dshfuzz.model import DEFAULT_LIMITS, encode_jsonl, encode_zstd, parse_log, repeat_frame
 
 
 @given(
@@ -244,3 +244,23 @@ def test_a_torn_tail_of_a_long_log_is_looked_for_in_the_last_window_first():
 
     assert verdicts[0], "the first window judged did not hold the torn tail"
     assert len(minimal.split(b"\n", 1)[1]) == 1, minimal
+
+
+@pytest.mark.parametrize("declare_size", [True, False], ids=["declared", "undeclared"])
+def test_a_zstd_bomb_is_kept_whole_and_never_inflated_past_the_reader_limits(declare_size):
+    log = _long_log(turns=6)
+    bomb = repeat_frame(0x20, DEFAULT_LIMITS.frame_bytes + 1, declare_size=declare_size)
+    example = Example(log.to_zstd() + bomb, "zstd")
+
+    def over_limit(candidate: Example) -> bool:
+        return parse_log(candidate.data, compression="zstd").limit is not None
+
+    assert over_limit(example)
+    predicate = _Counted(over_limit)
+
+    minimal = minimise(example, predicate)
+
+    frames = parse_log(minimal, compression="zstd").frames
+    assert [f.status for f in frames] == ["complete", "over-limit"], frames
+    assert minimal.endswith(bomb), "the bomb frame lost bytes: it must be kept or dropped whole"
+    assert len(predicate.sizes) < 60, f"{len(predicate.sizes)} predicate calls"

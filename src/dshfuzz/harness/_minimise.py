@@ -9,7 +9,8 @@ seconds), and when no candidate keeps the signature the input comes back unchang
 The log is parsed once into *units*: the physical lines after the header (one
 event row, one packed chunk row, or an opaque line that is not JSON), and, in a
 ``.jsonl.zstd`` log, every frame that does not decode as a whole (torn, corrupt,
-skippable) as one opaque unit. A candidate is a subset of the units, rendered in
+skippable) or would inflate past the reader's limits (``DEFAULT_LIMITS``: a zstd bomb is
+never decoded past them) as one opaque unit. A candidate is a subset of the units, rendered in
 the input's own container: kept lines of a decoded frame are re-compressed as one
 frame, opaque frames are copied byte for byte, so framing defects survive.
 
@@ -45,8 +46,9 @@ Order of attack, each step kept only when the signature survives:
    caller keeps the example's compression;
 4. fine: ddmin over the remaining units, ending in a pass that removes single
    units until none can go (1-minimality over units);
-5. bytes: every opaque unit (a torn or garbled line, an undecodable frame) is
-   shrunk by ddmin over its bytes, then steps 4 and 5 repeat until neither
+5. bytes: every opaque unit (a torn or garbled line, an undecodable frame) of at most
+   ``BYTE_SHRINK_LIMIT`` bytes is shrunk by ddmin over its bytes (a larger one, or a
+   frame over the limits, is only kept or dropped whole), then steps 4 and 5 repeat until neither
    changes the log (1-minimality over units and over the bytes of opaque units).
 """
 
@@ -60,13 +62,18 @@ from typing import Any
 import orjson
 
 from dshfuzz.model import (
+    DEFAULT_LIMITS,
     FrameDecodeError,
+    FrameLayout,
+    FrameLimitError,
     JsonDecodeError,
+    Limits,
     RowDecodeError,
     compress_frame,
     decode_frame,
     decode_storage_record,
     dumpb,
+    json_depth,
     loads,
     scan_frames,
 )
@@ -80,6 +87,10 @@ Predicate = Callable[[Example], bool]
 
 COARSE_WINDOWS = 8
 """Turn blocks are first cut in eight windows: each costs an eighth of a judgement of the log."""
+
+BYTE_SHRINK_LIMIT = 64 * 1024
+"""Opaque units larger than this are kept or dropped whole, never shrunk byte by byte:
+ddmin over n one-byte pieces costs at least n predicate calls and n-sized copies each."""
 
 _BLOCK_OPENERS = frozenset({"agent/inbox/spliced", "turn/start"})
 
@@ -152,7 +163,9 @@ class _Unit:
     ``value`` is the line's parsed JSON; ``seqs`` the seqs it holds (one event, or a packed
     row's members); ``top`` the largest seq it holds or cites; ``anchors`` the range
     endpoints it cites; ``turn``/``step`` its ``data.turn``/``data.step`` when integers;
-    ``frame`` the index of the zstd frame it came from.
+    ``frame`` the index of the zstd frame it came from; ``whole`` marks an opaque frame
+    over the reader's limits, which only goes or stays whole (its bytes are not shrunk:
+    each candidate would inflate up to the limit again).
     """
 
     text: bytes
@@ -164,6 +177,7 @@ class _Unit:
     step: int | None = None
     frame: int | None = None
     opaque_frame: bool = False
+    whole: bool = False
 
     @property
     def opaque(self) -> bool:
@@ -325,9 +339,13 @@ _ROW_PAYLOADS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call
 """A packed chunk row's member payload list: member ``k`` is event ``seq0 + k``."""
 
 
-def _parse(text: bytes) -> Any:
+def _parse(text: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The JSON value of a line for *analysis* (orjson, falling back to the exact parser for
-    what orjson refuses); lines that change are re-parsed exactly before they are rewritten."""
+    what orjson refuses); lines that change are re-parsed exactly before they are rewritten.
+    A line beyond the reader's line or depth limit is not parsed (``None``: opaque), as the
+    reader does not parse it either."""
+    if len(text) > limits.line_bytes or json_depth(text, limits.depth) > limits.depth:
+        return None
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -368,7 +386,7 @@ def _split_lines(content: bytes) -> list[bytes]:
     return lines
 
 
-def _layout(example: Example) -> _Layout:
+def _layout(example: Example, limits: Limits = DEFAULT_LIMITS) -> _Layout:
     if example.compression != "zstd":
         lines = _split_lines(example.data)
         header = lines[0] if lines else b""
@@ -378,22 +396,50 @@ def _layout(example: Example) -> _Layout:
     data = example.data
     units: list[_Unit] = []
     header, header_frame = b"", None
+    inflation = _Inflation(limits, len(data))
     for index, frame in enumerate(scan_frames(data)):  # the frames cover the file: the last runs to its end
         raw = data[frame.offset : frame.end]
-        try:
-            content = (
-                decode_frame(raw) if frame.complete and frame.kind == "zstd" and frame.error is None else None
-            )
-        except FrameDecodeError:
-            content = None
-        if content is None:
-            units.append(_Unit(raw, frame=index, opaque_frame=True))
+        content = inflation.decode(frame, raw)
+        if not isinstance(content, bytes):
+            units.append(_Unit(raw, frame=index, opaque_frame=True, whole=content is _OVER_LIMIT))
             continue
         lines = _split_lines(content)
         if header_frame is None and not units and lines:
             header, header_frame, lines = lines[0], index, lines[1:]
         units.extend(_unit_of(line, index) for line in lines)
     return _Layout(example, header, _parse(header), units, zstd=True, header_frame=header_frame)
+
+
+class _Inflation:
+    """Decodes a zstd log's frames within the reader's limits: per frame the least of
+    ``frame_bytes`` and the frame's ratio allowance, and in all the least of ``file_bytes``
+    and the file's ratio allowance. A frame that would exceed them (a zstd bomb) stays an
+    opaque unit, kept or dropped whole, and is never decoded past the limit."""
+
+    def __init__(self, limits: Limits, file_size: int) -> None:
+        self.limits = limits
+        self.left = min(limits.file_bytes, limits.inflation_allowed(file_size))
+
+    def decode(self, frame: FrameLayout, raw: bytes) -> bytes | object | None:
+        """The frame's plaintext; ``_OVER_LIMIT`` for a frame that declares or inflates to
+        more than the limits allow; ``None`` for one that is not a whole, valid frame
+        (torn, corrupt, skippable)."""
+        if not (frame.complete and frame.kind == "zstd" and frame.error is None):
+            return None
+        allowed = min(self.limits.frame_bytes, self.limits.inflation_allowed(len(raw)), self.left)
+        if frame.content_size is not None and frame.content_size > allowed:
+            return _OVER_LIMIT
+        try:
+            content = decode_frame(raw, allowed)
+        except FrameLimitError:
+            return _OVER_LIMIT
+        except FrameDecodeError:
+            return None
+        self.left -= len(content)
+        return content
+
+
+_OVER_LIMIT = object()
 
 
 def _blocks(layout: _Layout) -> list[list[int]]:
@@ -517,7 +563,7 @@ def _bytes(current: Example, still_fails: Predicate) -> Example:
     layout = _layout(current)
     everything = list(range(len(layout.units)))
     for i, unit in enumerate(layout.units):
-        if not unit.opaque or len(unit.text) < 2:
+        if not unit.opaque or unit.whole or not 2 <= len(unit.text) <= BYTE_SHRINK_LIMIT:
             continue
         best: list[bytes] = []
 
