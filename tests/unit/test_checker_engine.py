@@ -4,6 +4,7 @@ its near twin, names the official moments that refuse the instance, and never cr
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -15,6 +16,7 @@ from checker_logs import assert_fires_only_on_broken, build_twins, check, explai
 
 from dshfuzz.checker import RuleId
 from dshfuzz.generators import session_logs
+from dshfuzz.model import read_log
 from dshfuzz.oracle import check_enclosure, check_meter, replay_inbox
 
 ENGINE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1}
@@ -134,6 +136,22 @@ def test_todo_write_outside_a_turn_is_refused_by_the_invariants_alone() -> None:
     b.request_header()
     [t1] = [f for f in check(b.header, b.events).findings if f.rule is RuleId.T1]
     assert [str(x) for x in t1.refused_by] == ["invariants", "released"]
+
+
+def test_a_chunk_usage_sample_is_not_read_by_released(fixtures_dir: Path) -> None:
+    """Released never validates assistant/chunk payloads (V01:1918), so an extra key in a
+    chunk's usage sample is no T2 of released (official: meter and released accept it);
+    the same sample on an assistant/message of a format-0 file is (V01:345)."""
+    log = read_log(fixtures_dir / "valid-v0.unpacked.jsonl")
+    events = [copy.deepcopy(e.raw) for e in log.events]
+    chunk = next(e for e in events if e["type"] == "assistant/chunk" and e["data"]["chunk"]["type"] == "usage")
+    chunk["data"]["chunk"]["usage"]["foo"] = 1
+    report = check(log.header.raw, events)
+    assert not [f for f in report.findings if f.rule is RuleId.T2], explain(report, log.header.raw, events)
+    message = next(e for e in events if e["type"] == "assistant/message" and "usage" in e["data"])
+    message["data"]["usage"]["foo"] = 1
+    [t2] = [f for f in check(log.header.raw, events).findings if f.rule is RuleId.T2]
+    assert [str(x) for x in t2.refused_by] == ["released"]
 
 
 def test_every_break_is_reported_not_only_the_first() -> None:

@@ -126,7 +126,7 @@ class _Structure:
                         and type(data.get("step")) is int and data["step"] == step):
                     chunk = data.get("chunk")
                     if type(chunk) is dict and chunk.get("type") == "usage":
-                        self.usage_sample(index, event, chunk.get("usage", MISSING))
+                        self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
                     continue
             visit(index, event)
             stop = runs.get(index)
@@ -172,7 +172,7 @@ class _Structure:
         if kind == "assistant/chunk":
             chunk = data.get("chunk") if type(data) is dict else None
             if type(chunk) is dict and chunk.get("type") == "usage":
-                self.usage_sample(index, event, chunk.get("usage", MISSING))
+                self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
         elif kind in _NULL_TURN_TYPES:
             t4, m1 = _null_turn(event)
             if t4 or m1:
@@ -180,10 +180,12 @@ class _Structure:
         self.structure(index, event, kind, data)
         self.meter(index, event, kind, data)
 
-    def usage_sample(self, index: int, event: Event, usage: Any) -> None:
+    def usage_sample(self, index: int, event: Event, usage: Any, *, released_reads: bool) -> None:
         """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
         newest sample replaces the earlier one in running totals, and the newest overall sets
-        the prompt pressure; both are checked once the log is folded."""
+        the prompt pressure; both are checked once the log is folded. ``released_reads``: the
+        released payload check reads this sample (an assistant/message of a format-0 file,
+        V01:345; it never reads chunk payloads, V01:1918, nor a format-1 payload)."""
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
         buckets = _exact_buckets(usage)
@@ -191,7 +193,7 @@ class _Structure:
             if usage is None or usage is MISSING:
                 self.hit(index, RuleId.T2, _L.METER, f"token meter: the usage sample at seq {_show(event.seq)} is missing")
                 return
-            if not _released_usage(usage):
+            if released_reads and not _released_usage(usage):
                 self.hit(index, RuleId.T2, _L.RELEASED, f"token meter: the usage sample at seq {_show(event.seq)} is not "
                          "exactly {inputTokens, outputTokens, totalTokens?, cacheReadTokens?, cacheWriteTokens?, "
                          "reasoningTokens?} with non-negative integer counts")
@@ -310,7 +312,7 @@ class _Structure:
             if kind == "step/end":
                 self.meter_step = None
             elif _get(data, "usage") is not MISSING:
-                self.usage_sample(index, event, data["usage"])
+                self.usage_sample(index, event, data["usage"], released_reads=self.ctx.version == 0)
                 if self.header_seen:
                     self.cited_chunks(index, event)
 
