@@ -14,6 +14,8 @@ import copy
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from reference_oracle_logs import (
     HEADER,
     MODEL,
@@ -36,6 +38,8 @@ from dshfuzz.oracle import (
     check_meter,
     replay_inbox,
 )
+from dshfuzz.oracle._js import strict_equal
+from dshfuzz.oracle._lifecycle import _Surface
 
 Events = list[dict[str, Any]]
 Edit = Callable[[Events], Events | None]
@@ -1032,3 +1036,27 @@ def test_lifecycle_state_names_unsettled_calls_of_the_open_step() -> None:
     state = assert_accepts(check_lifecycle, events, HEADER)
     assert (state.open_turn, state.open_step, state.tools) == (1, 1, (("c1", "started"),))
     assert assert_accepts(check_lifecycle, events[:10], HEADER).tools == (("c1", "advertised"),)
+
+
+_SEQ_VALUES = [0, 1, 1.0, -0.0, "1", True, None, 2**53, 2**53 + 1, 7]
+_SEQS = st.sampled_from(_SEQ_VALUES)
+_SURFACE_EDITS = st.lists(st.tuples(_SEQS, st.none() | st.tuples(st.integers(0, 20), st.integers(0, 20))))
+
+
+@given(_SURFACE_EDITS)
+def test_lifecycle_surface_index_answers_index_of_as_a_scan_does(edits: list[Any]) -> None:
+    """The walk's indexed surface against a plain list: duplicate seqs, numbers equal
+    across int/float, and ints a float would conflate, through appends and splices."""
+    surface, plain = _Surface(), list[Any]()
+    for seq, span in edits:
+        if span is None or not plain:
+            surface.append(seq)
+            plain.append(seq)
+        else:
+            start, end = sorted(index % len(plain) for index in span)
+            surface.replace(start, end, seq)
+            plain[start : end + 1] = [seq]
+        assert surface.nodes == plain
+        for probe in _SEQ_VALUES:
+            scan = next((i for i, node in enumerate(plain) if strict_equal(node, probe)), -1)
+            assert surface.index(probe) == scan, (plain, probe)

@@ -92,6 +92,48 @@ def _iterate(value: Any) -> list[Any]:
     raise _js.JsTypeError(f"{_js.js_string(value)} is not iterable")
 
 
+class _Surface:
+    """The walk's surface: node seqs in order, with ``indexOf`` answered from an index of
+    each node's first position instead of a scan, so a walk is linear in its events when
+    replacements rewrite the newest nodes (as the Harness writes them).
+
+    Invariant: ``first[number_key(n)]`` is the smallest position holding a node keyed
+    like ``n``. Equal keys imply ``===`` except for numbers only a float rounding
+    equates (a Python int beyond 2**53), so a hit is confirmed with ``===`` and, should
+    that fail, answered by the scan itself. A replacement re-indexes its span and the
+    nodes after it, which move."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Any] = []
+        self.first: dict[Any, int] = {}
+
+    def append(self, seq: Any) -> None:
+        self.first.setdefault(_js.number_key(seq), len(self.nodes))
+        self.nodes.append(seq)
+
+    def index(self, seq: Any) -> int:
+        """``surface.indexOf(seq)`` (``-1`` when absent)."""
+        position = self.first.get(_js.number_key(seq))
+        if position is None:
+            return -1
+        if _js.strict_equal(self.nodes[position], seq):
+            return position
+        return next((i for i, n in enumerate(self.nodes) if _js.strict_equal(n, seq)), -1)
+
+    def span(self, start: int, end: int) -> list[Any]:
+        return self.nodes[start : end + 1]
+
+    def replace(self, start: int, end: int, seq: Any) -> None:
+        """``surface.splice(start, end - start + 1, seq)``."""
+        for node in self.nodes[start:]:
+            key = _js.number_key(node)
+            if self.first.get(key, -1) >= start:
+                del self.first[key]
+        self.nodes[start : end + 1] = [seq]
+        for position in range(start, len(self.nodes)):
+            self.first.setdefault(_js.number_key(self.nodes[position]), position)
+
+
 class _Relationships:
     """The relationship walk's state; :meth:`visit` is one loop iteration."""
 
@@ -103,7 +145,7 @@ class _Relationships:
         self.open_step_provider: Any = MISSING
         self.next_turn = 1
         self.next_step = 1
-        self.surface: list[Any] = []
+        self.surface = _Surface()
         self.compaction: dict[str, Any] | None = None
         self.stale_starts = _orphan_compaction_starts(events)
         self.retries: list[dict[str, Any]] = []
@@ -157,20 +199,19 @@ class _Relationships:
             self.surface.append(seq)
             return
         start_seq, end_seq = _js.get(operation, "start"), _js.get(operation, "end")
-        start = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, start_seq)), -1)
-        end = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, end_seq)), -1)
+        start, end = self.surface.index(start_seq), self.surface.index(end_seq)
         if start < 0 or end < start:
             raise _Fail(
                 "replace-range-off-surface", f"{etype} replacement range is not on the current surface"
             )
         cited = event.get("sourceEventSeqs", MISSING)
         sources = {_js.number_key(s) for s in cited} if type(cited) is list else set()
-        if any(_js.number_key(node) not in sources for node in self.surface[start : end + 1]):
+        if any(_js.number_key(node) not in sources for node in self.surface.span(start, end)):
             raise _Fail(
                 "replace-missing-shadowed",
                 f"{etype} replacement sourceEventSeqs omit a shadowed surface node",
             )
-        self.surface[start : end + 1] = [seq]
+        self.surface.replace(start, end, seq)
 
     def _turn_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         turn = data.get("turn", MISSING)
@@ -569,9 +610,8 @@ class _Relationships:
         span = data.get("shadowedRange", MISSING)
         seqs = data.get("shadowedSeqs", MISSING)
         start_seq, end_seq = _js.get(span, "start"), _js.get(span, "end")
-        start = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, start_seq)), -1)
-        end = next((i for i, n in enumerate(self.surface) if _js.strict_equal(n, end_seq)), -1)
-        expected = [] if start < 0 or end < start else self.surface[start : end + 1]
+        start, end = self.surface.index(start_seq), self.surface.index(end_seq)
+        expected = [] if start < 0 or end < start else self.surface.span(start, end)
         if not _js.strict_equal(len(expected), _js.get(seqs, "length")) or any(
             not _js.strict_equal(node, _js.get(seqs, i)) for i, node in enumerate(expected)
         ):
@@ -658,6 +698,6 @@ def check_lifecycle(events: Iterable[Any], header: Any = None) -> Verdict[Lifecy
             walk.open_turn,
             walk.open_step,
             tuple((call_id, state["state"]) for call_id, state in walk.tools.values()),
-            tuple(walk.surface),
+            tuple(walk.surface.nodes),
         )
     )
