@@ -7,6 +7,7 @@ JS_DIR := src/dshfuzz/oracle/official/js
 STAMP := $(VENV)/.dshfuzz-setup
 BUDGET ?= 60s
 SEED ?= 0
+ATHERIS_SECONDS ?= 600
 
 .PHONY: setup fuzz test nightly bench docs clean
 
@@ -34,6 +35,7 @@ nightly: setup
 	DSHFUZZ_PROFILE=nightly $(PY) -m pytest -n auto
 	$(PY) -m dshfuzz matrix --examples 25 --out reports/matrix
 	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED) || test $$? -eq 1
+	$(PY) -m dshfuzz atheris all --max-time $(ATHERIS_SECONDS) --max-len 4096 --jobs 2 --out reports/atheris-nightly
 
 docs: setup
 	$(PY) -m dshfuzz contracts --markdown > docs/CONTRACTS.md
