@@ -225,3 +225,10 @@ def test_edits_on_damaged_logs_apply_or_refuse_but_never_crash(log: Any, name: s
     except Inapplicable:
         return
     assert isinstance(mutant.data, bytes) and mutant.mutator == name
+
+
+def test_invalid_seq_edits_a_read_log_whose_event_already_lacks_a_seq() -> None:
+    """Atheris feeds mutators read logs of any shape: removing an absent seq is no crash."""
+    log = parse_log(re.sub(rb'"seq":\d+,', b"", next(iter(generate(1, 3))).to_jsonl()))
+    for seed in range(40):
+        assert apply_seeded(MUTATORS["invalid-seq"], log, seed).data
