@@ -190,3 +190,13 @@ def test_g3_checks_a_later_cited_message_in_format_0_only() -> None:
     v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is RuleId.G3]
     assert v0 and all(str(f.severity) == "warning" for f in v0)
     assert "must identify an earlier event" in v0[0].message
+
+
+def test_g4_refuses_a_compaction_checkpoint_with_no_compaction_record() -> None:
+    """A log with no compaction or retry record still reaches G4 through a compact-plugin
+    checkpoint: released asks for its owner (V01:2480) and finds none."""
+    broken, twin = _text_turn(), _text_turn()
+    for b in (broken, twin):
+        b.compaction(b.surface[0], b.surface[-1])
+    broken.events[:] = [e for e in broken.events if not e["type"].startswith("compaction/")]
+    assert_fires_only_on_broken(RuleId.G4, "an orphan compaction checkpoint", broken, twin)

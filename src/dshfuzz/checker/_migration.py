@@ -156,9 +156,10 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
     step and the open request/header's provider and continues its policy chain; an
     llm/retry-started pairs one earlier scheduled attempt once. The reference oracle's walk
     (``check_lifecycle``) decides; released stops at its first refusal, and so does G4 (a
-    first refusal of another relation is another rule's)."""
+    first refusal of another relation is another rule's). The walk runs only on a log it can
+    refuse with a G4 relation (:func:`_has_relations`)."""
     index = type_index(ctx)
-    if not any(kind in index for kind in _RELATION_TYPES):
+    if not _has_relations(ctx, index):
         return
     from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
 
@@ -171,6 +172,14 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
     verdict = check_lifecycle(events, ctx.log.header.raw)
     if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
         yield ctx.finding(RuleId.G4, verdict.message, event=ctx.events[verdict.seq], context={"code": verdict.code})
+
+
+def _has_relations(ctx: CheckContext, index: dict[object, list[int]]) -> bool:
+    """Whether the log holds what G4's codes need: a compaction or retry record, or a compaction
+    checkpoint (a user/message from the compact plugin, whose owner the walk asks for even with
+    no compaction open, V01:2480). Every other record leaves the compaction and retry state alone."""
+    return any(kind in index for kind in _RELATION_TYPES) or any(
+        _get(_get(ctx.events[i].data, "source"), "plugin") == "compact" for i in index.get("user/message", ()))
 
 
 def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
