@@ -94,6 +94,16 @@ def test_s5_names_the_seqs_the_replace_left_uncovered() -> None:
     assert f.seq == 19 and f.line == 21
 
 
+def test_a_node_with_bad_provenance_stays_on_the_surface_for_later_replaces() -> None:
+    """The meter never reads provenance, so it keeps an append that breaks S3; a later replace
+    of that node is no S4 (the fuzzing found S4 naming the meter, which accepts)."""
+    events = minimal_events()
+    events[9]["sourceEventSeqs"] = [9]
+    events += _compaction({"op": "replace", "start": 9, "end": 9}, [9])
+    report = check(header(), events)
+    assert RuleId.S3 in fired(report) and RuleId.S4 not in fired(report), explain(report, header(), events)
+
+
 def test_v3_replace_ops_use_start_seq_and_end_seq() -> None:
     events = minimal_events()
     for e in events:

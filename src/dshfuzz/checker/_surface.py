@@ -247,9 +247,11 @@ class SurfaceReplay:
             return
         surface = self.surface
         if op == "append":
-            _provenance(raw, t, seq, R.S3, self.v3)
+            # The node lands before its provenance is judged: the meter, which never reads
+            # provenance, keeps it, so a later replace of it is no S4 of the meter's.
             if seq not in surface:
                 surface.append(seq)
+            _provenance(raw, t, seq, R.S3, self.v3)
             return
         start, end = op
         if start not in surface:
