@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dshfuzz.checker import CheckOptions, OfficialLayer, RuleId, check_log
-from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, dumps, loads, parse_log
+from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, compress_frame, dumps, loads, parse_log
 
 from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
 
@@ -287,3 +287,26 @@ def test_e4_names_released_only_where_its_validator_reads_the_number(
     named = OfficialLayer.RELEASED in e4.refused_by
     assert named is (v0 if version == 0 else v1), f"{where}: E4 says {list(map(str, e4.refused_by))}"
     assert {OfficialLayer.SEED, OfficialLayer.INVARIANTS} <= set(e4.refused_by)
+
+
+def _frames(text: bytes, cuts: list[int]) -> bytes:
+    """``text`` as a zstd log: the header line alone in the first frame, the rest cut at ``cuts``."""
+    header_end = text.index(b"\n") + 1
+    bounds = [0, header_end, *sorted(cuts), len(text)]
+    return b"".join(compress_frame(text[a:b]) for a, b in zip(bounds, bounds[1:]))
+
+
+@pytest.mark.parametrize("token", ["-0", "-0.0", "1e400", "1E+400"])
+@pytest.mark.parametrize("cut", ["one frame per line", "a frame boundary inside the number", "no cut"])
+def test_e4_finds_a_lossy_number_in_a_zstd_log_wherever_the_frames_cut(token: str, cut: str) -> None:
+    """The frame-wise screen sees a number an unaligned frame boundary splits."""
+    where, index, edit, _, _ = LOSSY_PLACES[-2]
+    text = lossy_log(0, index, edit, token)
+    at = text.index(token.encode())
+    cuts = {"one frame per line": [i + 1 for i in range(len(text) - 1) if text[i : i + 1] == b"\n"][1:],
+            "a frame boundary inside the number": [at + 1, at + len(token) - 1],
+            "no cut": []}[cut]
+    lines = [f.line for f in check_log(parse_log(_frames(text, cuts)), CheckOptions(strict=True)).findings
+             if f.rule is RuleId.E4]
+    plain = [f.line for f in check_log(parse_log(text), CheckOptions(strict=True)).findings if f.rule is RuleId.E4]
+    assert lines == plain == [index + 2], f"{where} holding {token}: E4 on lines {lines} (plain log: {plain})"

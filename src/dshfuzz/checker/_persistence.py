@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dshfuzz.model import MISSING, Event, Line
+from dshfuzz.model import MISSING, Event, Line, SessionLog
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
@@ -401,18 +401,48 @@ _NEGATIVE_ZERO_B = re.compile(_LOSSY_PREFILTERS[0].pattern.encode())
 _SCREEN_BLOCK = 256
 
 
-def _lossy_lines(lines: list[Line]) -> set[int]:
-    """The numbers of the event lines holding a non-lossless number. Blocks of lines
-    are screened at memchr speed first (almost every log has no such number):
-    negative zero by its literal, a 3-digit exponent as ``e000`` once every digit
-    reads 0 (see ``_SCREEN_TABLE``); only a block that may hold one is examined
-    line by line."""
-    out: set[int] = set()
+def _lossy_lines(log: SessionLog) -> set[int]:
+    """The numbers of the event lines (all but the first) holding a non-lossless number.
+    The plaintext is screened at memchr speed first (almost every log has no such number):
+    negative zero by its literal, a 3-digit exponent as ``e000`` once every digit reads 0
+    (see ``_SCREEN_TABLE``); only lines a screen hits are examined one by one."""
+    suspects = _suspects_by_frame(log) if log.frames else _suspects_by_block(log.lines)
+    return {
+        line.number for line in suspects
+        if line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
+    }
+
+
+def _screen(plaintext: bytes) -> bool:
+    return bool(_NEGATIVE_ZERO_B.search(plaintext)) or b"e000" in plaintext.translate(_SCREEN_TABLE, b"+")
+
+
+def _suspects_by_frame(log: SessionLog) -> list[Line]:
+    """A zstd log's lines that start in a frame whose plaintext the screen hits, each frame
+    decoded once. A line an unaligned frame splits is screened whole: the unterminated end
+    of a frame's plaintext is carried into the next (it starts in ``carry_from``)."""
+    hit: set[int] = set()
+    carry, carry_from = b"", 0
+    for frame in log.frames:
+        if not carry:
+            carry_from = frame.index
+        plaintext = carry + frame.content
+        if _screen(plaintext):
+            hit.update(range(carry_from, frame.index + 1))
+        cut = plaintext.rfind(b"\n") + 1
+        if cut:
+            carry_from = frame.index
+        carry = plaintext[cut:]
+    return [line for line in log.lines if line.frame is None or line.frame in hit]
+
+
+def _suspects_by_block(lines: list[Line]) -> list[Line]:
+    """A plain log's lines in blocks of ``_SCREEN_BLOCK`` whose joined text the screen hits."""
+    out: list[Line] = []
     for start in range(1, len(lines), _SCREEN_BLOCK):
         block = lines[start : start + _SCREEN_BLOCK]
-        whole = b"\n".join(line.data for line in block)
-        if _NEGATIVE_ZERO_B.search(whole) or b"e000" in whole.translate(_SCREEN_TABLE, b"+"):
-            out.update(line.number for line in block if _maybe_lossy(line.text) and _lossy_token(line.text) is not None)
+        if _screen(b"\n".join(line.data for line in block)):
+            out.extend(block)
     return out
 
 
@@ -450,8 +480,7 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
     """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750)."""
     version = ctx.version
     known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
-    lines = ctx.log.lines
-    lossy_lines = _lossy_lines(lines)
+    lossy_lines = _lossy_lines(ctx.log)
     # the common case takes one branch: a known, payload-free type in an exact envelope
     plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
     envelope = ENVELOPE
