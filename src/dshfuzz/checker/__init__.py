@@ -27,3 +27,26 @@ if TYPE_CHECKING:
 __getattr__ = lazy_attributes(__name__, {
     "PrewriteResult": "_prewrite", "prewrite": "_prewrite", "RecoveryPlan": "_recover", "recover_plan": "_recover",
 })
+
+__all__ = [
+    "RULES",
+    "CheckContext",
+    "CheckOptions",
+    "Finding",
+    "OfficialLayer",
+    "PrewriteResult",
+    "RecoveryPlan",
+    "Report",
+    "Rule",
+    "RuleId",
+    "RuleLayer",
+    "Severity",
+    "check_log",
+    "check_path",
+    "implemented_rules",
+    "is_nonneg_safe_int",
+    "is_safe_int",
+    "prewrite",
+    "recover_plan",
+    "rule_pass",
+]
