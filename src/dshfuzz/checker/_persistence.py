@@ -381,13 +381,14 @@ def _seqs_are_positions(ctx: CheckContext) -> bool:
 
 _LOSSY_PREFILTERS = (
     re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]"),
-    re.compile(r"e\+?\d\d\d"),
-    re.compile(r"E\+?\d\d\d"),
+    re.compile(r"e[+-]?\d\d\d"),
+    re.compile(r"E[+-]?\d\d\d"),
 )
 """Cheap pre-filters (each starts with a literal, so the scan runs at C speed) for a
 number token that may parse to negative zero or overflow to infinity through its
-exponent; a candidate line is then re-parsed exactly. An integer literal of 309+
-digits also overflows and is not pre-filtered: no writer emits one."""
+exponent (``-1e-400`` underflows to negative zero); a candidate line is then re-parsed
+exactly. An integer literal of 309+ digits also overflows, and ``-0.000...1`` with 324+
+zeros underflows; neither is pre-filtered: no writer emits one."""
 
 
 def _maybe_lossy(text: str) -> bool:
@@ -404,8 +405,8 @@ _SCREEN_BLOCK = 256
 def _lossy_lines(log: SessionLog) -> set[int]:
     """The numbers of the event lines (all but the first) holding a non-lossless number.
     The plaintext is screened at memchr speed first (almost every log has no such number):
-    negative zero by its literal, a 3-digit exponent as ``e000`` once every digit reads 0
-    (see ``_SCREEN_TABLE``); only lines a screen hits are examined one by one."""
+    negative zero by its literal, a 3-digit exponent as ``e000`` or ``e-000`` once every
+    digit reads 0 (see ``_SCREEN_TABLE``); only lines a screen hits are examined one by one."""
     suspects = _suspects_by_frame(log) if log.frames else _suspects_by_block(log.lines)
     return {
         line.number for line in suspects
@@ -414,7 +415,10 @@ def _lossy_lines(log: SessionLog) -> set[int]:
 
 
 def _screen(plaintext: bytes) -> bool:
-    return bool(_NEGATIVE_ZERO_B.search(plaintext)) or b"e000" in plaintext.translate(_SCREEN_TABLE, b"+")
+    if _NEGATIVE_ZERO_B.search(plaintext):
+        return True
+    screened = plaintext.translate(_SCREEN_TABLE, b"+")
+    return b"e000" in screened or b"e-000" in screened
 
 
 def _suspects_by_frame(log: SessionLog) -> list[Line]:
