@@ -81,6 +81,8 @@ def non_json_line(lines: LineDraft, data: Any) -> str:
     else:
         frame, index = lines.locate(data.draw(st.integers(0, count - 1), label="source line"))
         source = lines.frames[frame][index]
+        if len(source) < 2:
+            raise Inapplicable("the drawn source line has no strict non-empty prefix")
         text = source[: data.draw(st.integers(1, len(source) - 1), label="bytes kept")]
     frame, index = lines.locate(at)
     lines.frames[frame].insert(index, text)
