@@ -4,7 +4,9 @@ Each worker runs rounds of :func:`hypothesis.find`, one per stratum of the
 campaign's schedule (a mutator's mutants, or valid logs; see ``_strategy``), with
 a condition that judges the example and is satisfied by a *new* checker defect.
 Hypothesis then shrinks that example (plans shrink to small readable logs), the
-delta-debugging minimiser makes it 1-minimal, and the worker emits a
+delta-debugging minimiser makes it 1-minimal (each candidate judged only by the judges
+the signature depends on, and required to still hold the defect, ``Judge.still_fails``;
+the minimal log is judged by all of them once), and the worker emits a
 :class:`DisagreementFound`. Every judged example is also emitted, so the
 coordinator counts throughput and deduplicates signatures with counts.
 
@@ -219,10 +221,11 @@ def _worker(
                 seen.add(signature)
                 judged = judge.judge(found)
                 defect = next(d for d in judged.disagreements if d.signature == signature)
-                data = found.data
-                if config.minimise:
-                    data = minimise(found, lambda ex: signature in {d.signature for d in judge.judge(ex).disagreements})
+                still_fails = judge.still_fails(defect, found) if config.minimise else None
+                data = found.data if still_fails is None else minimise(found, still_fails)
                 final = judge.judge(replace(found, data=data))
+                if signature not in {d.signature for d in final.disagreements}:  # the narrowed judges were wrong
+                    data, final = found.data, judged
                 emit(
                     DisagreementFound(
                         signature=signature,

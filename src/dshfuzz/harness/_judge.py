@@ -4,21 +4,41 @@ the official layers, then classify the disagreements.
 The judged log is always a file on disk (the official loader and external
 checkers read files); it lives in a private scratch directory and is removed
 after judging.
+
+Minimising a finding judges hundreds of candidates, so the minimiser's predicate
+(:meth:`Judge.still_fails`) runs only the judges the finding's signature depends on
+(:func:`scope_of`): the checker always, a ``miss`` of one layer that layer's official
+judge and the reference oracle only when a model stands for it, ``wrong-place`` the
+reference checker, ``false-alarm`` everyone. The signature is a function of exactly
+those verdicts, so the narrowed predicate agrees with a full judgement; the campaign
+still judges the minimal log in full once.
 """
 
 from __future__ import annotations
 
 import tempfile
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
-from ._judges import CheckerUnderTest, CheckerVerdict
+from ._judges import BuiltinChecker, CheckerUnderTest, CheckerVerdict
+from ._reference import MODEL_LAYERS
 
-__all__ = ["CAMPAIGN_LAYERS", "LATER_FORMAT_LAYERS", "Example", "Judge", "JudgedExample", "Shape"]
+__all__ = [
+    "CAMPAIGN_LAYERS",
+    "EVERY_JUDGE",
+    "LATER_FORMAT_LAYERS",
+    "Example",
+    "Judge",
+    "JudgedExample",
+    "Scope",
+    "Shape",
+    "scope_of",
+]
 
 CAMPAIGN_LAYERS = ("fold", "seed", "invariants", "load", "meter", "inbox", "released")
 """The official layers a campaign consults. ``loadApp`` is left out: it agrees with
@@ -28,6 +48,50 @@ the others accept (it is the serialiser, not a validator)."""
 LATER_FORMAT_LAYERS = ("fold", "invariants", "meter", "inbox", "released")
 """The layers whose verdict on a later-format log means something: the rc.8 ``seed`` and
 ``load`` refuse any version but 0 by the version alone; the released layer restores v1."""
+
+
+_ORACLE_LAYERS = frozenset(MODEL_LAYERS.values()) | {"wire", "provider"}
+"""The layers a reference model speaks for (the wire model for ``wire`` and ``provider``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The judges one judgement runs besides the checker under test.
+
+    ``layers`` are the official layers consulted (``None``: every campaign layer);
+    ``oracle`` the reference models (without them the judgement's shape is empty);
+    ``reference`` the reference checker (``wrong-place``); ``twin`` the untransformed
+    twin of a metamorphic example.
+    """
+
+    layers: tuple[str, ...] | None = None
+    oracle: bool = True
+    reference: bool = True
+    twin: bool = True
+
+
+EVERY_JUDGE = Scope()
+_CHECKER_ALONE = Scope(layers=(), oracle=False, reference=False, twin=False)
+
+
+def scope_of(defect: Disagreement) -> Scope:
+    """The judges ``defect``'s signature depends on (see the module docstring)."""
+    if defect.kind == "miss":
+        if defect.layer == "expected":  # the declaration travels with the example
+            return _CHECKER_ALONE
+        layer = str(defect.layer)
+        return replace(
+            _CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else (), oracle=layer in _ORACLE_LAYERS
+        )
+    if defect.kind in ("crash", "timeout", "unparsable-output"):
+        return _CHECKER_ALONE
+    if defect.kind == "wrong-place":
+        return replace(_CHECKER_ALONE, reference=True)
+    if defect.kind == "metamorphic":
+        return replace(_CHECKER_ALONE, twin=True)
+    if defect.kind == "oracle-crash":
+        return replace(_CHECKER_ALONE, oracle=True)
+    return EVERY_JUDGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,24 +190,42 @@ class Judge:
                 child.unlink(missing_ok=True)
             self.scratch.rmdir()
 
-    def __enter__(self) -> Judge:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _official_verdicts(self, path: Path, format_version: int | None) -> dict[str, Any]:
-        """The consulted layers' verdicts; for a log written in a later format, only the layers
-        that judge that format (seed and load refuse any version but 0 by the version alone)."""
+    def _official_verdicts(
+        self, path: Path, format_version: int | None, wanted: tuple[str, ...] | None
+    ) -> dict[str, Any]:
+        """The consulted layers' verdicts (of ``wanted`` only, when given); for a log written in a
+        later format, only the layers that judge that format (seed and load refuse any version
+        but 0 by the version alone)."""
         if self.official is None:
             return {}
         from dshfuzz.oracle.official import OracleError
 
         layers = CAMPAIGN_LAYERS if format_version in (0, None) else LATER_FORMAT_LAYERS
+        if wanted is not None:
+            layers = tuple(layer for layer in layers if layer in wanted)
+            if not layers:
+                return {}
         try:
             return dict(self.official.check(path=str(path), layers=layers))
-        except OracleError:  # a timeout or crash of the oracle is not the checker's defect: no official verdict
+        except OracleError:  # the oracle's timeout or crash is not the checker's defect: no verdict
             return {}
+
+    @contextmanager
+    def _on_disk(self, example: Example) -> Iterator[Path]:
+        """``example`` written to a fresh scratch file, removed afterwards."""
+        self._counter += 1
+        path = self.scratch / f"example-{self._counter}{example.suffix}"
+        path.write_bytes(example.data)
+        try:
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
 
     def _metamorphic(self, example: Example, after: CheckerVerdict) -> tuple[Disagreement, ...]:
         """Judge the untransformed twin; a changed verdict is a metamorphic disagreement."""
@@ -160,24 +242,21 @@ class Judge:
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
         return () if found is None else (found,)
 
-    def judge(self, example: Example) -> JudgedExample:
-        self._counter += 1
-        path = self.scratch / f"example-{self._counter}{example.suffix}"
-        path.write_bytes(example.data)
-        try:
+    def judge(self, example: Example, scope: Scope = EVERY_JUDGE) -> JudgedExample:
+        """Every disagreement on ``example`` among the judges in ``scope`` (all by default)."""
+        with self._on_disk(example) as path:
             verdict = self.checker.check(path)
-            reference = self.reference.check(path) if self.reference is not None else None
-            official = self._official_verdicts(path, example.format_version)
-        finally:
-            path.unlink(missing_ok=True)
-        metamorphic = self._metamorphic(example, verdict)
-        try:
-            shape, oracle_refusing, consulted = _reference(example)
-            oracle_crash: tuple[Disagreement, ...] = ()
-        except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
-            shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset(), False
-            detail = traceback.format_exc(limit=6)
-            oracle_crash = (Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:]),)
+            reference = self.reference.check(path) if self.reference is not None and scope.reference else None
+            official = self._official_verdicts(path, example.format_version, scope.layers)
+        metamorphic = self._metamorphic(example, verdict) if scope.twin else ()
+        shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
+        oracle_crash: tuple[Disagreement, ...] = ()
+        if scope.oracle:
+            try:
+                shape, oracle_refusing, consulted = _reference(example)
+            except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
+                detail = traceback.format_exc(limit=6)
+                oracle_crash = (Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:]),)
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
             oracle_refusing=oracle_refusing,
@@ -187,6 +266,39 @@ class Judge:
         )
         disagreements = tuple(classify(verdict, truth, reference=reference)) + metamorphic + oracle_crash
         return JudgedExample(example, verdict, truth, official, disagreements, shape, reference)
+
+    def reported_by_builtin(self, example: Example) -> frozenset[str]:
+        """The rules the built-in checker with every rule on reports on ``example``."""
+        judges = (self.checker, self.reference)
+        builtin = next(
+            (c for c in judges if isinstance(c, BuiltinChecker) and not c.without), BuiltinChecker()
+        )
+        with self._on_disk(example) as path:
+            return frozenset(f.rule for f in builtin.check(path).findings)
+
+    def still_fails(self, defect: Disagreement, found: Example) -> Callable[[Example], bool] | None:
+        """The minimiser's predicate for ``defect``, found on ``found``: a candidate still fails
+        when the judges in ``scope_of(defect)`` still show its signature on it.
+
+        A miss of declared rules (``miss|expected``) shows on any log, even the bare header:
+        the declaration travels with the example. There the defect must also still be in the
+        candidate: the built-in checker with every rule on still reports every missed rule it
+        reports on ``found``. When it reports none of them, nothing can tell a candidate that
+        kept the defect from one that lost it, and the answer is ``None`` (do not minimise).
+        """
+        signature, scope = defect.signature, scope_of(defect)
+        planted = frozenset(defect.rules) if defect.layer == "expected" else frozenset()
+        if planted:
+            planted &= self.reported_by_builtin(found)
+            if not planted:
+                return None
+
+        def predicate(candidate: Example) -> bool:
+            if planted and not planted <= self.reported_by_builtin(candidate):
+                return False
+            return signature in {d.signature for d in self.judge(candidate, scope).disagreements}
+
+        return predicate
 
 
 def _framing_rules() -> frozenset[str]:
@@ -215,7 +327,9 @@ def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
         if ev.get("type") == "tool/call" and isinstance(data, dict):
             calls.add(data.get("callId"))
         elif ev.get("type") == "tool/result" and isinstance(data, dict):
-            source = (data.get("message") or {}).get("source") if isinstance(data.get("message"), dict) else None
+            source = (
+                (data.get("message") or {}).get("source") if isinstance(data.get("message"), dict) else None
+            )
             calls.discard(source.get("callId") if isinstance(source, dict) else None)
     shape = Shape(len(events), len(log.frames), replaces, len(calls))
     header = log.header.raw if log.header is not None else None

@@ -1,0 +1,75 @@
+"""A campaign's minimiser keeps the defect, not only its signature, and judges candidates
+with only the judges that signature depends on."""
+
+from __future__ import annotations
+
+import pytest
+
+from dshfuzz.harness import CampaignConfig, DisagreementFound, Disagreement, Example, Judge, run_campaign
+from dshfuzz.harness._judge import EVERY_JUDGE, scope_of
+from dshfuzz.harness._judges import BuiltinChecker
+from dshfuzz.model import parse_log
+
+
+def _first_finding(checker: str, mutator: str, tmp_path) -> DisagreementFound:
+    config = CampaignConfig(
+        checker=checker,
+        workers=0,
+        seed=0,
+        budget_seconds=None,
+        budget_examples=30,
+        official=False,
+        mutators=(mutator,),
+        valid_fraction=0.0,
+        stop_after_findings=1,
+        out=tmp_path,
+    )
+    campaign = run_campaign(config)
+    try:
+        return next(e for e in campaign if isinstance(e, DisagreementFound))
+    finally:
+        campaign.close()
+
+
+def _built_in_rules(finding: DisagreementFound, tmp_path) -> frozenset[str]:
+    path = tmp_path / ("minimal.jsonl.zstd" if finding.compression == "zstd" else "minimal.jsonl")
+    path.write_bytes(finding.data)
+    return frozenset(f.rule for f in BuiltinChecker().check(path).findings)
+
+
+@pytest.mark.parametrize(
+    ("rule", "mutator"),
+    [("P1", "unknown-marker-prefix"), ("S5", "partial-coverage")],
+    ids=["declaration-only rule", "rule the oracle also sees"],
+)
+def test_a_missed_declared_rule_minimises_to_a_small_log_that_still_breaks_it(rule, mutator, tmp_path):
+    finding = _first_finding(f"builtin:-{rule}", mutator, tmp_path)
+
+    witness = finding.data.decode(errors="replace")
+    assert finding.signature == f"miss|expected|{rule}|{mutator}", witness
+    assert rule in _built_in_rules(finding, tmp_path), f"the minimal log lost the defect:\n{witness}"
+    events = len(parse_log(finding.data, compression=finding.compression).events)  # type: ignore[arg-type]
+    assert 0 < events <= 6, f"{events} events left:\n{witness}"
+
+
+def _defect(kind: str, layer: str | None = None) -> Disagreement:
+    return Disagreement(kind, layer, (), "m", "")  # type: ignore[arg-type]
+
+
+def test_each_signature_is_judged_by_the_judges_it_depends_on():
+    assert scope_of(_defect("miss", "expected")) == scope_of(_defect("crash"))
+    assert scope_of(_defect("crash")).layers == () and not scope_of(_defect("crash")).oracle
+    assert scope_of(_defect("miss", "load")).layers == ("load",) and not scope_of(_defect("miss", "load")).oracle
+    assert scope_of(_defect("miss", "fold")).layers == ("fold",) and scope_of(_defect("miss", "fold")).oracle
+    assert scope_of(_defect("miss", "provider")).layers == () and scope_of(_defect("miss", "provider")).oracle
+    assert scope_of(_defect("wrong-place")).reference and not scope_of(_defect("wrong-place")).oracle
+    assert scope_of(_defect("metamorphic", "reframe")).twin
+    assert scope_of(_defect("false-alarm")) == EVERY_JUDGE
+
+
+def test_a_miss_the_built_in_checker_cannot_see_either_is_not_minimised():
+    header = b'{"type":"session","version":0,"id":"s","createdAt":0,"delegationDepth":0}\n'
+    example = Example(header, "none", "unknown-marker-prefix", frozenset({"P1"}))
+    with Judge(BuiltinChecker(without=frozenset({"P1"}))) as judge:
+        defect = next(d for d in judge.judge(example).defects if d.layer == "expected")
+        assert judge.still_fails(defect, example) is None
