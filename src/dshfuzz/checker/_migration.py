@@ -168,7 +168,8 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
     for i in positions(ctx, [kind for kind in index if kind != "assistant/chunk"]):
         events[i] = ctx.events[i].raw
     if ctx.version == 0:
-        events = _migrated_relations(events, _get(ctx.log.header.raw, "id"))
+        legacy = [kind for kind in index if type(kind) is str and kind.startswith("compact/")]
+        _migrate_relations(events, positions(ctx, [*_MIGRATED_TYPES, *legacy]), _get(ctx.log.header.raw, "id"))
     verdict = check_lifecycle(events, ctx.log.header.raw)
     if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
         yield ctx.finding(RuleId.G4, verdict.message, event=ctx.events[verdict.seq], context={"code": verdict.code})
@@ -182,14 +183,20 @@ def _has_relations(ctx: CheckContext, index: dict[object, list[int]]) -> bool:
         _get(_get(ctx.events[i].data, "source"), "plugin") == "compact" for i in index.get("user/message", ()))
 
 
-def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
-    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018):
-    compact/* renamed compaction/*, and a missing retryId or compactionId filled in (per
-    retry chain, and from the open compaction), so that the walk sees what released walks."""
-    out: list[Any] = []
+_MIGRATED_TYPES = ("llm/retry", "session/end-seed", "compaction/start", "compaction/summary", "compaction/end",
+                   "user/message")
+"""With the legacy compact/* types, the records :func:`_migrate_relations` reads or rewrites."""
+
+
+def _migrate_relations(events: list[Any], at: list[int], session_id: Any) -> None:
+    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018), in
+    place at the positions ``at`` (in log order; no other record takes part): compact/* renamed
+    compaction/*, and a missing retryId or compactionId filled in (per retry chain, and from
+    the open compaction), so that the walk sees what released walks. A rewritten record is a copy."""
     chains: dict[tuple[str, ...], str] = {}
     open_id: Any = MISSING
-    for raw in events:
+    for i in at:
+        raw = events[i]
         kind, data = _get(raw, "type"), _get(raw, "data")
         if type(kind) is str and kind.startswith("compact/"):
             raw, kind = {**raw, "type": "compaction/" + kind[len("compact/"):]}, "compaction/" + kind[len("compact/"):]
@@ -220,8 +227,7 @@ def _migrated_relations(events: list[Any], session_id: Any) -> list[Any]:
             if type(source) is dict and source.get("kind") == "plugin" and source.get("plugin") == "compact" \
                     and "compactionId" not in source:
                 raw = {**raw, "data": {**data, "source": {**source, "compactionId": open_id}}}
-        out.append(raw)
-    return out
+        events[i] = raw
 
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
