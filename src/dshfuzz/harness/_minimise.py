@@ -73,7 +73,6 @@ from dshfuzz.model import (
     decode_frame,
     decode_storage_record,
     dumpb,
-    json_depth,
     loads,
     scan_frames,
 )
@@ -339,12 +338,12 @@ _ROW_PAYLOADS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call
 """A packed chunk row's member payload list: member ``k`` is event ``seq0 + k``."""
 
 
-def _parse(text: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+def _parse(text: bytes) -> Any:
     """The JSON value of a line for *analysis* (orjson, falling back to the exact parser for
     what orjson refuses); lines that change are re-parsed exactly before they are rewritten.
-    A line beyond the reader's line or depth limit is not parsed (``None``: opaque), as the
-    reader does not parse it either."""
-    if len(text) > limits.line_bytes or json_depth(text, limits.depth) > limits.depth:
+    A line over the reader's line limit is not parsed (``None``: opaque), as the reader does
+    not parse it either (the exact parser would take seconds on it)."""
+    if len(text) > DEFAULT_LIMITS.line_bytes:
         return None
     try:
         return orjson.loads(text)
@@ -386,7 +385,7 @@ def _split_lines(content: bytes) -> list[bytes]:
     return lines
 
 
-def _layout(example: Example, limits: Limits = DEFAULT_LIMITS) -> _Layout:
+def _layout(example: Example) -> _Layout:
     if example.compression != "zstd":
         lines = _split_lines(example.data)
         header = lines[0] if lines else b""
@@ -396,12 +395,16 @@ def _layout(example: Example, limits: Limits = DEFAULT_LIMITS) -> _Layout:
     data = example.data
     units: list[_Unit] = []
     header, header_frame = b"", None
-    inflation = _Inflation(limits, len(data))
+    inflation = _Inflation(DEFAULT_LIMITS, len(data))
     for index, frame in enumerate(scan_frames(data)):  # the frames cover the file: the last runs to its end
         raw = data[frame.offset : frame.end]
-        content = inflation.decode(frame, raw)
-        if not isinstance(content, bytes):
-            units.append(_Unit(raw, frame=index, opaque_frame=True, whole=content is _OVER_LIMIT))
+        try:
+            content = inflation.decode(frame, raw)
+        except FrameLimitError:
+            units.append(_Unit(raw, frame=index, opaque_frame=True, whole=True))
+            continue
+        if content is None:
+            units.append(_Unit(raw, frame=index, opaque_frame=True))
             continue
         lines = _split_lines(content)
         if header_frame is None and not units and lines:
@@ -420,26 +423,21 @@ class _Inflation:
         self.limits = limits
         self.left = min(limits.file_bytes, limits.inflation_allowed(file_size))
 
-    def decode(self, frame: FrameLayout, raw: bytes) -> bytes | object | None:
-        """The frame's plaintext; ``_OVER_LIMIT`` for a frame that declares or inflates to
-        more than the limits allow; ``None`` for one that is not a whole, valid frame
-        (torn, corrupt, skippable)."""
+    def decode(self, frame: FrameLayout, raw: bytes) -> bytes | None:
+        """The frame's plaintext, or ``None`` for one that is not a whole, valid frame (torn,
+        corrupt, skippable). Raises :class:`FrameLimitError` for a frame that declares or
+        inflates to more than the limits allow."""
         if not (frame.complete and frame.kind == "zstd" and frame.error is None):
             return None
         allowed = min(self.limits.frame_bytes, self.limits.inflation_allowed(len(raw)), self.left)
         if frame.content_size is not None and frame.content_size > allowed:
-            return _OVER_LIMIT
+            raise FrameLimitError(frame.content_size, allowed)
         try:
             content = decode_frame(raw, allowed)
-        except FrameLimitError:
-            return _OVER_LIMIT
         except FrameDecodeError:
             return None
         self.left -= len(content)
         return content
-
-
-_OVER_LIMIT = object()
 
 
 def _blocks(layout: _Layout) -> list[list[int]]:
