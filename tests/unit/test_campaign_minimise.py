@@ -4,10 +4,14 @@ with only the judges that signature depends on."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dshfuzz.harness import CampaignConfig, DisagreementFound, Disagreement, Example, Judge, run_campaign
+from dshfuzz.harness import CampaignConfig, Disagreement, DisagreementFound, Example, Judge, run_campaign
 from dshfuzz.harness._judge import EVERY_JUDGE, scope_of
 from dshfuzz.harness._judges import BuiltinChecker
+from dshfuzz.harness._minimise import _layout
+from dshfuzz.harness._strategy import examples
 from dshfuzz.model import parse_log
 
 
@@ -59,7 +63,9 @@ def _defect(kind: str, layer: str | None = None) -> Disagreement:
 def test_each_signature_is_judged_by_the_judges_it_depends_on():
     assert scope_of(_defect("miss", "expected")) == scope_of(_defect("crash"))
     assert scope_of(_defect("crash")).layers == () and not scope_of(_defect("crash")).oracle
-    assert scope_of(_defect("miss", "load")).layers == ("load",) and not scope_of(_defect("miss", "load")).oracle
+    assert (
+        scope_of(_defect("miss", "load")).layers == ("load",) and not scope_of(_defect("miss", "load")).oracle
+    )
     assert scope_of(_defect("miss", "fold")).layers == ("fold",) and scope_of(_defect("miss", "fold")).oracle
     assert scope_of(_defect("miss", "provider")).layers == () and scope_of(_defect("miss", "provider")).oracle
     assert scope_of(_defect("wrong-place")).reference and not scope_of(_defect("wrong-place")).oracle
@@ -73,3 +79,22 @@ def test_a_miss_the_built_in_checker_cannot_see_either_is_not_minimised():
     with Judge(BuiltinChecker(without=frozenset({"P1"}))) as judge:
         defect = next(d for d in judge.judge(example).defects if d.layer == "expected")
         assert judge.still_fails(defect, example) is None
+
+
+def _signatures(judge: Judge, example: Example, scope=EVERY_JUDGE) -> set[str]:
+    return {d.signature for d in judge.judge(example, scope).disagreements}
+
+
+@given(examples(), st.floats(0.0, 1.0))
+def test_the_narrowed_judges_show_a_signature_exactly_when_all_judges_do(example, keep):
+    """On the example and on a candidate the minimiser could try (a prefix of its units), a
+    defect's signature shows under ``scope_of`` the defect iff it shows under every judge."""
+    layout = _layout(example)
+    candidate = layout.render(range(round(keep * len(layout.units))))
+    with Judge(BuiltinChecker(without=example.expects), reference=BuiltinChecker()) as judge:
+        for defect in judge.judge(example).defects:
+            scope = scope_of(defect)
+            for judged in (example, candidate):
+                everyone = defect.signature in _signatures(judge, judged)
+                narrowed = defect.signature in _signatures(judge, judged, scope)
+                assert everyone == narrowed, f"{defect.signature} under {scope}:\n{judged.data[:2000]!r}"
