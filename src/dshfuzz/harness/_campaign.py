@@ -224,7 +224,7 @@ def _worker(
                 still_fails = judge.still_fails(defect, found) if config.minimise else None
                 data = found.data if still_fails is None else minimise(found, still_fails)
                 final = judge.judge(replace(found, data=data))
-                if signature not in {d.signature for d in final.disagreements}:  # the narrowed judges were wrong
+                if signature not in {d.signature for d in final.disagreements}:  # e.g. an official timeout
                     data, final = found.data, judged
                 emit(
                     DisagreementFound(
