@@ -898,6 +898,13 @@ LIFECYCLE_REFUSED: list[tuple[str, Edit, str, int, str]] = [
         "llm/retry-started pairs no prior scheduled attempt",
     ),
     (
+        "retry started naming another chain's attempt",
+        lambda e: turn_two(e, retry(1), retry(2), retry(1, "s", policyKey="k2"), started(2, "s")),
+        "retry-started-unpaired",
+        23,
+        "llm/retry-started pairs no prior scheduled attempt",
+    ),
+    (
         "retry started in another step",
         lambda e: turn_two(e, retry(), started(step=2)),
         "retry-started-mismatch",
@@ -994,6 +1001,12 @@ LIFECYCLE_ACCEPTED: list[tuple[str, Edit]] = [
     ("provider title citing the human message", title([4])),
     ("title request framing its messages", title_request(FRAMED)),
     ("retry chain with its starts", lambda e: turn_two(e, retry(1), started(1), retry(2), started(2))),
+    (
+        "interleaved retry chains, numbers written as floats",
+        lambda e: turn_two(
+            e, retry(1), retry(1, "s", policyKey="k2"), retry(2.0, step=1.0), started(2, step=1.0), started(1, "s")
+        ),
+    ),
     (
         "code dispatch tree",
         lambda e: turn_two(

@@ -148,7 +148,11 @@ class _Relationships:
         self.surface = _Surface()
         self.compaction: dict[str, Any] | None = None
         self.stale_starts = _orphan_compaction_starts(events)
-        self.retries: list[dict[str, Any]] = []
+        # accepted llm/retry records by the values the scans of released compare with ===:
+        # the last of each policy chain, the retryIds used, and the first of each (retryId, retry)
+        self.retry_chains: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.retry_ids: set[Any] = set()
+        self.scheduled: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.retry_starts: set[str] = set()
         self.ptc_roots: dict[Any, Any] = {}
         self.ptc_starts: dict[Any, dict[str, Any]] = {}
@@ -374,15 +378,8 @@ class _Relationships:
             raise _Fail("retry-mismatch", "llm/retry does not match the current turn and step")
         if not _js.strict_equal(data.get("provider", MISSING), self.open_step_provider):
             raise _Fail("retry-provider", "llm/retry provider does not match the open request/header")
-        same_chain = [
-            r
-            for r in self.retries
-            if all(
-                _js.strict_equal(r.get(k, MISSING), data.get(k, MISSING))
-                for k in ("turn", "step", "provider", "policyKey")
-            )
-        ]
-        prior = same_chain[-1] if same_chain else None
+        chain = tuple(_identity(data.get(k, MISSING)) for k in ("turn", "step", "provider", "policyKey"))
+        prior = self.retry_chains.get(chain)
         previous = prior.get("retry", MISSING) if prior is not None else MISSING
         expected = _plus_one(0 if previous is MISSING or previous is None else previous)
         if not _js.strict_equal(data.get("retry", MISSING), expected):
@@ -390,19 +387,15 @@ class _Relationships:
         retry_id = data.get("retryId", MISSING)
         if prior is not None and not _js.strict_equal(prior.get("retryId", MISSING), retry_id):
             raise _Fail("retry-id", "llm/retry must preserve retryId across one policy chain")
-        if prior is None and any(_js.strict_equal(r.get("retryId", MISSING), retry_id) for r in self.retries):
+        if prior is None and _identity(retry_id) in self.retry_ids:
             raise _Fail("retry-id", f"llm/retry reuses retryId {_json(retry_id)} across policy chains")
-        self.retries.append(data)
+        self.retry_chains[chain] = data
+        self.retry_ids.add(_identity(retry_id))
+        self.scheduled.setdefault((_identity(retry_id), _identity(data.get("retry", MISSING))), data)
 
     def _llm_retry_started(self, event: Any, data: dict[str, Any], seq: Any) -> None:
-        scheduled = next(
-            (
-                r
-                for r in self.retries
-                if _js.strict_equal(r.get("retryId", MISSING), data.get("retryId", MISSING))
-                and _js.strict_equal(r.get("retry", MISSING), data.get("retry", MISSING))
-            ),
-            None,
+        scheduled = self.scheduled.get(
+            (_identity(data.get("retryId", MISSING)), _identity(data.get("retry", MISSING)))
         )
         if scheduled is None:
             raise _Fail("retry-started-unpaired", "llm/retry-started pairs no prior scheduled attempt")
@@ -641,6 +634,14 @@ def _is_not_started_repair(event: dict[str, Any], message: dict[str, Any], call_
         and _js.strict_equal(_js.get(first, "type"), "text")
         and _js.strict_equal(_js.get(first, "text"), _REPAIR_TEXT)
     )
+
+
+def _identity(value: Any) -> Any:
+    """A hashable key equal for two JSON values exactly when they are ``===``: a number is
+    its own key (Python's ``==`` across int and float is the comparison ``===`` makes), any
+    other value its :func:`_js.number_key` (containers by identity; the walk keeps every
+    record it keyed alive)."""
+    return ("n", value) if _js.is_number(value) else _js.number_key(value)
 
 
 def _plus_one(value: Any) -> Any:
