@@ -1051,7 +1051,7 @@ def test_lifecycle_state_names_unsettled_calls_of_the_open_step() -> None:
     assert assert_accepts(check_lifecycle, events[:10], HEADER).tools == (("c1", "advertised"),)
 
 
-_SEQ_VALUES = [0, 1, 1.0, -0.0, "1", True, None, 2**53, 2**53 + 1, 7]
+_SEQ_VALUES = [0, 1, 1.0, -0.0, "1", True, None, 2**53, 2**53 + 1, float("nan"), {"seq": 7}, 7]
 _SEQS = st.sampled_from(_SEQ_VALUES)
 _SURFACE_EDITS = st.lists(st.tuples(_SEQS, st.none() | st.tuples(st.integers(0, 20), st.integers(0, 20))))
 
@@ -1059,7 +1059,8 @@ _SURFACE_EDITS = st.lists(st.tuples(_SEQS, st.none() | st.tuples(st.integers(0, 
 @given(_SURFACE_EDITS)
 def test_lifecycle_surface_index_answers_index_of_as_a_scan_does(edits: list[Any]) -> None:
     """The walk's indexed surface against a plain list: duplicate seqs, numbers equal
-    across int/float, and ints a float would conflate, through appends and splices."""
+    across int/float, ints a float would conflate, a container (``===`` to itself alone)
+    and NaN (``===`` to nothing), through appends and splices."""
     surface, plain = _Surface(), list[Any]()
     for seq, span in edits:
         if span is None or not plain:

@@ -97,28 +97,22 @@ class _Surface:
     each node's first position instead of a scan, so a walk is linear in its events when
     replacements rewrite the newest nodes (as the Harness writes them).
 
-    Invariant: ``first[number_key(n)]`` is the smallest position holding a node keyed
-    like ``n``. Equal keys imply ``===`` except for numbers only a float rounding
-    equates (a Python int beyond 2**53), so a hit is confirmed with ``===`` and, should
-    that fail, answered by the scan itself. A replacement re-indexes its span and the
-    nodes after it, which move."""
+    Invariant: ``first[_identity(n)]`` is the smallest position holding a node ``===`` to
+    ``n`` (NaN, ``===`` to nothing, is never found). A replacement re-indexes its span and
+    the nodes after it, which move."""
 
     def __init__(self) -> None:
         self.nodes: list[Any] = []
         self.first: dict[Any, int] = {}
 
     def append(self, seq: Any) -> None:
-        self.first.setdefault(_js.number_key(seq), len(self.nodes))
+        self.first.setdefault(_identity(seq), len(self.nodes))
         self.nodes.append(seq)
 
     def index(self, seq: Any) -> int:
         """``surface.indexOf(seq)`` (``-1`` when absent)."""
-        position = self.first.get(_js.number_key(seq))
-        if position is None:
-            return -1
-        if _js.strict_equal(self.nodes[position], seq):
-            return position
-        return next((i for i, n in enumerate(self.nodes) if _js.strict_equal(n, seq)), -1)
+        position = self.first.get(_identity(seq))
+        return -1 if position is None or not _js.strict_equal(self.nodes[position], seq) else position
 
     def span(self, start: int, end: int) -> list[Any]:
         return self.nodes[start : end + 1]
@@ -126,12 +120,12 @@ class _Surface:
     def replace(self, start: int, end: int, seq: Any) -> None:
         """``surface.splice(start, end - start + 1, seq)``."""
         for node in self.nodes[start:]:
-            key = _js.number_key(node)
+            key = _identity(node)
             if self.first.get(key, -1) >= start:
                 del self.first[key]
         self.nodes[start : end + 1] = [seq]
         for position in range(start, len(self.nodes)):
-            self.first.setdefault(_js.number_key(self.nodes[position]), position)
+            self.first.setdefault(_identity(self.nodes[position]), position)
 
 
 class _Relationships:
