@@ -110,11 +110,13 @@ def test_a_defect_deep_in_a_long_log_minimises_to_a_few_events_with_the_campaign
         defects = [d for d in judge.judge(example).defects if d.layer != "expected"]
         assert defects, f"{mutator}: no layer refuses what the checker misses"
         signature = defects[0].signature
+        campaign_predicate = judge.still_fails(defects[0], example)
+        assert campaign_predicate is not None
         judged: list[int] = []
 
         def still_fails(candidate: Example) -> bool:
             judged.append(len(candidate.data))
-            return signature in {d.signature for d in judge.judge(candidate).disagreements}
+            return campaign_predicate(candidate)
 
         minimal = replace(example, data=minimise(example, still_fails))
         final = judge.judge(minimal)
