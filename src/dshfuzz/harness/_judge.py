@@ -37,6 +37,7 @@ __all__ = [
     "JudgedExample",
     "Scope",
     "Shape",
+    "official_layers_for",
     "scope_of",
 ]
 
@@ -46,8 +47,28 @@ CAMPAIGN_LAYERS = ("fold", "seed", "invariants", "load", "meter", "inbox", "rele
 the others accept (it is the serialiser, not a validator)."""
 
 LATER_FORMAT_LAYERS = ("fold", "invariants", "meter", "inbox", "released")
-"""The layers whose verdict on a later-format log means something: the rc.8 ``seed`` and
-``load`` refuse any version but 0 by the version alone; the released layer restores v1."""
+"""The layers whose verdict on a format-1 log means something: the rc.8 ``seed`` and
+``load`` refuse any version but 0 by the version alone; the released layer restores v1.
+See :func:`official_layers_for` for formats 2 and 3."""
+
+
+def official_layers_for(format_version: int | None) -> tuple[str, ...]:
+    """The official layers whose verdict on a log of ``format_version`` means something.
+
+    Released refuses formats 2 and 3 by the version alone (measured: "stored Session uses
+    newer format v3; this build writes v1"). Format 3 changed what the rc.8 fold reads
+    (catalog S-rules: ``system/message`` joins the surface, replaces name
+    ``startSeq``/``endSeq``), so the fold, the invariant companion that folds, and the
+    meter (it reads ``op.start``/``op.end``) refuse valid v3 logs; only the inbox still
+    reads a v3 log as it is meant. The reference oracle judges every format.
+    """
+    if format_version in (0, None):
+        return CAMPAIGN_LAYERS
+    if format_version == 1:
+        return LATER_FORMAT_LAYERS
+    if format_version == 2:
+        return tuple(layer for layer in LATER_FORMAT_LAYERS if layer != "released")
+    return ("inbox",)
 
 
 _ORACLE_LAYERS = frozenset(MODEL_LAYERS.values()) | {"wire", "provider"}
@@ -206,7 +227,7 @@ class Judge:
             return {}
         from dshfuzz.oracle.official import OracleError
 
-        layers = CAMPAIGN_LAYERS if format_version in (0, None) else LATER_FORMAT_LAYERS
+        layers = official_layers_for(format_version)
         if wanted is not None:
             layers = tuple(layer for layer in layers if layer in wanted)
             if not layers:

@@ -31,18 +31,36 @@ def incident_logs(*, format_version: int = 0, max_events: int = 150) -> st.Searc
 
 
 def _as_v3(log: Any) -> Any:
-    """The generators write v0/v1 only: a v0 log re-tagged v3 carries a v3 incident."""
+    """The generators write v0/v1 only: a v0 log rewritten in the v3 shapes carries a v3
+    incident. The shapes v3 changed (catalog S3, S4, E10): replaces name ``startSeq`` and
+    ``endSeq``, an assistant/message carries no ``sourceEventSeqs``, and a request/header
+    omits ``system`` (the prompt moves to system/message events), an empty ``tools`` list
+    and an empty ``adapterDefaults``."""
     from ._draft import EventDraft
 
     draft = EventDraft.of(log.header, log.events, log.batches)
     draft.header["version"] = 3
+    for event in draft.events:
+        if type(event) is not dict:
+            continue
+        op = event.get("surfaceOp")
+        if type(op) is dict and "start" in op and "end" in op:
+            event["surfaceOp"] = {"op": op.get("op"), "startSeq": op["start"], "endSeq": op["end"]}
+        kind, data = event.get("type"), event.get("data")
+        if kind == "assistant/message":
+            event.pop("sourceEventSeqs", None)
+        elif kind == "request/header" and type(data) is dict and type(data.get("header")) is dict:
+            header = data["header"]
+            header.pop("system", None)
+            for key, empty in (("tools", []), ("adapterDefaults", {})):
+                if header.get(key) == empty:
+                    del header[key]
     return draft
 
 
 def logs_for(mutator: Mutator | str, *, max_events: int = 150) -> st.SearchStrategy[Any]:
     """Valid logs of the formats ``mutator``'s incident exists in: v0 and v1 generated. There
-    is no v3 generator, so a v3-only incident gets v0 logs re-tagged v3 -- valid for it alone
-    (a re-tagged log breaks the v3 replace and request/header shapes other incidents use)."""
+    is no v3 generator, so a v3-only incident gets v0 logs rewritten in the v3 shapes."""
     formats = (get(mutator) if isinstance(mutator, str) else mutator).formats
     options = [incident_logs(format_version=v, max_events=max_events) for v in (0, 1) if v in formats]
     if not options and 3 in formats:
