@@ -163,14 +163,16 @@ def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
         return
     from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
 
-    # a chunk relates only to its open step (not G4's concern): an inert stand-in spares building packed members
+    # a chunk relates only to its open step (not G4's concern): an inert stand-in spares building
+    # packed members, and the walk visits only the other records
     events: list[Any] = [_INERT] * len(ctx.events)
-    for i in positions(ctx, [kind for kind in index if kind != "assistant/chunk"]):
+    records = positions(ctx, [kind for kind in index if kind != "assistant/chunk"])
+    for i in records:
         events[i] = ctx.events[i].raw
     if ctx.version == 0:
         legacy = [kind for kind in index if type(kind) is str and kind.startswith("compact/")]
         _migrate_relations(events, positions(ctx, [*_MIGRATED_TYPES, *legacy]), _get(ctx.log.header.raw, "id"))
-    verdict = check_lifecycle(events, ctx.log.header.raw)
+    verdict = check_lifecycle(events, ctx.log.header.raw, visit=records)
     if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
         yield ctx.finding(RuleId.G4, verdict.message, event=ctx.events[verdict.seq], context={"code": verdict.code})
 

@@ -22,7 +22,7 @@ checked beyond the reads the relationships make (``released-not-object`` where
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from dshfuzz.model import MISSING, dumps
 
@@ -67,15 +67,24 @@ class _Fail(Exception):
         self.code = code
 
 
+def _same(a: Any, b: Any) -> bool:
+    """``a === b``: :func:`_js.strict_equal`, with two ints or two strings compared inline."""
+    kind = type(a)
+    if kind is type(b) and (kind is int or kind is str):
+        return a == b
+    return _js.strict_equal(a, b)
+
+
 def _json(value: Any) -> str:
     """``JSON.stringify(value)`` inside a template literal."""
     return "undefined" if value is MISSING else dumps(value)
 
 
-def _record(value: Any, label: str) -> dict[str, Any]:
-    """``releasedV0Record``: the value must be a JSON object."""
+def _record(value: Any, label: str, seq: Any = MISSING) -> dict[str, Any]:
+    """``releasedV0Record``: the value must be a JSON object. In ``label``, ``{seq}`` stands
+    for ``String(seq)``, formatted only for the refusal (the walk reads records on every event)."""
     if type(value) is not dict:
-        raise _Fail("released-not-object", f"{label} must be a JSON object")
+        raise _Fail("released-not-object", f"{label.replace('{seq}', _js.js_string(seq))} must be a JSON object")
     return value
 
 
@@ -112,7 +121,7 @@ class _Surface:
     def index(self, seq: Any) -> int:
         """``surface.indexOf(seq)`` (``-1`` when absent)."""
         position = self.first.get(_identity(seq))
-        return -1 if position is None or not _js.strict_equal(self.nodes[position], seq) else position
+        return -1 if position is None or not _same(self.nodes[position], seq) else position
 
     def span(self, start: int, end: int) -> list[Any]:
         return self.nodes[start : end + 1]
@@ -131,7 +140,7 @@ class _Surface:
 class _Relationships:
     """The relationship walk's state; :meth:`visit` is one loop iteration."""
 
-    def __init__(self, events: list[Any], header: Any) -> None:
+    def __init__(self, events: list[Any], header: Any, visited: Iterable[int]) -> None:
         self.events = events
         self.header = header if type(header) is dict else {}
         self.open_turn: Any = None
@@ -141,7 +150,7 @@ class _Relationships:
         self.next_step = 1
         self.surface = _Surface()
         self.compaction: dict[str, Any] | None = None
-        self.stale_starts = _orphan_compaction_starts(events)
+        self.stale_starts = _orphan_compaction_starts(events, visited)
         # accepted llm/retry records by the values the scans of released compare with ===:
         # the last of each policy chain, the retryIds used, and the first of each (retryId, retry)
         self.retry_chains: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -154,11 +163,12 @@ class _Relationships:
         self.command_runs: set[Any] = set()
 
     def visit(self, event: Any) -> None:
-        etype = _js.get(event, "type")
+        etype = event.get("type", MISSING) if type(event) is dict else _js.get(event, "type")
         if not (type(etype) is str and etype in RELEASED_V0_EVENT_TYPES):
             return
-        seq = _js.get(event, "seq")
-        data = _record(_js.get(event, "data"), f"{etype} {_js.js_string(seq)} data")
+        # only an object has a string type, so the reads below are plain dict reads
+        seq = event.get("seq", MISSING)
+        data = _record(event.get("data", MISSING), etype + " {seq} data", seq)
         if etype in _SURFACE_TYPES:
             self._apply_surface(event, etype, seq)
         if (
@@ -167,15 +177,14 @@ class _Relationships:
             and _js.number_key(self.compaction["startSeq"]) not in self.stale_starts
         ):
             raise _Fail("compaction-crossed", f"{etype} crosses an open compaction")
-        # One method per event type with a relationship, named after the type.
-        handler = getattr(self, "_" + etype.replace("/", "_").replace("-", "_"), None)
+        handler = _HANDLERS.get(etype)
         if handler is not None:
-            handler(event, data, seq)
+            handler(self, event, data, seq)
 
     def _require_open_step(self, etype: str, data: dict[str, Any]) -> None:
         if (
-            not _js.strict_equal(data.get("turn", MISSING), self.open_turn)
-            or not _js.strict_equal(data.get("step", MISSING), self.open_step)
+            not _same(data.get("turn", MISSING), self.open_turn)
+            or not _same(data.get("step", MISSING), self.open_step)
             or self.open_turn is None
             or self.open_step is None
         ):
@@ -193,7 +202,7 @@ class _Relationships:
         operation = event.get("surfaceOp", MISSING)
         if operation is MISSING:
             raise _Fail("surface-op-missing", f"{etype} requires a surfaceOp marker")
-        if _js.strict_equal(operation, "append"):
+        if _same(operation, "append"):
             self.surface.append(seq)
             return
         start_seq, end_seq = _js.get(operation, "start"), _js.get(operation, "end")
@@ -213,7 +222,7 @@ class _Relationships:
 
     def _turn_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         turn = data.get("turn", MISSING)
-        if self.open_turn is not None or not _js.strict_equal(turn, self.next_turn):
+        if self.open_turn is not None or not _same(turn, self.next_turn):
             raise _Fail(
                 "turn-out-of-order", f"turn/start {_json(turn)} does not open expected turn {self.next_turn}"
             )
@@ -222,7 +231,7 @@ class _Relationships:
 
     def _turn_end(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         turn = data.get("turn", MISSING)
-        if not _js.strict_equal(self.open_turn, turn):
+        if not _same(self.open_turn, turn):
             raise _Fail("turn-end-unmatched", f"turn/end {_json(turn)} has no matching open turn")
         self._assert_no_unresolved("turn/end")
         if self.open_step is not None:
@@ -233,9 +242,9 @@ class _Relationships:
     def _step_start(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         step = data.get("step", MISSING)
         if (
-            not _js.strict_equal(self.open_turn, data.get("turn", MISSING))
+            not _same(self.open_turn, data.get("turn", MISSING))
             or self.open_step is not None
-            or not _js.strict_equal(step, self.next_step)
+            or not _same(step, self.next_step)
         ):
             reused = self.open_step is None and _js.is_number(step) and step < self.next_step
             code = "step-reused" if reused and self.open_turn is not None else "step-mismatch"
@@ -254,9 +263,9 @@ class _Relationships:
 
     def _assistant_message(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         self._require_open_step("assistant/message", data)
-        message = _record(data.get("message", MISSING), f"assistant/message {_js.js_string(seq)} message")
+        message = _record(data.get("message", MISSING), "assistant/message {seq} message", seq)
         for block in _iterate(message.get("content", MISSING)):
-            if not _js.strict_equal(_at(block, "type"), "tool-call"):
+            if not _same(_at(block, "type"), "tool-call"):
                 continue
             call_id = _at(block, "id")
             key = _js.number_key(call_id)
@@ -278,8 +287,8 @@ class _Relationships:
         if (
             lifecycle is None
             or lifecycle["state"] != "advertised"
-            or not _js.strict_equal(lifecycle["name"], data.get("name", MISSING))
-            or not _js.strict_equal(lifecycle["arguments"], data.get("arguments", MISSING))
+            or not _same(lifecycle["name"], data.get("name", MISSING))
+            or not _same(lifecycle["arguments"], data.get("arguments", MISSING))
         ):
             raise _Fail(
                 "tool-call-unadvertised",
@@ -288,18 +297,17 @@ class _Relationships:
         lifecycle["state"] = "started"
 
     def _tool_result(self, event: Any, data: dict[str, Any], seq: Any) -> None:
-        if not _js.strict_equal(event.get("surfaceOp", MISSING), "append"):
+        if not _same(event.get("surfaceOp", MISSING), "append"):
             if self.open_turn is None:
                 raise _Fail(
                     "tool-result-replace-outside-turn", "tool/result replacement is outside an open turn"
                 )
             return
         self._require_open_step("tool/result", data)
-        label = f"tool/result {_js.js_string(seq)}"
-        message = _record(data.get("message", MISSING), f"{label} message")
-        call_id = _record(message.get("source", MISSING), f"{label} source").get("callId", MISSING)
+        message = _record(data.get("message", MISSING), "tool/result {seq} message", seq)
+        call_id = _record(message.get("source", MISSING), "tool/result {seq} source", seq).get("callId", MISSING)
         error = data.get("error", MISSING)
-        error = MISSING if error is MISSING else _record(error, f"{label} error")
+        error = MISSING if error is MISSING else _record(error, "tool/result {seq} error", seq)
         entry = self.tools.get(_js.number_key(call_id))
         if entry is None:
             raise _Fail(
@@ -333,10 +341,10 @@ class _Relationships:
             raise _Fail("outside-turn", f"{etype} is outside an open turn")
         root, parent, child = (data.get(k, MISSING) for k in ("rootCallId", "parentCallId", "subCallId"))
         child_key = _js.number_key(child)
-        if child_key in self.ptc_roots and not _js.strict_equal(self.ptc_roots[child_key], root):
+        if child_key in self.ptc_roots and not _same(self.ptc_roots[child_key], root):
             raise _Fail("ptc-root-changed", f"{etype} changes its rootCallId")
         parent_root = self.ptc_roots.get(_js.number_key(parent), MISSING)
-        if not _js.strict_equal(parent, root) and not _js.strict_equal(parent_root, root):
+        if not _same(parent, root) and not _same(parent_root, root):
             raise _Fail("ptc-parent", f"{etype} parentCallId does not belong to rootCallId")
         if etype == "tool/code-dispatch-start":
             if child_key in self.ptc_starts:
@@ -353,9 +361,9 @@ class _Relationships:
             if start is None or start["settled"]:
                 raise _Fail("ptc-start-missing", "tool/code-dispatch has no unique start")
             if (
-                not _js.strict_equal(start["root"], root)
-                or not _js.strict_equal(start["parent"], parent)
-                or not _js.strict_equal(start["name"], data.get("name", MISSING))
+                not _same(start["root"], root)
+                or not _same(start["parent"], parent)
+                or not _same(start["name"], data.get("name", MISSING))
                 or not _js.deep_equal_json(start["arguments"], data.get("arguments", MISSING))
             ):
                 raise _Fail("ptc-start-mismatch", "tool/code-dispatch does not match its start")
@@ -365,21 +373,21 @@ class _Relationships:
     def _llm_retry(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         current_step = self.open_step if self.open_step is not None else self.next_step - 1
         if (
-            not _js.strict_equal(self.open_turn, data.get("turn", MISSING))
-            or not _js.strict_equal(data.get("step", MISSING), current_step)
+            not _same(self.open_turn, data.get("turn", MISSING))
+            or not _same(data.get("step", MISSING), current_step)
             or self.open_turn is None
         ):
             raise _Fail("retry-mismatch", "llm/retry does not match the current turn and step")
-        if not _js.strict_equal(data.get("provider", MISSING), self.open_step_provider):
+        if not _same(data.get("provider", MISSING), self.open_step_provider):
             raise _Fail("retry-provider", "llm/retry provider does not match the open request/header")
         chain = tuple(_identity(data.get(k, MISSING)) for k in ("turn", "step", "provider", "policyKey"))
         prior = self.retry_chains.get(chain)
         previous = prior.get("retry", MISSING) if prior is not None else MISSING
         expected = _plus_one(0 if previous is MISSING or previous is None else previous)
-        if not _js.strict_equal(data.get("retry", MISSING), expected):
+        if not _same(data.get("retry", MISSING), expected):
             raise _Fail("retry-number", f"llm/retry must use retry {_js.js_string(expected)}")
         retry_id = data.get("retryId", MISSING)
-        if prior is not None and not _js.strict_equal(prior.get("retryId", MISSING), retry_id):
+        if prior is not None and not _same(prior.get("retryId", MISSING), retry_id):
             raise _Fail("retry-id", "llm/retry must preserve retryId across one policy chain")
         if prior is None and _identity(retry_id) in self.retry_ids:
             raise _Fail("retry-id", f"llm/retry reuses retryId {_json(retry_id)} across policy chains")
@@ -393,9 +401,9 @@ class _Relationships:
         )
         if scheduled is None:
             raise _Fail("retry-started-unpaired", "llm/retry-started pairs no prior scheduled attempt")
-        if not _js.strict_equal(
+        if not _same(
             scheduled.get("turn", MISSING), data.get("turn", MISSING)
-        ) or not _js.strict_equal(scheduled.get("step", MISSING), data.get("step", MISSING)):
+        ) or not _same(scheduled.get("step", MISSING), data.get("step", MISSING)):
             raise _Fail(
                 "retry-started-mismatch", "llm/retry-started does not match its scheduled turn and step"
             )
@@ -415,10 +423,10 @@ class _Relationships:
         seqs = data.get("messageSeqs", MISSING)
         label = f"{etype} {_js.js_string(seq)}"
         if etype == "session/title":
-            kind = _record(data.get("source", MISSING), f"session/title {_js.js_string(seq)} source").get(
+            kind = _record(data.get("source", MISSING), "session/title {seq} source", seq).get(
                 "kind", MISSING
             )
-            if _js.strict_equal(_js.get(seqs, "length"), 0) != _js.strict_equal(kind, "user"):
+            if _same(_js.get(seqs, "length"), 0) != _same(kind, "user"):
                 raise _Fail(
                     "title-user-kind",
                     f"session/title {_js.js_string(seq)} messageSeqs must be empty exactly for a user title",
@@ -426,15 +434,13 @@ class _Relationships:
         selected = []
         for cited in _iterate(seqs):
             source = _element(self.events, cited)
-            if source is None or not _js.strict_equal(_js.get(source, "type"), "user/message"):
+            if source is None or not _same(_js.get(source, "type"), "user/message"):
                 raise _Fail(
                     "title-source", f"{label} messageSeqs must cite earlier human user/message events"
                 )
-            source_data = _record(_js.get(source, "data"), f"user/message {_js.js_string(cited)} data")
-            source_source = _record(
-                source_data.get("source", MISSING), f"user/message {_js.js_string(cited)} source"
-            )
-            if not _js.strict_equal(source_source.get("kind", MISSING), "user"):
+            source_data = _record(_js.get(source, "data"), "user/message {seq} data", cited)
+            source_source = _record(source_data.get("source", MISSING), "user/message {seq} source", cited)
+            if not _same(source_source.get("kind", MISSING), "user"):
                 raise _Fail(
                     "title-source", f"{label} messageSeqs must cite earlier human user/message events"
                 )
@@ -444,7 +450,7 @@ class _Relationships:
             texts = [
                 _at(block, "text")
                 for block in content
-                if _js.strict_equal(_at(block, "type"), "text") and type(_at(block, "text")) is str
+                if _same(_at(block, "type"), "text") and type(_at(block, "text")) is str
             ]
             selected.append({"seq": cited, "text": "\n".join(texts)})
         if etype == "session/title-llm-request":
@@ -464,22 +470,22 @@ class _Relationships:
             "title-request-messages", "session/title-llm-request messages do not represent messageSeqs"
         )
         if (
-            not _js.strict_equal(_js.get(messages, "length"), 1)
-            or not _js.strict_equal(
+            not _same(_js.get(messages, "length"), 1)
+            or not _same(
                 _js.get(message, "role") if message not in (None, MISSING) else MISSING, "user"
             )
-            or not _js.strict_equal(
+            or not _same(
                 _js.get(content, "length") if content not in (None, MISSING) else MISSING, 1
             )
-            or not _js.strict_equal(_js.get(source, "kind") if source is not MISSING else MISSING, "plugin")
-            or not _js.strict_equal(_js.get(source, "plugin"), "dsh-session-title-llm")
+            or not _same(_js.get(source, "kind") if source is not MISSING else MISSING, "plugin")
+            or not _same(_js.get(source, "plugin"), "dsh-session-title-llm")
         ):
             raise refused
         framed = _js.get(content, 0)
         if (
             framed is MISSING
-            or not _js.strict_equal(_js.get(framed, "type"), "text")
-            or not _js.strict_equal(_js.get(framed, "text"), expected)
+            or not _same(_js.get(framed, "type"), "text")
+            or not _same(_js.get(framed, "text"), expected)
         ):
             raise refused
 
@@ -499,7 +505,7 @@ class _Relationships:
         if source_seq is not MISSING:
             source = _element(self.events, source_seq)
             source_type = _js.get(source, "type") if source not in (None, MISSING) else MISSING
-            if not _js.strict_equal(data.get("kind", MISSING), "success") or source_type in (
+            if not _same(data.get("kind", MISSING), "success") or source_type in (
                 "command/run",
                 "command/done",
             ):
@@ -513,14 +519,14 @@ class _Relationships:
         # marker of either generation must name this session unless it was inherited.
         version = data.get("sessionFormatVersion", MISSING)
         accepted = 0 if version is MISSING or version is None else version
-        if not (_js.strict_equal(accepted, 0) or _js.strict_equal(accepted, 1)):
+        if not (_same(accepted, 0) or _same(accepted, 1)):
             return
         inherited = (
             self.header.get("parentSession", MISSING) is not MISSING
             and _js.is_number(seq)
             and seq < _seed_length(self.header)
         )
-        if not inherited and not _js.strict_equal(
+        if not inherited and not _same(
             data.get("sessionId", MISSING), self.header.get("id", MISSING)
         ):
             raise _Fail(
@@ -551,7 +557,7 @@ class _Relationships:
 
     def _compaction_end(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         self._assert_compaction_owner(data, "compaction/end")
-        if not _js.strict_equal(data.get("turn", MISSING), self._owner_turn()):
+        if not _same(data.get("turn", MISSING), self._owner_turn()):
             raise _Fail("compaction-end-turn", "compaction/end changes its owner turn")
         self._assert_compaction_turn(self._owner_turn(), "compaction/end")
         summarized = self.compaction is not None and self.compaction["summarized"] is True
@@ -563,11 +569,11 @@ class _Relationships:
         self._assert_current_span(data, "compaction/prune")
 
     def _user_message(self, event: Any, data: dict[str, Any], seq: Any) -> None:
-        source = _record(data.get("source", MISSING), f"user/message {_js.js_string(seq)} source")
+        source = _record(data.get("source", MISSING), "user/message {seq} source", seq)
         if (
-            not _js.strict_equal(event.get("surfaceOp", MISSING), "append")
-            and _js.strict_equal(source.get("kind", MISSING), "plugin")
-            and _js.strict_equal(source.get("plugin", MISSING), "compact")
+            not _same(event.get("surfaceOp", MISSING), "append")
+            and _same(source.get("kind", MISSING), "plugin")
+            and _same(source.get("plugin", MISSING), "compact")
         ):
             self._assert_compaction_owner(source, f"compaction checkpoint at seq {_js.js_string(seq)}")
 
@@ -581,14 +587,14 @@ class _Relationships:
         open_ = self.compaction
         if (
             open_ is None
-            or not _js.strict_equal(data.get("compactionId", MISSING), open_["id"])
-            or not _js.strict_equal(data.get("sourceCommandId", MISSING), open_["sourceCommandId"])
+            or not _same(data.get("compactionId", MISSING), open_["id"])
+            or not _same(data.get("sourceCommandId", MISSING), open_["sourceCommandId"])
         ):
             raise _Fail("compaction-owner", f"{what} has no matching compaction/start")
 
     def _assert_compaction_turn(self, owner: Any, what: str) -> None:
         mismatch = (
-            self.open_turn is not None if owner is None else not _js.strict_equal(owner, self.open_turn)
+            self.open_turn is not None if owner is None else not _same(owner, self.open_turn)
         )
         if mismatch:
             raise _Fail("compaction-turn", f"{what} does not match the open turn")
@@ -599,10 +605,18 @@ class _Relationships:
         start_seq, end_seq = _js.get(span, "start"), _js.get(span, "end")
         start, end = self.surface.index(start_seq), self.surface.index(end_seq)
         expected = [] if start < 0 or end < start else self.surface.span(start, end)
-        if not _js.strict_equal(len(expected), _js.get(seqs, "length")) or any(
-            not _js.strict_equal(node, _js.get(seqs, i)) for i, node in enumerate(expected)
+        if not _same(len(expected), _js.get(seqs, "length")) or any(
+            not _same(node, _js.get(seqs, i)) for i, node in enumerate(expected)
         ):
             raise _Fail("compaction-span", f"{what} shadowedSeqs do not name an exact current surface span")
+
+
+_HANDLERS = {
+    etype: handler
+    for etype in RELEASED_V0_EVENT_TYPES
+    if (handler := getattr(_Relationships, "_" + etype.replace("/", "_").replace("-", "_"), None)) is not None
+}
+"""One method of :class:`_Relationships` per event type with a relationship, named after the type."""
 
 
 def _is_not_started_repair(event: dict[str, Any], message: dict[str, Any], call_id: Any, error: Any) -> bool:
@@ -613,20 +627,20 @@ def _is_not_started_repair(event: dict[str, Any], message: dict[str, Any], call_
     first = _js.get(repair, 0) if repair not in (None, MISSING) else MISSING
     return (
         error is not MISSING
-        and _js.strict_equal(error.get("name", MISSING), "ToolNotStartedError")
-        and _js.strict_equal(error.get("code", MISSING), "TOOL_NOT_STARTED")
+        and _same(error.get("name", MISSING), "ToolNotStartedError")
+        and _same(error.get("code", MISSING), "TOOL_NOT_STARTED")
         and "sourceEventSeqs" not in event
-        and _js.strict_equal(
+        and _same(
             message.get("id", MISSING),
             f"interrupted-tool-result-{_js.js_string(call_id)}-{_js.js_string(seq)}",
         )
         and block not in (None, MISSING)
         and _js.get(block, "isError") is True
         and repair not in (None, MISSING)
-        and _js.strict_equal(_js.get(repair, "length"), 1)
+        and _same(_js.get(repair, "length"), 1)
         and first not in (None, MISSING)
-        and _js.strict_equal(_js.get(first, "type"), "text")
-        and _js.strict_equal(_js.get(first, "text"), _REPAIR_TEXT)
+        and _same(_js.get(first, "type"), "text")
+        and _same(_js.get(first, "text"), _REPAIR_TEXT)
     )
 
 
@@ -659,11 +673,13 @@ def _seed_length(header: dict[str, Any]) -> float:
     return float(value) if _js.is_number(value) else 0.0
 
 
-def _orphan_compaction_starts(events: list[Any]) -> set[Any]:
-    """``inheritedOrphanCompactionStarts``: compactions a seed boundary left open."""
+def _orphan_compaction_starts(events: list[Any], visited: Iterable[int]) -> set[Any]:
+    """``inheritedOrphanCompactionStarts``: compactions a seed boundary left open (only the
+    ``visited`` positions can hold a compaction or seed record)."""
     stale: set[Any] = set()
     open_seq: Any = MISSING
-    for event in events:
+    for index in visited:
+        event = events[index]
         etype = event.get("type", MISSING) if type(event) is dict else MISSING
         if etype == "compaction/start":
             open_seq = event.get("seq", MISSING)
@@ -676,12 +692,21 @@ def _orphan_compaction_starts(events: list[Any]) -> set[Any]:
     return stale
 
 
-def check_lifecycle(events: Iterable[Any], header: Any = None) -> Verdict[LifecycleState]:
+def check_lifecycle(
+    events: Iterable[Any], header: Any = None, *, visit: Sequence[int] | None = None
+) -> Verdict[LifecycleState]:
     """Walk the released relationships over ``events``; ``header`` supplies the
-    session ``id``, ``parentSession`` and ``seedLength`` the delivery marker needs."""
+    session ``id``, ``parentSession`` and ``seedLength`` the delivery marker needs.
+
+    ``visit`` (ascending positions) spares the walk the events it would pass over anyway:
+    the caller vouches that every event at another position is a non-null value of no
+    released type (a stand-in ``{}``, say), so the verdict is the one without ``visit``.
+    Those events keep their positions, where ``artifact.events[seq]`` still reads them."""
     log = raw_events(events)
-    walk = _Relationships(log, raw_header(header))
-    for index, event in enumerate(log):
+    visited: Sequence[int] = range(len(log)) if visit is None else visit
+    walk = _Relationships(log, raw_header(header), visited)
+    for index in visited:
+        event = log[index]
         try:
             walk.visit(event)
         except _Fail as exc:

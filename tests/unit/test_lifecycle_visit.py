@@ -1,0 +1,93 @@
+"""The released walk's ``visit`` positions (G4's shortcut): a walk told to visit only the
+records that are not stand-ins reaches the verdict of the walk over every position, on
+the reference cases, on generated logs and on stand-ins placed anywhere; and the labels
+of ``released-not-object``, formatted only on refusal, still name the seq they did."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from reference_oracle_logs import HEADER, edited, tool_turn
+from test_reference_oracle_models import LIFECYCLE_ACCEPTED, LIFECYCLE_REFUSED, run
+
+from dshfuzz.generators import FeatureWeights, session_logs
+from dshfuzz.oracle import Violation, check_lifecycle
+
+_CASES = [(name, edit) for name, edit, *_ in LIFECYCLE_REFUSED] + LIFECYCLE_ACCEPTED
+
+
+def _stand_ins(events: list[Any], inert: set[int]) -> tuple[list[Any], list[int]]:
+    """``events`` with a ``{}`` at the positions ``inert``, and the positions left to visit."""
+    replaced = [{} if i in inert else event for i, event in enumerate(events)]
+    return replaced, [i for i in range(len(events)) if i not in inert]
+
+
+def _assert_same_verdict(events: list[Any], inert: set[int], header: Any) -> None:
+    replaced, visit = _stand_ins(events, inert)
+    assert check_lifecycle(replaced, header, visit=visit) == check_lifecycle(replaced, header)
+
+
+@pytest.mark.parametrize("name,edit", _CASES, ids=[c[0] for c in _CASES])
+def test_visiting_all_but_the_chunk_stand_ins_is_the_whole_walk(name: str, edit: Any) -> None:
+    events = run(edit)
+    chunks = {i for i, e in enumerate(events) if type(e) is dict and e.get("type") == "assistant/chunk"}
+    _assert_same_verdict(events, chunks, HEADER)
+    _assert_same_verdict(events, set(), HEADER)
+
+
+@given(st.sets(st.integers(0, 25)))
+def test_stand_ins_anywhere_leave_the_verdict_alone(inert: set[int]) -> None:
+    events = edited(tool_turn())
+    events.append({"type": "compaction/start", "seq": 17, "time": 17, "data": {"compactionId": "k", "turn": None}})
+    events.append({"type": "session/end-seed", "seq": 18, "time": 18, "data": {}})
+    events.append({"type": "turn/start", "seq": 19, "time": 19, "data": {"turn": 2}})
+    _assert_same_verdict(events, inert, HEADER)
+
+
+@given(session_logs(max_events=80, turns=(1, 3), weights=FeatureWeights(tool_calls=0.6)), st.data())
+def test_generated_logs_get_the_same_verdict_visiting_their_records(generated: Any, data: st.DataObject) -> None:
+    events = copy.deepcopy(generated.events)
+    chunks = {i for i, e in enumerate(events) if e.get("type") == "assistant/chunk"}
+    extra = data.draw(st.sets(st.integers(0, max(len(events) - 1, 0))), label="more stand-ins")
+    _assert_same_verdict(events, chunks, generated.header)
+    _assert_same_verdict(events, chunks | extra, generated.header)
+
+
+def _not_object(position: int, at: tuple[Any, ...], value: Any = 7) -> list[dict[str, Any]]:
+    events = edited(tool_turn())
+    target = events[position]
+    for key in at[:-1]:
+        target = target[key]
+    target[at[-1]] = value
+    return events
+
+
+@pytest.mark.parametrize("events,seq,message", [
+    (_not_object(1, ("data",)), 1, "turn/start 1 data must be a JSON object"),
+    (_not_object(9, ("data", "message")), 9, "assistant/message 9 message must be a JSON object"),
+    (_not_object(11, ("data", "message")), 11, "tool/result 11 message must be a JSON object"),
+    (_not_object(11, ("data", "message", "source")), 11, "tool/result 11 source must be a JSON object"),
+    (_not_object(11, ("data", "error")), 11, "tool/result 11 error must be a JSON object"),
+    (_not_object(4, ("data", "source")), 4, "user/message 4 source must be a JSON object"),
+])
+def test_not_object_refusals_name_their_record(events: list[Any], seq: int, message: str) -> None:
+    verdict = check_lifecycle(events, HEADER)
+    assert verdict == Violation(seq, "released-not-object", message)
+
+
+def test_a_not_object_label_prints_the_seq_as_javascript_does() -> None:
+    events = _not_object(9, ("data", "message"))
+    events[9]["seq"] = 9.0
+    assert check_lifecycle(events, HEADER).message == "assistant/message 9 message must be a JSON object"
+    title = edited(tool_turn())
+    title.append({"type": "session/title", "seq": 1e21, "time": 17, "data": {"title": "t", "messageSeqs": [], "source": 3}})
+    assert check_lifecycle(title, HEADER) == Violation(17, "released-not-object", "session/title 1e+21 source must be a JSON object")
+    cited = edited(tool_turn())
+    cited.append({"type": "session/title", "seq": 17, "time": 17,
+                  "data": {"title": "t", "messageSeqs": ["18"], "source": {"kind": "provider"}}})
+    cited.append({"type": "user/message", "seq": 18, "time": 18, "data": {"source": [1]}, "surfaceOp": "append"})
+    assert check_lifecycle(cited, HEADER) == Violation(17, "released-not-object", "user/message 18 source must be a JSON object")
