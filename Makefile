@@ -39,6 +39,7 @@ nightly: setup
 
 docs: setup
 	$(PY) -m dshfuzz contracts --markdown > docs/CONTRACTS.md
+	$(PY) -m dshfuzz mutators --markdown > docs/MUTATORS.md
 
 clean:
 	rm -rf $(VENV) $(JS_DIR)/node_modules .hypothesis .pytest_cache

@@ -9,7 +9,7 @@ from dshfuzz.checker import RULES, RuleId, implemented_rules
 from dshfuzz.checker.rules import ALL_FORMATS
 
 CATALOG = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000-contracts-catalog.txt"
-NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "G4"]
+NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "L4", "G4"]
 
 
 def test_registry_holds_the_46_catalog_rules_in_catalog_order_then_the_seed_rules() -> None:

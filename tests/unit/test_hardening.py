@@ -1,6 +1,6 @@
 """Hostile input meets the reader's limits: each limit stops the read with one precise
-finding (L1 zstd plaintext, L2 line length, L3 JSON nesting), never an exception,
-and never by materialising what it refuses.
+finding (L1 zstd plaintext, L2 line length, L3 JSON nesting, L4 line counts), never an
+exception, and never by materialising what it refuses.
 
 The limits are injected small (``Limits(...)``) so that every case is a few KiB;
 one case runs a real frame declaring 1 GiB, and one a real bomb, under the
@@ -54,11 +54,14 @@ def zstd(*plaintexts: bytes) -> bytes:
     return b"".join(compress_frame(p) for p in (header(), *plaintexts))
 
 
-def only_finding(log: SessionLog, rule: RuleId) -> Any:
-    """The checker's one error on ``log``: the limit finding of ``rule``."""
+def only_finding(log: SessionLog, rule: RuleId, *, besides: tuple[RuleId, ...] = ()) -> Any:
+    """The checker's one error of ``rule`` on ``log``, the limit finding; its other errors
+    are of the rules in ``besides`` (the defects of the lines read before the limit)."""
     errors = [f for f in check_log(log, CheckOptions(strict=True)).findings if f.is_error]
-    assert [f.rule for f in errors] == [rule], [f"{f.rule}: {f.message}" for f in errors]
-    return errors[0]
+    described = [f"{f.rule}: {f.message}" for f in errors]
+    assert {f.rule for f in errors} == {rule, *besides}, described
+    (limit,) = [f for f in errors if f.rule == rule]
+    return limit
 
 
 def test_the_defaults_admit_the_fixture(fixtures_dir: Path) -> None:
@@ -151,6 +154,64 @@ def test_a_limit_on_the_header_line_reports_only_the_limit() -> None:
     log = parse_log(b'{"type":"session","x":' + b"[" * 40 + b"]" * 40 + b"}\n" + line(0), limits=SMALL)
     assert log.header is None and log.limit is not None and log.limit.line == 1
     only_finding(log, RuleId.L3)
+
+
+def unreadable(count: int) -> bytes:
+    """``count`` lines that hold no event: empty, not JSON and a malformed packed row in turn."""
+    kinds = (b"", b"{not json", b'{"type":"text-chunks"}')
+    return b"".join(kinds[i % 3] + b"\n" for i in range(count))
+
+
+def test_unreadable_lines_past_the_limit_stop_the_read_at_the_first_one_over() -> None:
+    log = parse_log(header() + line(0) + unreadable(9) + line(1), limits=Limits(unreadable_lines=8))
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.line, hit.observed, hit.limit) == ("unreadable-lines", 11, 9, 8)
+    assert [ln.number for ln in log.lines] == list(range(1, 11)) and len(log.rows) == 9
+    finding = only_finding(log, RuleId.L4, besides=(RuleId.R1, RuleId.R2))
+    assert finding.line == 11 and "unreadable line number 9" in finding.message and "however many" in finding.message
+
+
+def test_unreadable_lines_up_to_the_limit_are_all_read() -> None:
+    log = parse_log(header() + line(0) + unreadable(8) + line(1), limits=Limits(unreadable_lines=8))
+    assert log.limit is None and len(log.lines) == 11 and len(log.events) == 2
+
+
+def test_a_megabyte_of_bare_newlines_is_read_as_ten_thousand_lines() -> None:
+    log = parse_log(header() + b"\n" * (1 << 20))
+    assert log.limit is not None and log.limit.kind == "unreadable-lines"
+    assert len(log.lines) == 1 + DEFAULT_LIMITS.unreadable_lines
+
+
+def _zstd_lines(count: int) -> bytes:
+    """One event written ``count`` times: a fraction of a compressed byte per line."""
+    return zstd(line(0) * count)
+
+
+def test_a_zstd_file_past_one_line_per_compressed_byte_stops_at_the_line_ratio() -> None:
+    data = _zstd_lines(400)
+    assert len(data) < 400
+    log = parse_log(data, limits=Limits(line_floor=16))
+    hit = log.limit
+    assert hit is not None and (hit.kind, hit.limit, hit.compressed) == ("line-ratio", len(data), len(data))
+    assert hit.line == len(data) + 1 and hit.frame == 1 and len(log.lines) == len(data)
+    (finding,) = [f for f in check_log(log, CheckOptions(strict=True)).findings if f.rule == RuleId.L4]
+    assert f"{len(data)} lines from its first {len(data)} compressed bytes" in finding.message
+    assert finding.offset == log.frames[1].offset and finding.context["plaintextOffset"] == hit.offset
+
+
+def test_a_zstd_file_within_the_line_floor_is_read_whole() -> None:
+    log = parse_log(_zstd_lines(400), limits=Limits(line_floor=401))
+    assert log.limit is None and len(log.lines) == 401
+    assert RuleId.L4 not in {f.rule for f in check_log(log).findings}
+
+
+def test_469_zstd_bytes_of_half_a_million_empty_lines_read_only_the_line_floor() -> None:
+    """The atheris timeout (4 s): RLE blocks of newlines, read line by line."""
+    data = zstd(b"\n" * 493_599)
+    log = parse_log(data)
+    assert len(data) < DEFAULT_LIMITS.line_floor
+    assert log.limit is not None and log.limit.kind == "line-ratio"
+    assert len(log.lines) == DEFAULT_LIMITS.line_floor
 
 
 nested = st.recursive(

@@ -3,7 +3,8 @@ which limit has no mutator and why.
 
 ``frame-over-limit`` (L1) appends a final zstd frame declaring just over the per-frame
 limit; ``nesting-over-limit`` (L3) nests one request/header's tool schema just past the
-depth limit. Each mutant fires its rule and no other error, where the same log without
+depth limit; ``lines-over-limit`` (L4, with R1 for its first empty line) appends bare
+newlines past the line-count limits. Each mutant fires its rule and no other error, where the same log without
 the edit is clean; the read stops at the offending frame or line with everything before
 it read. L2 (a line over 32 MiB) is exempt from the mutator gates by the registry.
 """
@@ -24,7 +25,7 @@ from dshfuzz.harness._matrix import KillMatrix, MatrixRow
 from dshfuzz.model import DEFAULT_LIMITS, SessionLog, decode_frame, json_depth, parse_log, scan_frames
 from dshfuzz.mutators import MUTATORS, DrawAdapter, Mutant, logs_for
 
-HOSTILE = {"frame-over-limit": RuleId.L1, "nesting-over-limit": RuleId.L3}
+HOSTILE = {"frame-over-limit": {RuleId.L1}, "nesting-over-limit": {RuleId.L3}, "lines-over-limit": {RuleId.L4, RuleId.R1}}
 
 
 def error_rules(log: SessionLog) -> set[RuleId]:
@@ -45,7 +46,7 @@ def mutate(draw: Any, name: str) -> tuple[GeneratedLog, Mutant]:
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_each_hostile_mutator_names_its_limit_rule(name: str) -> None:
-    assert MUTATORS[name].expects == {HOSTILE[name]}
+    assert MUTATORS[name].expects == HOSTILE[name]
 
 
 @given(st.sampled_from(sorted(HOSTILE)).flatmap(mutate))

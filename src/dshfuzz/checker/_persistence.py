@@ -1,7 +1,7 @@
 """Persistence-layer rules: the header, the stored rows, and each event's envelope.
 
 H1 H2 read the header; R1 R2 R3 the physical rows; E1 E3 E4 E5 E6 E7 E8 E9 E10
-one event at a time; E2 S9 C1 the seq order; L1 L2 L3 report the reader limit
+one event at a time; E2 S9 C1 the seq order; L1-L4 report the reader limit
 that stopped the read, if any. For format v0 every check and
 message follows the official rc.8 code (dsh-session S:1137-1282, persistence
 SP:499-750, persistence-jsonl SPJ:55-80); a finding narrows ``refused_by`` to
@@ -93,7 +93,7 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
     log = ctx.log
     h = log.header
     if h is None and log.limit is not None:
-        return  # a limit stopped the read before the header: L1-L3 report it
+        return  # a limit stopped the read before the header: L1-L4 report it
     if h is None or h.raw is MISSING:
         first = log.lines[0] if log.lines else None
         why = "the file is empty" if first is None else f"header line is not valid JSON ({first.error or 'unparsable'})"
@@ -156,18 +156,22 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         )
 
 
-_LIMIT_RULES = {"frame-bytes": R.L1, "file-bytes": R.L1, "ratio": R.L1, "line-bytes": R.L2, "depth": R.L3}
+_LIMIT_RULES = {
+    "frame-bytes": R.L1, "file-bytes": R.L1, "ratio": R.L1, "line-bytes": R.L2, "depth": R.L3,
+    "unreadable-lines": R.L4, "line-ratio": R.L4,
+}
 _OFFICIAL_BEYOND_LIMIT = {
     R.L1: "the official loader has no such limit: it decodes the frame whole, and refuses the file or crashes "
     "only when memory runs out",
     R.L2: "the official loader accepts such a line (its only bound is V8's maximum string length)",
     R.L3: "the official loader accepts such a line (V8's JSON.parse does not recurse)",
+    R.L4: "the official loader reads every line, however many",
 }
 
 
-@rule_pass(R.L1, R.L2, R.L3)
+@rule_pass(R.L1, R.L2, R.L3, R.L4)
 def limit_rules(ctx: CheckContext) -> Iterator[Finding]:
-    """L1-L3: the reader limit that stopped the read. The finding is located in the
+    """L1-L4: the reader limit that stopped the read. The finding is located in the
     file: a zstd line is attributed to its frame's byte offset (its offset in the
     plaintext goes in the context)."""
     log = ctx.log

@@ -2,8 +2,8 @@
 
 Every rule of the catalog (``/work/shared/seeds/000-contracts-catalog.txt``, 46 ids,
 kept in catalog order) plus the rules added from seeds 001 and 002 (``W3`` ``W4``
-``P5`` ``W5``), the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``,
-layer ``limits``), and the released relations the fuzzing campaigns showed no rule
+``P5`` ``W5``), the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``
+``L4``, layer ``limits``), and the released relations the fuzzing campaigns showed no rule
 modelled (``G4``). ``docs/CONTRACTS.md`` and ``dshfuzz contracts`` are generated
 from :data:`RULES`; nothing else may restate a rule's metadata.
 
@@ -130,6 +130,7 @@ class RuleId(enum.StrEnum):
     L1 = "L1"
     L2 = "L2"
     L3 = "L3"
+    L4 = "L4"
     G4 = "G4"
 
 
@@ -683,6 +684,18 @@ _RULES: tuple[Rule, ...] = (
         ALL_FORMATS, (),
         "The official loader and the released migration accept any depth (V8's JSON.parse does not recurse); "
         "only code that re-serialises the value recursively overflows the stack.",
+        "issue-7",
+    ),
+    Rule(
+        RuleId.L4, _E, RuleLayer.LIMITS,
+        "Line counts stay within the reader's limits",
+        "A file may hold at most the reader's limit of unreadable lines (empty, not JSON, or a malformed "
+        "packed row), and a zstd file at most one line per compressed byte beyond a floor (the ratio limit "
+        "counted in lines); past either the read stops, and nothing after it is checked.",
+        "issue 7 (hardening); an atheris timeout: 469 zstd bytes that inflate to 493,599 empty lines",
+        ALL_FORMATS, (),
+        "The official loader reads every line whatever their number; the unreadable lines refuse the load "
+        "only where R1 says so (before a later turn/end), so no layer refuses what distinguishes L4.",
         "issue-7",
     ),
     Rule(

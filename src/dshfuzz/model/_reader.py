@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -167,6 +168,7 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             reader.begin_torn(lay.offset, index)
             first = reader.line_number + 1
             plaintext.add(reader.stream_offset, frame)
+            reader.allow_lines_through(lay.end)
             reader.feed(content, index)
             reader.torn_lines = reader.line_number + 1 - first
             log.diagnostics.append(
@@ -191,6 +193,7 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
             frame.status = "not-record-aligned"
             log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
         plaintext.add(reader.stream_offset, frame)
+        reader.allow_lines_through(lay.end)
         reader.feed(content, index)
         if log.limit is not None:
             break
@@ -429,6 +432,9 @@ class _Reader:
         self.torn_events_from = 0
         self.torn_lines_from = 0
         self.torn_lines = 0
+        self.unreadable = 0
+        self.max_lines = sys.maxsize
+        self.compressed_end = 0
 
     def refuse(self, code: str, message: str, **where: Any) -> None:
         if self.log.refusal is None:
@@ -440,6 +446,25 @@ class _Reader:
         log.limit = hit
         log.diagnostics.append(Diagnostic(hit.code, hit.message, line=hit.line, frame=hit.frame, offset=hit.offset))
         self.fragment = []
+
+    def allow_lines_through(self, compressed_end: int) -> None:
+        """The plaintext fed next comes from the file's first ``compressed_end`` bytes:
+        the line ratio allows the lines they may hold."""
+        self.compressed_end = compressed_end
+        self.max_lines = self.limits.lines_allowed(compressed_end)
+
+    def _line_count_limit(self, number: int, frame: int | None, offset: int) -> None:
+        self.line_number = number - 1
+        self.stop(LimitHit("line-ratio", self.max_lines, number, True, number, frame, offset, self.compressed_end))
+
+    def _unreadable_limit(self, number: int, frame: int | None, offset: int) -> bool:
+        """Count an unreadable line; past the limit, stop reading at it (``True``)."""
+        self.unreadable += 1
+        if self.unreadable <= self.limits.unreadable_lines:
+            return False
+        self.line_number = number - 1
+        self.stop(LimitHit("unreadable-lines", self.limits.unreadable_lines, self.unreadable, True, number, frame, offset))
+        return True
 
     def _line_limit(self, size: int, exact: bool, frame: int | None, offset: int) -> None:
         limit = self.limits.line_bytes
@@ -532,9 +557,14 @@ class _Reader:
             self._header(raw, frame, offset)
             self.committed_bytes = end
             return
+        if number > self.max_lines:
+            self._line_count_limit(number, frame, offset)
+            return
         rows = log.rows
         row_index = len(rows)
         if not raw:
+            if self._unreadable_limit(number, frame, offset):
+                return
             log.lines.append(Line(number, "", MISSING, "empty line", True, frame, offset))
             rows.append(Row(number, "empty", MISSING, range(0), "empty line", frame))
             log.diagnostics.append(Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=number, frame=frame, offset=offset))
@@ -547,6 +577,8 @@ class _Reader:
                 value, error = _parse(raw)
         else:
             value, error = _parse(raw)
+        if error is not None and self._unreadable_limit(number, frame, offset):
+            return
         log.lines.append(Line(number, None, value, error, True, frame, offset, len(raw), self.source))
         if error is not None:
             rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
@@ -560,6 +592,9 @@ class _Reader:
             try:
                 count = validate_storage_row(value)
             except RowDecodeError as exc:
+                if self._unreadable_limit(number, frame, offset):
+                    log.lines.pop()  # the line stays out of the model, as every line past a limit does
+                    return
                 rows.append(Row(number, "malformed-packed", value, range(0), exc.message, frame))
                 log.diagnostics.append(Diagnostic("row.malformed", exc.message, line=number, frame=frame, offset=offset))
                 self._unparsable(number)

@@ -4,8 +4,9 @@ Each mutant crosses one limit of :data:`~dshfuzz.model.DEFAULT_LIMITS` by a smal
 drawn margin: the zstd bomb is a few KiB of RLE blocks declaring just over one
 frame's limit, not the gigabytes a real bomb declares, because the official loader
 inflates it whole (about 3 s per mutant across the campaign layers, measured); the
-nesting is at most 64 levels past the depth limit. The line limit has no mutator: a
-line over 32 MiB costs seconds per mutant to judge (``unmutated`` of rule L2).
+nesting is at most 64 levels past the depth limit; the bare newlines are at most 64
+past the line-count limits. The line limit has no mutator: a line over 32 MiB costs
+seconds per mutant to judge (``unmutated`` of rule L2).
 """
 
 from __future__ import annotations
@@ -106,3 +107,26 @@ def nesting_over_limit(lines: LineDraft, data: Any) -> str:
     nested = '{"type":"array","items":' * arrays + '{"type":"string"}' + "}" * arrays
     lines.frames[f][i] = dumps(row).replace(dumps(_MARKER), nested).encode()
     return f"seq {row.get('seq')}: a tool schema nested {depth} levels deep"
+
+
+@mutator(
+    "lines-over-limit",
+    level=Level.LINE,
+    expects=("L4", "R1"),
+    official=("released",),
+    incident="""A writer stuck in a retry loop flushed its line terminator again and again with
+    nothing in front of it, leaving tens of thousands of bare newlines after the last record;
+    compressed, the whole run is a few dozen bytes. Each empty line is a line that every
+    reader scans and a row that a model of the log keeps, so a file of a few hundred bytes
+    can cost seconds and hundreds of megabytes to read.""",
+)
+def lines_over_limit(lines: LineDraft, data: Any) -> str:
+    """Precondition: none. Appends, as a final batch, a drawn number (up to 64) of empty lines
+    past the reader's unreadable-line limit. In a JSONL log they cross that limit; in a zstd
+    log, where the batch compresses to a few dozen bytes, the line ratio stops the read
+    first unless the log before them is large. The first empty line is also R1's (the
+    released migration refuses it: "physical line N is not JSON"); the loader drops
+    them as an uncommitted tail. Deterministic given its draws."""
+    count = DEFAULT_LIMITS.unreadable_lines + data.draw(st.integers(1, 64), label="empty lines past the limit")
+    lines.frames.append([b""] * count)
+    return f"{count} empty lines appended after line {lines.count - count}"
