@@ -12,12 +12,54 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reference_oracle_logs import HEADER, edited, tool_turn
-from test_reference_oracle_models import LIFECYCLE_ACCEPTED, LIFECYCLE_REFUSED, run
 
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.oracle import Violation, check_lifecycle
 
-_CASES = [(name, edit) for name, edit, *_ in LIFECYCLE_REFUSED] + LIFECYCLE_ACCEPTED
+
+def _add(events: list[Any], type_: str, data: Any, **envelope: Any) -> None:
+    events.append({"type": type_, "seq": len(events), "time": 0, "data": data, **envelope})
+
+
+def _chunk_outside_its_step(events: list[Any]) -> None:
+    events[7]["data"]["step"] = 2
+
+
+def _title_citing_a_chunk(events: list[Any]) -> None:
+    _add(events, "session/title", {"title": "t", "messageSeqs": [6], "source": {"kind": "provider"}})
+
+
+def _command_citing_a_chunk(events: list[Any]) -> None:
+    _add(events, "command/run", {"commandId": "c"})
+    _add(events, "command/done", {"commandId": "c", "kind": "failure", "sourceEventSeq": 7})
+
+
+def _compaction_left_open_by_a_seed(events: list[Any]) -> None:
+    """The seed boundary makes the open compaction stale, so the turn may cross it."""
+    _add(events, "compaction/start", {"compactionId": "k", "turn": None})
+    _add(events, "turn/start", {"turn": 2})
+    _add(events, "turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    _add(events, "session/end-seed", {})
+
+
+def _compaction_crossing_a_turn(events: list[Any]) -> None:
+    _add(events, "compaction/start", {"compactionId": "k", "turn": None})
+    _add(events, "turn/start", {"turn": 2})
+
+
+def _retry_outside_its_step(events: list[Any]) -> None:
+    _add(events, "llm/retry", {"turn": 1, "step": 1, "provider": "p", "retry": 1, "retryId": "r"})
+
+
+_CASES = [
+    ("as written", lambda events: None),
+    ("chunk outside its step", _chunk_outside_its_step),
+    ("title citing a chunk", _title_citing_a_chunk),
+    ("command citing a chunk", _command_citing_a_chunk),
+    ("compaction left open by a seed", _compaction_left_open_by_a_seed),
+    ("compaction crossing a turn", _compaction_crossing_a_turn),
+    ("retry outside its step", _retry_outside_its_step),
+]
 
 
 def _stand_ins(events: list[Any], inert: set[int]) -> tuple[list[Any], list[int]]:
@@ -31,9 +73,18 @@ def _assert_same_verdict(events: list[Any], inert: set[int], header: Any) -> Non
     assert check_lifecycle(replaced, header, visit=visit) == check_lifecycle(replaced, header)
 
 
+def test_a_compaction_is_stale_only_where_a_seed_boundary_left_it_open() -> None:
+    events = edited(tool_turn())
+    _compaction_left_open_by_a_seed(events)
+    assert check_lifecycle(events, HEADER).ok
+    del events[-1]
+    assert check_lifecycle(events, HEADER) == Violation(18, "compaction-crossed", "turn/start crosses an open compaction")
+
+
 @pytest.mark.parametrize("name,edit", _CASES, ids=[c[0] for c in _CASES])
 def test_visiting_all_but_the_chunk_stand_ins_is_the_whole_walk(name: str, edit: Any) -> None:
-    events = run(edit)
+    events = edited(tool_turn())
+    edit(events)
     chunks = {i for i, e in enumerate(events) if type(e) is dict and e.get("type") == "assistant/chunk"}
     _assert_same_verdict(events, chunks, HEADER)
     _assert_same_verdict(events, set(), HEADER)
@@ -42,9 +93,7 @@ def test_visiting_all_but_the_chunk_stand_ins_is_the_whole_walk(name: str, edit:
 @given(st.sets(st.integers(0, 25)))
 def test_stand_ins_anywhere_leave_the_verdict_alone(inert: set[int]) -> None:
     events = edited(tool_turn())
-    events.append({"type": "compaction/start", "seq": 17, "time": 17, "data": {"compactionId": "k", "turn": None}})
-    events.append({"type": "session/end-seed", "seq": 18, "time": 18, "data": {}})
-    events.append({"type": "turn/start", "seq": 19, "time": 19, "data": {"turn": 2}})
+    _compaction_left_open_by_a_seed(events)
     _assert_same_verdict(events, inert, HEADER)
 
 

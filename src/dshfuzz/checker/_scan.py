@@ -1,39 +1,69 @@
-"""One shared scan of the log: event positions grouped by type.
+"""One shared scan of the log: event positions grouped by type, and the irregular events.
 
 Most rules look at a handful of event types in a log dominated by chunks; reading
 ``event.type`` for every event in every pass would cost more than the rules
-themselves. The index is built once per check and holds positions only.
+themselves. The scan is made once per check and holds positions only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ._context import CheckContext
 
-__all__ = ["positions", "type_index"]
+__all__ = ["irregular", "positions", "type_index"]
 
 
-def _by_type(ctx: CheckContext) -> dict[object, list[int]]:
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    by_type: dict[object, list[int]]
+    irregular: list[int]
+
+
+def _scan(ctx: CheckContext) -> _Scan:
     index: dict[object, list[int]] = {}
+    odd: list[int] = []
     events = ctx.events
     heads, runs = ctx.packed_runs
     for i in heads:
         raw = events[i].raw
-        kind = raw.get("type") if type(raw) is dict else None
-        if type(kind) is str:
-            bucket = index.get(kind)
-            if bucket is None:
-                bucket = index[kind] = []
-            bucket.append(i)
-            if kind == "assistant/chunk" and i in runs:  # the rest of a packed run: chunks like its first member
-                bucket.extend(range(i + 1, runs[i]))
-    return index
+        if raw.__class__ is not dict:
+            odd.append(i)
+            continue
+        kind = raw.get("type")
+        seq = raw.get("seq")
+        if (kind.__class__ is not str or seq.__class__ is not int or seq != i
+                or "surfaceOp" in raw or "sourceEventSeqs" in raw):
+            odd.append(i)
+            if kind.__class__ is not str:
+                continue
+        bucket = index.get(kind)
+        if bucket is None:
+            bucket = index[kind] = []
+        bucket.append(i)
+        if kind == "assistant/chunk" and i in runs:  # the rest of a packed run: chunks like its first member
+            bucket.extend(range(i + 1, runs[i]))
+    return _Scan(index, odd)
+
+
+def _shared(ctx: CheckContext) -> _Scan:
+    return ctx.memo("positions-by-type", lambda: _scan(ctx))
 
 
 def type_index(ctx: CheckContext) -> dict[object, list[int]]:
     """Every string event type of the log -> the positions holding it (computed once per check)."""
-    return ctx.memo("positions-by-type", lambda: _by_type(ctx))
+    return _shared(ctx).by_type
+
+
+def irregular(ctx: CheckContext) -> list[int]:
+    """The positions, in log order, of the events that are not objects, have no string type,
+    carry a seq other than their position, or carry surface metadata (``surfaceOp``,
+    ``sourceEventSeqs``), among the heads of :attr:`CheckContext.packed_runs`; a packed
+    run's other members are as regular as its first. Every other event is an object with
+    a string type and seq equal to its position, and without surface metadata, so a pass
+    judging only those may visit the positions of the types it reads plus these."""
+    return _shared(ctx).irregular
 
 
 def positions(ctx: CheckContext, types: Iterable[str]) -> list[int]:

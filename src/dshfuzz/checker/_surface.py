@@ -34,6 +34,7 @@ from dshfuzz.model import MISSING, Event
 from ._context import MAX_SAFE_INTEGER, CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import rule_pass
+from ._scan import irregular, positions
 from .rules import RULES
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
@@ -294,9 +295,9 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
     surface_types = replay.types
     first_failure: Finding | None = None
     events = ctx.events
-    # The rest of a packed run needs no look: its members carry no surface metadata and
-    # consecutive seqs, so they are contiguous exactly when the run's first member is.
-    for index in ctx.packed_runs[0]:
+    # Every other event is an object of another type whose seq is its position and which
+    # carries no surface metadata: the loop below would pass over it.
+    for index in sorted({*irregular(ctx), *positions(ctx, surface_types)}):
         ev = events[index]
         if ev.member is not None:
             # a packed chunk-row member: no surface metadata, and its seq is checked below only if it is off
