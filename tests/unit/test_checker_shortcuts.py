@@ -12,6 +12,7 @@ import copy
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -85,3 +86,110 @@ def test_the_scan_names_what_is_irregular() -> None:
 
     ctx = CheckContext(parse_log(encode_jsonl(header, [events])))
     assert _scan.irregular(ctx) == [1, 2, 3, 4, 5, 6]
+
+
+_ENGINE = frozenset({RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1})
+_CITATION_EDITS: dict[str, Any] = {
+    "as written": lambda s, k, v: s,
+    "reverse": lambda s, k, v: s[::-1],
+    "repeat one up front": lambda s, k, v: [s[k], *s],
+    "repeat one at the end": lambda s, k, v: [*s, s[k]],
+    "drop one": lambda s, k, v: s[:k] + s[k + 1:],
+    "swap two": lambda s, k, v: s[:k] + s[k + 1:k + 2] + s[k:k + 1] + s[k + 2:],
+    "replace one": lambda s, k, v: s[:k] + [v] + s[k + 1:],
+    "insert one": lambda s, k, v: s[:k] + [v] + s[k:],
+}
+_CITED_VALUES = st.one_of(st.integers(-2, 90), st.sampled_from([1.0, 2.5, True, None, "3", [4]]))
+
+
+@given(session_logs(max_events=80), st.data())
+def test_an_ascending_citation_is_read_as_the_general_reading_reads_it(generated: Any, data: st.DataObject) -> None:
+    """The engine reads a citation of strictly ascending ints without its general loop,
+    skipping a packed run cited whole; with sources reordered, repeated, thinned or made
+    to name later seqs, other steps, non-chunks or runs cut short, and a chunk's turn or
+    step made odd, the findings are those of the general reading alone."""
+    from dshfuzz.checker._engine import _Structure
+
+    events = copy.deepcopy(generated.events)
+    chunks = [e for e in events if e["type"] == "assistant/chunk"]
+    if chunks and data.draw(st.booleans(), label="odd chunk"):
+        chunk = data.draw(st.sampled_from(chunks), label="chunk")
+        chunk["data"][data.draw(st.sampled_from(["turn", "step"]), label="field")] = data.draw(
+            st.sampled_from([2, 1.0, True, None, "1"]), label="value")
+    citing = [e for e in events if type(e.get("sourceEventSeqs")) is list and e["sourceEventSeqs"]]
+    for _ in range(data.draw(st.integers(0, 2), label="edits") if citing else 0):
+        event = data.draw(st.sampled_from(citing), label="citing")
+        sources = event["sourceEventSeqs"]
+        edit = _CITATION_EDITS[data.draw(st.sampled_from(sorted(_CITATION_EDITS)), label="sources edit")]
+        event["sourceEventSeqs"] = edit(sources, data.draw(st.integers(0, len(sources) - 1), label="at"),
+                                        data.draw(_CITED_VALUES, label="cited"))
+    options = CheckOptions(strict=True, rules=_ENGINE)
+    shortcut = check_log(parse_log(encode_jsonl(generated.header, [events])), options)
+    with mock.patch.object(_Structure, "ascending_citation", lambda self, *args: None):
+        general = check_log(parse_log(encode_jsonl(generated.header, [events])), options)
+    assert _facts(shortcut) == _facts(general), explain(shortcut, generated.header, events)
+
+
+def _two_runs() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One step whose message cites a block-start, a packed run of five text deltas (seqs 5-9),
+    a block-end, a second block's run of three (seqs 12-14) and its block-end."""
+    from checker_logs import assistant_message, ev, header, user_message
+
+    step = {"turn": 1, "step": 1}
+    events = [
+        ev(0, "turn/start", {"turn": 1}),
+        ev(1, "step/start", step),
+        ev(2, "user/message", user_message("u1", "hi"), surfaceOp="append"),
+        ev(3, "request/header", {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"}),
+        ev(4, "assistant/chunk", {**step, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}}),
+        *(ev(s, "assistant/chunk", {**step, "chunk": {"type": "text-delta", "index": 0, "text": "ab"}}) for s in range(5, 10)),
+        ev(10, "assistant/chunk", {**step, "chunk": {"type": "block-end", "index": 0, "block": {"type": "text", "text": "x"}}}),
+        ev(11, "assistant/chunk", {**step, "chunk": {"type": "block-start", "index": 1, "blockType": "text"}}),
+        *(ev(s, "assistant/chunk", {**step, "chunk": {"type": "text-delta", "index": 1, "text": "cd"}}) for s in range(12, 15)),
+        ev(15, "assistant/chunk", {**step, "chunk": {"type": "block-end", "index": 1, "block": {"type": "text", "text": "y"}}}),
+        ev(16, "assistant/message", {**step, "message": assistant_message("a1", {"type": "text", "text": "x"}),
+                                     "usage": {"inputTokens": 1, "outputTokens": 1}},
+           surfaceOp="append", sourceEventSeqs=list(range(4, 16))),
+        ev(17, "step/end", step),
+        ev(18, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    ]
+    return header(), events
+
+
+_RUN_CITATIONS = {
+    "whole": list(range(4, 16)),
+    "first run cut short": [4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15],
+    "first run missing a middle member": [4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15],
+    "first run's head only": [4, 5, 10, 11, 12, 13, 14, 15],
+    "second run cut short at the end": [4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+    "a run's tail without its head": [4, 6, 7, 8, 9, 10],
+    "a later seq": [*range(4, 16), 17],
+    "itself": [*range(4, 16), 16],
+    "past the log": [*range(4, 16), 40],
+    "a negative seq": [-1, *range(4, 16)],
+    "a non-chunk first": [3, *range(4, 16)],
+    "a float": [4.0, *range(5, 16)],
+    "a bool": [True, *range(4, 16)],
+    "a repeat inside a run": [4, 5, 6, 6, 7, 8, 9, 10],
+    "descending": list(range(15, 3, -1)),
+    "empty": [],
+    "first run cut short before a chunk of another step": [4, 5, 6, 7, 8, 10],
+}
+_OTHER_STEP = {"first run cut short before a chunk of another step": 10}
+
+
+@pytest.mark.parametrize("name", sorted(_RUN_CITATIONS))
+def test_a_citation_of_packed_runs_is_read_as_the_general_reading_reads_it(name: str) -> None:
+    from dshfuzz.checker._engine import _Structure
+
+    head, events = _two_runs()
+    events[16]["sourceEventSeqs"] = _RUN_CITATIONS[name]
+    if name in _OTHER_STEP:
+        events[_OTHER_STEP[name]]["data"]["step"] = 2
+    log = parse_log(encode_jsonl(head, [events]))
+    assert sorted(r.events.start for r in log.rows if r.kind == "packed") == [5, 12]
+    options = CheckOptions(strict=True, rules=_ENGINE)
+    shortcut = check_log(log, options)
+    with mock.patch.object(_Structure, "ascending_citation", lambda self, *args: None):
+        general = check_log(parse_log(encode_jsonl(head, [events])), options)
+    assert _facts(shortcut) == _facts(general), explain(shortcut, head, events)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from itertools import islice
+from operator import lt
 from dataclasses import dataclass
 from typing import Any
 
@@ -331,9 +333,16 @@ class _Structure:
         seq = event.seq
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
-        seen: set[Any] = set()
-        chunks: list[Any] = []
         inline = type(seq) is int and seq < n_events and type(turn) is int and type(step) is int
+        if inline:
+            chunks = self.ascending_citation(sources, seq, turn, step)
+            if chunks is not None:
+                problem = _assembly_problem(chunks)
+                if problem is not None:
+                    self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(seq)} cites chunks that do not assemble: {problem}")
+                return
+        seen: set[Any] = set()
+        chunks = []
         at, count = 0, len(sources)
         while at < count:
             source = sources[at]
@@ -363,6 +372,41 @@ class _Structure:
         problem = _assembly_problem(chunks)
         if problem is not None:
             self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} cites chunks that do not assemble: {problem}")
+
+    def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int) -> list[Any] | None:
+        """The cited chunks when the citation is the common one: strictly ascending ints from 0
+        up to ``seq``, each naming a chunk of the int ``turn``/``step`` (else ``None``, and the
+        general reading decides). Ascending seqs repeat none, and a packed run is cited whole
+        exactly when the seq a run's length on from its head is its last member; its other
+        members then add nothing the head did not (same turn, step, delta kind and index)."""
+        if not sources:
+            return []
+        if not (_INT_ONLY.issuperset(map(type, sources)) and sources[0] >= 0 and sources[-1] < seq
+                and all(map(lt, sources, islice(sources, 1, None)))):
+            return None
+        events = self.events
+        runs = self.runs
+        chunks: list[Any] = []
+        at, count = 0, len(sources)
+        while at < count:
+            source = sources[at]
+            at += 1
+            cited = events[source].raw
+            if cited.__class__ is not dict or cited.get("type") != "assistant/chunk":
+                return None
+            data = cited.get("data")
+            if data.__class__ is not dict:
+                return None
+            cited_turn, cited_step = data.get("turn"), data.get("step")
+            if cited_turn.__class__ is not int or cited_turn != turn or cited_step.__class__ is not int or cited_step != step:
+                return None
+            chunks.append(data.get("chunk", MISSING))
+            stop = runs.get(source)
+            if stop is not None and stop <= seq:
+                last = at + stop - source - 2
+                if last < count and sources[last] == stop - 1:
+                    at = last + 1
+        return chunks
 
     def cited_problem(self, event: Event, source: Any, seen: set[Any]) -> str | None:
         """Why the meter refuses one cited seq (numbers only reach ``seen``, where 1 and 1.0 coincide as in a JS Set)."""
@@ -433,6 +477,7 @@ def _count_ok(value: float) -> bool:
     return not math.isnan(value) and value >= 0 and float(value).is_integer()
 
 
+_INT_ONLY = frozenset({int})
 _CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
 _ASSEMBLED = ("text", "reasoning", "tool-call")  # a tuple: block types may be unhashable JSON
 
