@@ -109,7 +109,10 @@ def test_a_header_key_only_released_refuses_is_attributed_to_released_alone() ->
 
 
 @pytest.mark.parametrize(("token", "lossy"), [("1e400", True), ("1E+400", True), ("-0", True), ("-0.0", True), ("-1e-400", True),
-                                             ("1e300", False), ("0", False), ("-1", False), ("1e-400", False), ("-1e-300", False)])
+                                             ("9" * 309, True), ("1" * 310, True), ("-" + "9" * 5000, True), ("-0." + "0" * 323 + "1", True),
+                                             ("1e300", False), ("0", False), ("-1", False), ("1e-400", False), ("-1e-300", False),
+                                             ("1" * 309, False), ("-0." + "0" * 322 + "9", False)],
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 30 else f"{len(v)}-char" if isinstance(v, str) else None)
 def test_e4_fires_on_numbers_json_parse_makes_non_finite_or_negative_zero(token: str, lossy: bool) -> None:
     events = minimal_events()
     log = session_log(header(), events)
@@ -297,7 +300,8 @@ def _frames(text: bytes, cuts: list[int]) -> bytes:
     return b"".join(compress_frame(text[a:b]) for a, b in zip(bounds, bounds[1:]))
 
 
-@pytest.mark.parametrize("token", ["-0", "-0.0", "1e400", "1E+400", "-1E-400"])
+@pytest.mark.parametrize("token", ["-0", "-0.0", "1e400", "1E+400", "-1E-400", "9" * 309, "-0." + "0" * 323 + "1"],
+                         ids=lambda v: v if len(v) < 30 else f"{len(v)}-char")
 @pytest.mark.parametrize("cut", ["one frame per line", "a frame boundary inside the number", "no cut"])
 def test_e4_finds_a_lossy_number_in_a_zstd_log_wherever_the_frames_cut(token: str, cut: str) -> None:
     """The frame-wise screen sees a number an unaligned frame boundary splits."""

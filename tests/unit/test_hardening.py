@@ -139,9 +139,9 @@ def test_nesting_beyond_the_depth_limit_stops_the_read() -> None:
     deep = line(1, {"x": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]})
     log = parse_log(header() + line(0) + deep + line(2), limits=SMALL)
     hit = log.limit
-    assert hit is not None and (hit.kind, hit.line, hit.observed) == ("depth", 3, 20)
+    assert hit is not None and (hit.kind, hit.line, hit.observed, hit.exact) == ("depth", 3, 17, False)
     finding = only_finding(log, RuleId.L3)
-    assert "nests 20 levels deep" in finding.message and "does not recurse" in finding.message
+    assert "nests more than 16 levels deep" in finding.message and "does not recurse" in finding.message
 
 
 def test_brackets_inside_strings_are_not_nesting() -> None:
@@ -228,17 +228,20 @@ def _depth(value: Any) -> int:
     return 0
 
 
-@given(nested)
-def test_json_depth_is_exact_beyond_its_bound(value: Any) -> None:
+@given(nested, st.integers(0, 12))
+def test_json_depth_tells_exactly_whether_a_value_nests_past_the_bound(value: Any, bound: int) -> None:
     raw = dumps(value).encode()
-    got = json_depth(raw, 0)
-    assert got == _depth(value), raw
-    assert json_depth(raw, 10_000) >= got  # below the bound: an upper bound
+    depth, got = _depth(value), json_depth(raw, bound)
+    assert (got > bound) is (depth > bound), raw
+    assert got == bound + 1 if depth > bound else depth <= got <= bound, raw
 
 
-def test_json_depth_is_iterative() -> None:
+def test_json_depth_is_iterative_and_stops_one_level_past_the_bound() -> None:
     n = 10**6
-    assert json_depth(b"[" * n + b"]" * n, 512) == n
+    assert json_depth(b"[" * n + b"]" * n, 512) == 513
+    assert json_depth(b"[" * 512 + b"[]" * n + b"]" * 512, 512) == 513
+    assert json_depth(b"[" * 511 + b"[]" * n + b"]" * 511, 512) == 512
+    assert json_depth(b'["' + b"[" * n + b'"]', 0) == 1  # brackets in a string are data
 
 
 @given(st.binary(max_size=3000), st.integers(1, 4000))
@@ -271,3 +274,13 @@ def test_a_real_bomb_is_stopped_at_the_ratio_floor() -> None:
     log, peak = parse_traced(zstd(line(0)) + repeat_frame(0x20, 1 << 30, declare_size=False))
     assert log.limit is not None and log.limit.kind == "ratio" and not log.limit.exact
     assert peak < 2 * DEFAULT_LIMITS.ratio_floor
+
+
+@pytest.mark.parametrize("byte", [b" ", b"9", b"-", b"[", b"{", b"\xff", b"\x00", b'"'])
+def test_a_line_of_one_repeated_byte_is_a_finding_not_an_exception(byte: bytes) -> None:
+    """Found by probing every byte value: 16 MiB of ``9`` raised from ``int()`` (over its
+    4300-digit limit), and 16 MiB of blanks took a second in a Python whitespace loop."""
+    log = parse_log(zstd(line(0)) + repeat_frame(byte[0], 1 << 20) + compress_frame(b"\n"))
+    assert (len(log.lines), log.limit) == (3, None) or log.limit.kind == "depth"
+    report = check_log(log, CheckOptions(strict=True))
+    assert any(f.is_error and f.line == 3 for f in report.findings), report.findings

@@ -387,12 +387,13 @@ _LOSSY_PREFILTERS = (
     re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]"),
     re.compile(r"e[+-]?\d\d\d"),
     re.compile(r"E[+-]?\d\d\d"),
+    re.compile(r"\d{309}"),
 )
-"""Cheap pre-filters (each starts with a literal, so the scan runs at C speed) for a
-number token that may parse to negative zero or overflow to infinity through its
-exponent (``-1e-400`` underflows to negative zero); a candidate line is then re-parsed
-exactly. An integer literal of 309+ digits also overflows, and ``-0.000...1`` with 324+
-zeros underflows; neither is pre-filtered: no writer emits one."""
+"""Cheap pre-filters for a number token that may parse to negative zero or overflow to
+infinity: through its exponent (``-1e-400`` underflows to negative zero), through 309 or
+more integer digits (from about 1.8e308), or through 323 or more zeros after ``-0.`` (the
+last filter, a run of 309 digits, covers both); a candidate line is then re-parsed
+exactly."""
 
 
 def _maybe_lossy(text: str) -> bool:
@@ -404,13 +405,15 @@ _SCREEN_TABLE = bytes.maketrans(b"123456789E", b"000000000e")
 search finds any 3-digit exponent."""
 _NEGATIVE_ZERO_B = re.compile(_LOSSY_PREFILTERS[0].pattern.encode())
 _SCREEN_BLOCK = 256
+_DIGIT_RUN = b"0" * 309
 
 
 def _lossy_lines(log: SessionLog) -> set[int]:
     """The numbers of the event lines (all but the first) holding a non-lossless number.
     The plaintext is screened at memchr speed first (almost every log has no such number):
     negative zero by its literal, a 3-digit exponent as ``e000`` or ``e-000`` once every
-    digit reads 0 (see ``_SCREEN_TABLE``); only lines a screen hits are examined one by one."""
+    digit reads 0 (see ``_SCREEN_TABLE``), an overflowing integer or underflowing fraction
+    as a run of 309 digits; only lines a screen hits are examined one by one."""
     suspects = _suspects_by_frame(log) if log.frames else _suspects_by_block(log.lines)
     return {
         line.number for line in suspects
@@ -422,7 +425,7 @@ def _screen(plaintext: bytes) -> bool:
     if _NEGATIVE_ZERO_B.search(plaintext):
         return True
     screened = plaintext.translate(_SCREEN_TABLE, b"+")
-    return b"e000" in screened or b"e-000" in screened
+    return b"e000" in screened or b"e-000" in screened or _DIGIT_RUN in screened
 
 
 def _suspects_by_frame(log: SessionLog) -> list[Line]:
@@ -458,9 +461,11 @@ class _Lossy(Exception):
     pass
 
 
-def _raise_lossy_int(text: str) -> int:
+def _raise_lossy_int(text: str) -> int | float:
     if text == "-0":
         raise _Lossy("-0")
+    if len(text) > 17:  # beyond 2**53: the double JavaScript holds, which may be infinite
+        return _raise_lossy_float(text)
     return int(text)
 
 

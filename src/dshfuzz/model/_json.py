@@ -54,15 +54,22 @@ def _reject_constant(name: str) -> Any:
     raise JsonDecodeError(f"{name} is not valid JSON")
 
 
+_SAFE_DIGITS = len(str(_SAFE)) + 1
+"""Longer integer tokens (sign included) lie beyond 2**53, where JavaScript holds the
+nearest double: ``float`` rounds the text correctly, and unlike ``int`` it takes any
+number of digits (``int`` refuses more than 4300, and costs quadratic time)."""
+
+
 def _parse_int(text: str) -> int | float:
     if text == "-0":
         return -0.0
+    if len(text) > _SAFE_DIGITS:
+        return float(text)
     value = int(text)
     return value if -_SAFE <= value <= _SAFE else float(text)
 
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
-_JSON_WS = " \t\n\r"
 
 
 # orjson's value differs from JSON.parse's only for the token -0 (JS keeps the sign) and
@@ -109,11 +116,11 @@ def loads(text: str | bytes | bytearray | memoryview) -> Any:
     return value
 
 
+_WS = re.compile(r"[ \t\n\r]*")
+
+
 def _skip_ws(text: str, i: int) -> int:
-    n = len(text)
-    while i < n and text[i] in _JSON_WS:
-        i += 1
-    return i
+    return _WS.match(text, i).end()  # a regex, not a loop: a line may be megabytes of blanks
 
 
 # orjson's output can differ from JSON.stringify only at a float token (it contains

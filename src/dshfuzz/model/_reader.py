@@ -543,7 +543,7 @@ class _Reader:
         if not shallow:
             depth = json_depth(raw, limits.depth)
             if depth > limits.depth:
-                self.stop(LimitHit("depth", limits.depth, depth, True, self.line_number + 1, frame, offset))
+                self.stop(LimitHit("depth", limits.depth, depth, False, self.line_number + 1, frame, offset))
                 return False
         return True
 
