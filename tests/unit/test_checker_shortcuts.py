@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from checker_logs import explain
 
 from dshfuzz.checker import CheckOptions, RuleId, _scan, check_log
-from dshfuzz.generators import session_logs
+from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import encode_jsonl, parse_log
 
 _SURFACE = frozenset(RuleId(f"S{i}") for i in range(1, 10))
@@ -193,3 +193,52 @@ def test_a_citation_of_packed_runs_is_read_as_the_general_reading_reads_it(name:
     with mock.patch.object(_Structure, "ascending_citation", lambda self, *args: None):
         general = check_log(parse_log(encode_jsonl(head, [events])), options)
     assert _facts(shortcut) == _facts(general), explain(shortcut, head, events)
+
+
+_TURN_END_VALUES = st.sampled_from([None, 0, 1, 2, 2**53, 1.0, 1.5, True, "1", [], {}])
+_REASONS = st.fixed_dictionaries({}, optional={
+    "kind": st.sampled_from(["completed", "blocked", "max-tokens", "interrupted", "disposed", "aborted", "error", "", 1]),
+    "reason": st.just("r"), "step": st.just(1), "message": st.just("m"),
+})
+
+
+@given(st.fixed_dictionaries({}, optional={"turn": _TURN_END_VALUES, "reason": _REASONS | _TURN_END_VALUES,
+                                           "extra": st.just(1)}))
+def test_a_plain_turn_end_is_one_both_v0_readers_accept(data: dict[str, Any]) -> None:
+    from dshfuzz.checker._engine import _plain_turn_end, _reason_problems_v0
+
+    if _plain_turn_end(data):
+        assert _reason_problems_v0(data) == []
+
+
+@given(session_logs(max_events=80, weights=FeatureWeights(compaction=0.9)), st.data())
+def test_a_shadow_price_claim_is_read_off_the_event_before_the_replace(generated: Any, data: st.DataObject) -> None:
+    """T2's claim check visits the events right after a compaction/summary or prune; the
+    findings are those of a scan of every surface event asking what precedes it."""
+    events = copy.deepcopy(generated.events)
+    for _ in range(data.draw(st.integers(0, 2), label="moves") if events else 0):
+        at = data.draw(st.integers(0, len(events) - 1), label="from")
+        events.insert(data.draw(st.integers(0, len(events) - 1), label="to"), events.pop(at))
+    priced = [e for e in events if e["type"] in ("compaction/summary", "compaction/prune")]
+    replaces = [e for e in events if type(e.get("surfaceOp")) is dict]
+    for _ in range(data.draw(st.integers(0, 2), label="range edits") if priced and replaces else 0):
+        if data.draw(st.booleans(), label="edit the claim"):
+            data.draw(st.sampled_from(priced), label="priced")["data"]["shadowedRange"] = data.draw(
+                st.sampled_from([{"start": 1, "end": 2}, None, {"start": 1.0}]), label="claim")
+        else:
+            data.draw(st.sampled_from(replaces), label="replace")["surfaceOp"]["start"] = data.draw(
+                st.sampled_from([0, 1, 2.0]), label="start")
+    for index, event in enumerate(events):
+        event["seq"] = index
+    report = check_log(parse_log(encode_jsonl(generated.header, [events])), CheckOptions(strict=True, rules=frozenset({RuleId.T2})))
+    found = {f.seq for f in report.findings if "shadow price" in f.message}
+    expected = set()
+    for index, event in enumerate(events[1:], start=1):
+        before = events[index - 1]
+        op = event.get("surfaceOp")
+        if (before["type"] in ("compaction/summary", "compaction/prune") and type(before["data"].get("shadowedRange")) is dict
+                and event["type"] in ("user/message", "assistant/message", "tool/result") and type(op) is dict):
+            claim = before["data"]["shadowedRange"]
+            if (claim.get("start"), claim.get("end")) != (op.get("start"), op.get("end")):
+                expected.add(index)
+    assert found == expected, explain(report, generated.header, events)

@@ -98,6 +98,10 @@ class _Structure:
         self.usage_totals: tuple[float, ...] = (0, 0, 0, 0)
         self.last_usage: tuple[Any, Any, tuple[float, ...], int] | None = None
         self.usage_problem: tuple[int, str] | None = None
+        # the chunk of each head the walk found naming the open step, since the last step/start
+        # (opened as ``step_key``): a citation of them need not read them again
+        self.step_chunks: dict[int, Any] = {}
+        self.step_key: tuple[Any, Any] = (None, None)
 
     def hit(self, index: int, rule: RuleId, layer: OfficialLayer, message: str) -> None:
         key = (index, rule)
@@ -114,22 +118,24 @@ class _Structure:
         events = self.events
         runs = self.runs
         visit = self.visit
+        hits, nulls, step_chunks = self.hits, self.nulls, self.step_chunks
         for index in self.heads:
-            if len(self.hits) + len(self.nulls) > _SETTLE_AT:
+            if len(hits) + len(nulls) > _SETTLE_AT:
                 yield from self.settle(index, self.pinned())
             event = events[index]
             raw = event.raw
             # The common case inline: a chunk with exact ints naming the open step.
-            if type(raw) is dict and raw.get("type") == "assistant/chunk":
+            if raw.__class__ is dict and raw.get("type") == "assistant/chunk":
                 data = raw.get("data")
                 turn, step = self.inv_turn, self.inv_step
-                if (type(data) is dict and type(turn) is int and type(step) is int
-                        and type(data.get("turn")) is int and data["turn"] == turn
-                        and type(data.get("step")) is int and data["step"] == step):
-                    chunk = data.get("chunk")
-                    if type(chunk) is dict and chunk.get("type") == "usage":
-                        self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
-                    continue
+                if data.__class__ is dict and turn.__class__ is int and step.__class__ is int:
+                    chunk_turn, chunk_step = data.get("turn"), data.get("step")
+                    if (chunk_turn.__class__ is int and chunk_turn == turn
+                            and chunk_step.__class__ is int and chunk_step == step):
+                        chunk = step_chunks[index] = data.get("chunk", MISSING)
+                        if chunk.__class__ is dict and chunk.get("type") == "usage":
+                            self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
+                        continue
             visit(index, event)
             stop = runs.get(index)
             if stop is not None:
@@ -262,6 +268,8 @@ class _Structure:
                 if not strict_equal(step, self.next_step):
                     self.both(index, RuleId.T3, f"step/start expected step {self.next_step} in turn {_show(turn)}, got {_show(step)}")
                 self.inv_step = step
+                self.step_chunks.clear()
+                self.step_key = (self.inv_turn, step)
             elif kind in _STEP_SCOPED or (kind == "tool/result" and event.surfaceOp == "append"):
                 self.require_open_step(index, kind, rule, _field(data, "turn"), _field(data, "step"))
                 if kind == "step/end":
@@ -386,11 +394,21 @@ class _Structure:
             return None
         events = self.events
         runs = self.runs
+        known = self.step_chunks if self.step_key == (turn, step) else {}
         chunks: list[Any] = []
         at, count = 0, len(sources)
         while at < count:
             source = sources[at]
             at += 1
+            chunk = known.get(source, _UNKNOWN)
+            if chunk is not _UNKNOWN:
+                chunks.append(chunk)
+                stop = runs.get(source)
+                if stop is not None and stop <= seq:
+                    last = at + stop - source - 2
+                    if last < count and sources[last] == stop - 1:
+                        at = last + 1
+                continue
             cited = events[source].raw
             if cited.__class__ is not dict or cited.get("type") != "assistant/chunk":
                 return None
@@ -478,6 +496,7 @@ def _count_ok(value: float) -> bool:
 
 
 _INT_ONLY = frozenset({int})
+_UNKNOWN = object()
 _CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
 _ASSEMBLED = ("text", "reasoning", "tool-call")  # a tuple: block types may be unhashable JSON
 
@@ -598,6 +617,19 @@ def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:
     return out
 
 
+_PLAIN_END_KINDS = ("completed", "blocked", "max-tokens", "interrupted", "disposed")
+
+
+def _plain_turn_end(data: Any) -> bool:
+    """The common turn/end both v0 readers accept as it is: exactly ``{turn, reason}`` with a
+    safe positive int turn and a reason that is only a plain ``kind``."""
+    if type(data) is not dict or len(data) != 2:
+        return False
+    turn, reason = data.get("turn"), data.get("reason")
+    return (type(turn) is int and 1 <= turn <= MAX_SAFE_INTEGER and type(reason) is dict and len(reason) == 1
+            and reason.get("kind") in _PLAIN_END_KINDS)
+
+
 def _only_keys(record: dict[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
     required = tuple(required)
     allowed = set(required) | set(optional)
@@ -709,19 +741,20 @@ def shadow_price_claims(ctx: CheckContext) -> Iterator[Finding]:
     """T2, the meter's other source reference (``contextPressure``, TM:112-144): a surface
     replace right after a ``compaction/summary`` or ``compaction/prune`` must replace
     exactly the range that event priced; any event in between disarms the claim."""
-    claim: tuple[Any, Any] | None = None
-    for index in positions(ctx, ["compaction/summary", "compaction/prune", *_SURFACE_TYPES]):
-        event = ctx.events[index]
+    events = ctx.events
+    # a claim arms only the event right after its pricing event
+    for priced in positions(ctx, ["compaction/summary", "compaction/prune"]):
+        index = priced + 1
+        if index == len(events):
+            break
+        previous = events[priced].raw
+        claim = _claim(previous) if type(previous.get("data")) is dict else None
+        event = events[index]
         raw = event.raw
-        previous = ctx.events[index - 1].raw if index > 0 else None
-        armed = (
-            type(previous) is dict
-            and previous.get("type") in ("compaction/summary", "compaction/prune")
-            and type(previous.get("data")) is dict
-        )
-        claim = _claim(previous) if armed else None
+        if claim is None or type(raw) is not dict:
+            continue
         op = raw.get("surfaceOp", MISSING)
-        if claim is None or raw.get("type") not in _SURFACE_TYPES or type(op) is not dict:
+        if raw.get("type") not in _SURFACE_TYPES or type(op) is not dict:
             continue
         start, end = op.get("start", MISSING), op.get("end", MISSING)
         if not (strict_equal(claim[0], start) and strict_equal(claim[1], end)):
@@ -753,6 +786,8 @@ def turn_end_reason(ctx: CheckContext) -> Iterator[Finding]:
         event = ctx.events[index]
         data = event.data
         if ctx.version == 0:
+            if _plain_turn_end(data):
+                continue
             problems = _reason_problems_v0(data)
             if problems:
                 message = "; ".join(f"{layer}: {text}" for layer, text in problems)
