@@ -140,3 +140,21 @@ def test_a_not_object_label_prints_the_seq_as_javascript_does() -> None:
                   "data": {"title": "t", "messageSeqs": ["18"], "source": {"kind": "provider"}}})
     cited.append({"type": "user/message", "seq": 18, "time": 18, "data": {"source": [1]}, "surfaceOp": "append"})
     assert check_lifecycle(cited, HEADER) == Violation(17, "released-not-object", "user/message 18 source must be a JSON object")
+
+
+@pytest.mark.parametrize("name,edit", _CASES, ids=[c[0] for c in _CASES])
+def test_events_given_as_model_events_are_read_as_their_raw_values(name: str, edit: Any) -> None:
+    """The walk reads an ``Event`` as its ``raw`` wherever it reads one: in the walk, and where
+    a title or command cites a position (here a stand-in of a chunk, or the chunk itself)."""
+    from dshfuzz.model import Event
+
+    events = edited(tool_turn())
+    edit(events)
+    chunks = {i for i, e in enumerate(events) if e.get("type") == "assistant/chunk"}
+    for inert in (set(), chunks):
+        replaced, visit = _stand_ins(events, inert)
+        wrapped = [Event(e) for e in replaced]
+        want = check_lifecycle(replaced, HEADER)
+        assert check_lifecycle(wrapped, HEADER) == want
+        assert check_lifecycle(iter(wrapped), HEADER) == want
+        assert check_lifecycle(wrapped, HEADER, visit=visit) == want

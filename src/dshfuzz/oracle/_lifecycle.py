@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from dshfuzz.model import MISSING, dumps
+from dshfuzz.model import MISSING, Event, dumps
 
 from . import _js
-from ._verdict import Accepted, Verdict, Violation, raw_events, raw_header
+from ._verdict import Accepted, Verdict, Violation, raw_header
 
 __all__ = ["LifecycleState", "check_lifecycle"]
 
@@ -168,7 +168,9 @@ class _Relationships:
             return
         # only an object has a string type, so the reads below are plain dict reads
         seq = event.get("seq", MISSING)
-        data = _record(event.get("data", MISSING), etype + " {seq} data", seq)
+        data = event.get("data", MISSING)
+        if type(data) is not dict:
+            _record(data, etype + " {seq} data", seq)
         if etype in _SURFACE_TYPES:
             self._apply_surface(event, etype, seq)
         if (
@@ -662,10 +664,17 @@ def _plus_one(value: Any) -> Any:
 def _element(events: list[Any], key: Any) -> Any:
     """``artifact.events[key]`` (``MISSING`` for no such element)."""
     if _js.is_number(key) and float(key).is_integer() and 0 <= key < len(events):
-        return events[int(key)]
+        return _raw_at(events, int(key))
     if type(key) is str and _js.is_array_index(key) and int(key) < len(events):
-        return events[int(key)]
+        return _raw_at(events, int(key))
     return MISSING
+
+
+def _raw_at(events: list[Any], index: int) -> Any:
+    """The JSON value at ``index``: a ``dshfuzz.model.Event`` is read as its ``raw``, when the
+    walk reads it (it skips most positions of a log that names the ones to visit)."""
+    event = events[index]
+    return event.raw if isinstance(event, Event) else event
 
 
 def _seed_length(header: dict[str, Any]) -> float:
@@ -679,7 +688,7 @@ def _orphan_compaction_starts(events: list[Any], visited: Iterable[int]) -> set[
     stale: set[Any] = set()
     open_seq: Any = MISSING
     for index in visited:
-        event = events[index]
+        event = _raw_at(events, index)
         etype = event.get("type", MISSING) if type(event) is dict else MISSING
         if etype == "compaction/start":
             open_seq = event.get("seq", MISSING)
@@ -702,11 +711,11 @@ def check_lifecycle(
     the caller vouches that every event at another position is a non-null value of no
     released type (a stand-in ``{}``, say), so the verdict is the one without ``visit``.
     Those events keep their positions, where ``artifact.events[seq]`` still reads them."""
-    log = raw_events(events)
+    log = events if type(events) is list else list(events)
     visited: Sequence[int] = range(len(log)) if visit is None else visit
     walk = _Relationships(log, raw_header(header), visited)
     for index in visited:
-        event = log[index]
+        event = _raw_at(log, index)
         try:
             walk.visit(event)
         except _Fail as exc:
