@@ -97,12 +97,10 @@ def _get(value: Any, key: str) -> Any:
     return value.get(key, MISSING) if type(value) is dict else MISSING
 
 
-def _is_append(event: Event) -> bool:
-    return event.surfaceOp == "append"
-
-
 def _tool_result_call_id(data: Any) -> Any:
-    return _get(_get(_get(data, "message"), "source"), "callId")
+    message = data.get("message", MISSING) if type(data) is dict else MISSING
+    source = message.get("source", MISSING) if type(message) is dict else MISSING
+    return source.get("callId", MISSING) if type(source) is dict else MISSING
 
 
 def _is_synthetic_not_started(data: Any) -> bool:
@@ -140,8 +138,8 @@ def _is_exact_not_started_repair(event: Event) -> bool:
     )
 
 
-def _tool_call_blocks(event: Event) -> list[dict[str, Any]]:
-    content = _get(_get(event.data, "message"), "content")
+def _tool_call_blocks(data: Any) -> list[dict[str, Any]]:
+    content = _get(_get(data, "message"), "content")
     if type(content) is not list:
         return []
     return [b for b in content if type(b) is dict and b.get("type") == "tool-call"]
@@ -171,33 +169,10 @@ class _Walk:
         self.lifecycles.clear()
 
     def event(self, index: int, raw: Event, event: Event) -> None:
-        kind = event.type
-        data = event.data
-        if kind == "turn/start":
-            self.lifecycles.clear()
-            self.unmatched.clear()
-            self.tail.clear()
-            self.turn_open = True
-        elif kind == "turn/end":
-            self.close_step(index, "turn/end")
-            self.tail.clear()
-            self.turn_open = False
-        elif kind == "step/end":
-            self.close_step(index, "step/end")
-            self.started.clear()
-            self.unmatched.clear()
-            self.tail.clear()
-        elif kind == "assistant/message":
-            for block in _tool_call_blocks(event):
-                call_id = block.get("id", MISSING)
-                key = call_key(call_id)
-                advert = Advert(call_id, index, block.get("name", MISSING), block.get("arguments", MISSING))
-                self.tail[key] = advert
-                if key in self.lifecycles:
-                    self.released(index, call_id, "repeated", f"assistant/message repeats advertised tool call {show_id(call_id)}")
-                    continue
-                self.lifecycles[key] = advert
-        elif kind == "tool/call":
+        upgraded = event.raw  # an object: the scan found its type
+        kind = upgraded["type"]
+        data = upgraded.get("data", MISSING)
+        if kind == "tool/call":
             call_id = _get(data, "callId")
             key = call_key(call_id)
             self.started.add(key)
@@ -219,9 +194,9 @@ class _Walk:
             call_id = _tool_result_call_id(data)
             key = call_key(call_id)
             self.tail.pop(key, None)
-            if not _is_append(event):
+            if upgraded.get("surfaceOp") != "append":
                 return
-            self.invariant_result(index, raw)
+            self.invariant_result(index, raw, data, call_id)
             self.started.discard(key)
             advert = self.lifecycles.get(key)
             if advert is None:
@@ -232,11 +207,36 @@ class _Walk:
             if advert.state == "advertised" and not _is_exact_not_started_repair(event):
                 self.released(index, call_id, "not-repair", f"tool/result {show_id(call_id)} is not the exact TOOL_NOT_STARTED repair")
             del self.lifecycles[key]
+        elif kind == "assistant/message":
+            for block in _tool_call_blocks(data):
+                call_id = block.get("id", MISSING)
+                key = call_key(call_id)
+                advert = Advert(call_id, index, block.get("name", MISSING), block.get("arguments", MISSING))
+                self.tail[key] = advert
+                if key in self.lifecycles:
+                    self.released(index, call_id, "repeated", f"assistant/message repeats advertised tool call {show_id(call_id)}")
+                    continue
+                self.lifecycles[key] = advert
+        elif kind == "step/end":
+            self.close_step(index, "step/end")
+            self.started.clear()
+            self.unmatched.clear()
+            self.tail.clear()
+        elif kind == "turn/start":
+            self.lifecycles.clear()
+            self.unmatched.clear()
+            self.tail.clear()
+            self.turn_open = True
+        elif kind == "turn/end":
+            self.close_step(index, "turn/end")
+            self.tail.clear()
+            self.turn_open = False
 
-    def invariant_result(self, index: int, raw: Event) -> None:
-        """SI:67-75 on the stored event; an unreadable call id is a message-shape defect (E6), not W5."""
+    def invariant_result(self, index: int, raw: Event, upgraded_data: Any, upgraded_call_id: Any) -> None:
+        """SI:67-75 on the stored event; an unreadable call id is a message-shape defect (E6), not W5.
+        The upgraded ``data`` and its call id are those of the stored event when it needed no upgrade."""
         data = raw.data
-        call_id = _tool_result_call_id(data)
+        call_id = upgraded_call_id if data is upgraded_data else _tool_result_call_id(data)
         if call_id is MISSING and _get(_get(data, "message"), "source") is MISSING:
             return
         if call_key(call_id) not in self.started and not _is_synthetic_not_started(data):
@@ -275,7 +275,9 @@ def upgraded_events(ctx: CheckContext) -> list[Event]:
     def build() -> list[Event]:
         events = list(ctx.events)
         for i in positions(ctx, ["assistant/message", "tool/result"]):
-            events[i] = _upgrade(events[i])
+            data = events[i].raw.get("data")  # an object: the scan found its type
+            if type(data) is dict and "message" not in data:  # else :func:`_upgrade` keeps it as it is
+                events[i] = _upgrade(events[i])
         return events
 
     return ctx.memo("upgraded-events", build)

@@ -85,14 +85,13 @@ def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
             continue
         nested = []
         for i, block in enumerate(blocks):
-            here = f"{path}[{i}]"
             kind = _get(block, "type")
-            if kind == "text" and type(_get(block, "text")) is str:
+            if kind == "text" and type(block.get("text")) is str:  # a block with a type is an object
                 continue
             if kind == "tool-result":
-                nested.append((_get(block, "content"), f"{here}.content"))
+                nested.append((block.get("content", MISSING), f"{path}[{i}].content"))
             elif kind != "image":
-                out.append(here)
+                out.append(f"{path}[{i}]")
         stack.extend(reversed(nested))
 
 
