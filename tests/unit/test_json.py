@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dshfuzz.model import JsonDecodeError, dumpb, dumps, js_number, loads
-from dshfuzz.model._json import _encode_exact
+from dshfuzz.model import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
+from dshfuzz.model._json import _encode_exact, orjson_is_exact, screen_numbers
 
 # (python float, what Node prints for JSON.stringify of that number)
 NUMBERS = [
@@ -166,3 +166,40 @@ def test_nesting_beyond_the_recursion_limit_is_a_value_error_not_a_crash() -> No
         deep = [deep]
     with pytest.raises(ValueError):
         dumps(deep)
+
+
+number_tokens = st.builds(
+    lambda sign, whole, frac, exp: f"{sign}{whole}{frac}{exp}",
+    st.sampled_from(["", "-"]),
+    st.one_of(st.just("0"), st.from_regex(r"[1-9][0-9]{0,400}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"\.[0-9]{1,400}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[eE][+-]?[0-9]{1,4}", fullmatch=True)),
+)
+
+
+def _lossy(value: float | int) -> bool:
+    return isinstance(value, float) and (math.isinf(value) or (value == 0 and math.copysign(1, value) < 0))
+
+
+@given(number_tokens, st.sampled_from(["[{}]", '{{"n":{}}}', "[1,{},2]"]))
+@example("9" * 309, "[{}]")
+@example("-" + "1" * 310 + ".5", '{{"n":{}}}')
+@example("-0." + "0" * 323 + "1", "[1,{},2]")
+@example("-1e-400", "[{}]")
+@example("1E+400", "[{}]")
+@example("-0.0", '{{"n":{}}}')
+def test_the_lossy_screen_never_clears_a_number_json_parse_makes_non_finite_or_negative_zero(
+    token: str, container: str
+) -> None:
+    text = container.format(token).encode()
+    value = loads(text)
+    number = value["n"] if isinstance(value, dict) else value[0] if len(value) == 1 else value[1]
+    if _lossy(number):
+        assert may_hold_lossy_number(text), text
+
+
+@given(st.binary(max_size=200) | number_tokens.map(str.encode))
+def test_one_screening_pass_answers_both_questions_no_more_leniently(data: bytes) -> None:
+    exact, lossy = screen_numbers(data)
+    assert lossy == may_hold_lossy_number(data)
+    assert not exact or orjson_is_exact(data)

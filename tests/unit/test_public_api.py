@@ -54,6 +54,7 @@ PUBLIC = {
         "js_number",
         "json_depth",
         "loads",
+        "may_hold_lossy_number",
         "pack_chunk_runs",
         "parse_log",
         "read_log",

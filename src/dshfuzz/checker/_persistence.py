@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dshfuzz.model import MISSING, Event, Line, SessionLog
+from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
@@ -400,59 +400,33 @@ def _maybe_lossy(text: str) -> bool:
     return any(p.search(text) for p in _LOSSY_PREFILTERS)
 
 
-_SCREEN_TABLE = bytes.maketrans(b"123456789E", b"000000000e")
-"""Every digit reads 0 and every exponent mark e (with ``+`` deleted), so one literal
-search finds any 3-digit exponent."""
-_NEGATIVE_ZERO_B = re.compile(_LOSSY_PREFILTERS[0].pattern.encode())
 _SCREEN_BLOCK = 256
-_DIGIT_RUN = b"0" * 309
 
 
 def _lossy_lines(log: SessionLog) -> set[int]:
     """The numbers of the event lines (all but the first) holding a non-lossless number.
-    The plaintext is screened at memchr speed first (almost every log has no such number):
-    negative zero by its literal, a 3-digit exponent as ``e000`` or ``e-000`` once every
-    digit reads 0 (see ``_SCREEN_TABLE``), an overflowing integer or underflowing fraction
-    as a run of 309 digits; only lines a screen hits are examined one by one."""
-    suspects = _suspects_by_frame(log) if log.frames else _suspects_by_block(log.lines)
+    Only the lines the model's screen could not clear (:func:`may_hold_lossy_number`; the
+    reader records them as it goes, almost every log has none) are examined one by one."""
+    suspects = _suspects_screened(log) if log.lossy_suspects is not None else _suspects_by_block(log.lines)
     return {
         line.number for line in suspects
         if line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
     }
 
 
-def _screen(plaintext: bytes) -> bool:
-    if _NEGATIVE_ZERO_B.search(plaintext):
-        return True
-    screened = plaintext.translate(_SCREEN_TABLE, b"+")
-    return b"e000" in screened or b"e-000" in screened or _DIGIT_RUN in screened
-
-
-def _suspects_by_frame(log: SessionLog) -> list[Line]:
-    """A zstd log's lines that start in a frame whose plaintext the screen hits, each frame
-    decoded once. A line an unaligned frame splits is screened whole: the unterminated end
-    of a frame's plaintext is carried into the next (it starts in ``carry_from``)."""
-    hit: set[int] = set()
-    carry, carry_from = b"", 0
-    for frame in log.frames:
-        if not carry:
-            carry_from = frame.index
-        plaintext = carry + frame.content
-        if _screen(plaintext):
-            hit.update(range(carry_from, frame.index + 1))
-        cut = plaintext.rfind(b"\n") + 1
-        if cut:
-            carry_from = frame.index
-        carry = plaintext[cut:]
-    return [line for line in log.lines if line.frame is None or line.frame in hit]
+def _suspects_screened(log: SessionLog) -> list[Line]:
+    """The lines the reader's screen flagged (its ranges may run past the last line read)."""
+    lines = log.lines
+    return [lines[n - 1] for span in log.lossy_suspects or () for n in span if n <= len(lines)]
 
 
 def _suspects_by_block(lines: list[Line]) -> list[Line]:
-    """A plain log's lines in blocks of ``_SCREEN_BLOCK`` whose joined text the screen hits."""
+    """A log the reader did not build: its lines in blocks of ``_SCREEN_BLOCK`` whose joined
+    text the screen hits."""
     out: list[Line] = []
     for start in range(1, len(lines), _SCREEN_BLOCK):
         block = lines[start : start + _SCREEN_BLOCK]
-        if _screen(b"\n".join(line.data for line in block)):
+        if may_hold_lossy_number(b"\n".join(line.data for line in block)):
             out.extend(block)
     return out
 

@@ -5,7 +5,7 @@ Data flows one way through dshfuzz: model -> generators -> mutators ->
 and writes logs through the names exported here.
 """
 
-from ._json import JsonDecodeError, dumpb, dumps, js_number, loads
+from ._json import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._reader import parse_log, read_log, sniff_compression
 from ._rows import (
@@ -88,6 +88,7 @@ __all__ = [
     "js_number",
     "json_depth",
     "loads",
+    "may_hold_lossy_number",
     "pack_chunk_runs",
     "parse_log",
     "read_log",

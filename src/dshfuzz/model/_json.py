@@ -34,7 +34,16 @@ from typing import Any
 
 import orjson
 
-__all__ = ["JsonDecodeError", "decode_utf8", "dumpb", "dumps", "js_number", "loads", "orjson_is_exact"]
+__all__ = [
+    "JsonDecodeError",
+    "decode_utf8",
+    "dumpb",
+    "dumps",
+    "js_number",
+    "loads",
+    "may_hold_lossy_number",
+    "orjson_is_exact",
+]
 
 
 class JsonDecodeError(ValueError):
@@ -87,6 +96,34 @@ def orjson_is_exact(data: bytes) -> bool:
     pattern sat inside a string) and only means "use :func:`loads`".
     """
     return _MINUS_ZERO.search(data) is None and _SIXTEEN_DIGITS not in data.translate(_DIGIT_MASK)
+
+
+_LOSSY_NEGATIVE_ZERO = re.compile(rb"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]")
+_LOSSY_MASK = bytes.maketrans(b"123456789E", b"000000000e")
+_LOSSY_DIGIT_RUN = b"0" * 309
+
+
+def may_hold_lossy_number(data: bytes) -> bool:
+    """Whether ``data`` may hold a number token that ``JSON.parse`` reads as non-finite
+    or negative zero, the numbers ``JSON.stringify`` cannot write back.
+
+    A necessary condition at memchr speed, for a whole block of lines: a negative zero
+    by its literal; otherwise, once every digit reads 0 (and ``+`` is dropped), a
+    three-digit exponent as ``e000`` or ``e-000`` (``1e400``, ``-1e-400``), or a run of
+    309 digits (an integer from about 1.8e308 overflows, a fraction with 323 zeros after
+    ``-0.`` underflows). ``True`` may be a false alarm (the pattern sat inside a string or
+    a word such as ``case2024``); only then is a line parsed exactly.
+    """
+    return screen_numbers(data)[1]
+
+
+def screen_numbers(data: bytes) -> tuple[bool, bool]:
+    """``(orjson_is_exact(data), may_hold_lossy_number(data))`` from one masking pass,
+    for a reader that asks both of every block it reads."""
+    lossy = _LOSSY_NEGATIVE_ZERO.search(data) is not None
+    masked = data.translate(_LOSSY_MASK, b"+")  # a digit run a '+' splits only adds a false alarm
+    exact = _SIXTEEN_DIGITS not in masked and _MINUS_ZERO.search(data) is None
+    return exact, lossy or b"e000" in masked or b"e-000" in masked or _LOSSY_DIGIT_RUN in masked
 
 
 def loads(text: str | bytes | bytearray | memoryview) -> Any:

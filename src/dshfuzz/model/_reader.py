@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from ._json import JsonDecodeError, js_number, loads, orjson_is_exact
+from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, orjson_is_exact, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import PackedMember, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
@@ -114,7 +114,7 @@ def parse_log(
     data = bytes(data)
     if compression is None:
         compression = sniff_compression(data)
-    log = SessionLog(header=None, compression=compression, path=path, size=len(data))
+    log = SessionLog(header=None, compression=compression, path=path, size=len(data), lossy_suspects=[])
     reader = _Reader(log, limits)
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
@@ -509,13 +509,19 @@ class _Reader:
             self._keep_fragment(first, first_frame, first_offset)
             return
         depth = self.limits.depth
+        number = self.line_number + 1
+        last = len(parts) - 1
+        # One vetting pass over the whole chunk lets every line in it go straight to orjson, and
+        # its lossy-number screen spares the checker reading the lines again.
+        exact, suspect = screen_numbers(chunk)
+        if may_hold_lossy_number(first) if joined else suspect:
+            self.log.lossy_suspects.append(range(number, number + 1))
+        if suspect and last > 1:
+            self.log.lossy_suspects.append(range(number + 1, number + last))
         self._line(first, first_frame, first_offset, not joined and orjson_is_exact(first), False)
         offset = start + len(parts[0]) + 1
-        last = len(parts) - 1
         line = self._line
-        # One vetting pass over the whole chunk lets every line in it go straight to orjson,
-        # and one bracket count spares almost every chunk the per-line nesting pre-scan.
-        exact = orjson_is_exact(chunk)
+        # One bracket count spares almost every chunk the per-line nesting pre-scan.
         shallow = chunk.count(b"[") + chunk.count(b"{") <= depth
         for i in range(1, last):
             if self.log.limit is not None:
@@ -690,6 +696,8 @@ class _Reader:
             return
         self.line_number += 1
         number = self.line_number
+        if may_hold_lossy_number(raw):
+            self.log.lossy_suspects.append(range(number, number + 1))
         value, error = _parse(raw)
         self.log.lines.append(Line(number, None, value, error, False, frame, offset, len(raw), self.source))
         self.log.diagnostics.append(

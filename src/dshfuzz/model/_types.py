@@ -348,6 +348,11 @@ class SessionLog:
     ``limit`` is set when a reader limit stopped reading: the model is then the
     prefix before the offending frame or line, and ``refusal``, ``torn`` and
     ``committed_events`` describe that prefix only.
+
+    ``lossy_suspects`` are the line numbers that :func:`may_hold_lossy_number`
+    could not clear as the reader passed them (ranges, possibly running past the
+    last line read); ``None`` for a log the reader did not build, whose lines a
+    consumer must screen itself.
     """
 
     header: SessionHeader | None
@@ -363,6 +368,7 @@ class SessionLog:
     refusal: Diagnostic | None = None
     committed_events: int = 0
     limit: LimitHit | None = None
+    lossy_suspects: list[range] | None = None
 
     @property
     def format_version(self) -> JsonValue:
