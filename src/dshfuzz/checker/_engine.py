@@ -517,21 +517,31 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
         index = chunk.get("index", MISSING)
         # A JS Map keys 1 and 1.0 alike, as Python's hashing does for numbers.
         key = index if type(index) is int or type(index) is float else number_key(index)
-        if kind == "block-start":
-            partials.setdefault(key, {"type": chunk.get("blockType", MISSING)})
-        elif kind == "block-end":
+        partial = partials.get(key)
+        if kind == "block-end":
             block = chunk.get("block", MISSING)
             if block is None or block is MISSING:
                 return "a block-end chunk carries no block"
-            partial = partials.setdefault(key, {"type": _get(block, "type")})
-            partial.setdefault("block", block)
-        else:
-            partials.setdefault(key, {"type": "tool-call" if kind == "tool-call-delta" else "text"})
+            if partial is None:
+                partials[key] = {"type": _get(block, "type"), "block": block}
+            elif "block" not in partial:
+                partial["block"] = block
+        elif partial is None:
+            if kind == "block-start":
+                partials[key] = {"type": chunk.get("blockType", MISSING)}
+            else:
+                partials[key] = {"type": "tool-call" if kind == "tool-call-delta" else "text"}
     for partial in partials.values():
         block = partial.get("block")
         if block is None:
             if partial["type"] not in _ASSEMBLED:
                 return f"cannot assemble incomplete block of type {_show(partial['type'])}"
+            continue
+        kind = block.get("type") if type(block) is dict else None
+        if kind == "text" or kind == "reasoning":  # the common blocks, measured as _estimate_problem does
+            if block.get("text") is not None:
+                continue
+        elif kind == "tool-call" and block.get("name") is not None and block.get("arguments") is not None:
             continue
         problem = _estimate_problem(block)
         if problem is not None:
