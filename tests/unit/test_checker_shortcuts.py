@@ -86,6 +86,9 @@ def test_the_scan_names_what_is_irregular() -> None:
 
     ctx = CheckContext(parse_log(encode_jsonl(header, [events])))
     assert _scan.irregular(ctx) == [1, 2, 3, 4, 5, 6]
+    assert not _scan.seqs_are_positions(ctx)
+    del events[1:]
+    assert _scan.seqs_are_positions(CheckContext(parse_log(encode_jsonl(header, [events]))))
 
 
 _ENGINE = frozenset({RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1})
@@ -242,3 +245,14 @@ def test_a_shadow_price_claim_is_read_off_the_event_before_the_replace(generated
             if (claim.get("start"), claim.get("end")) != (op.get("start"), op.get("end")):
                 expected.add(index)
     assert found == expected, explain(report, generated.header, events)
+
+
+@given(session_logs(max_events=60), st.data())
+def test_the_scan_says_seqs_are_positions_exactly_when_the_seq_order_rules_do(generated: Any, data: st.DataObject) -> None:
+    from dshfuzz.checker._context import CheckContext
+    from dshfuzz.checker._persistence import _seqs_are_positions
+
+    events = copy.deepcopy(generated.events)
+    _damage(events, data)
+    ctx = CheckContext(parse_log(encode_jsonl(generated.header, [events])))
+    assert _scan.seqs_are_positions(ctx) == _seqs_are_positions(ctx)

@@ -12,39 +12,44 @@ from dataclasses import dataclass
 
 from ._context import CheckContext
 
-__all__ = ["irregular", "positions", "type_index"]
+__all__ = ["irregular", "positions", "seqs_are_positions", "type_index"]
 
 
 @dataclass(frozen=True, slots=True)
 class _Scan:
     by_type: dict[object, list[int]]
     irregular: list[int]
+    positional: bool
 
 
 def _scan(ctx: CheckContext) -> _Scan:
     index: dict[object, list[int]] = {}
     odd: list[int] = []
+    positional = True
     events = ctx.events
     heads, runs = ctx.packed_runs
     for i in heads:
         raw = events[i].raw
         if raw.__class__ is not dict:
             odd.append(i)
+            positional = False
             continue
         kind = raw.get("type")
         seq = raw.get("seq")
-        if (kind.__class__ is not str or seq.__class__ is not int or seq != i
-                or "surfaceOp" in raw or "sourceEventSeqs" in raw):
+        if seq.__class__ is not int or seq != i:
             odd.append(i)
-            if kind.__class__ is not str:
-                continue
+            positional = False
+        elif kind.__class__ is not str or "surfaceOp" in raw or "sourceEventSeqs" in raw:
+            odd.append(i)
+        if kind.__class__ is not str:
+            continue
         bucket = index.get(kind)
         if bucket is None:
             bucket = index[kind] = []
         bucket.append(i)
         if kind == "assistant/chunk" and i in runs:  # the rest of a packed run: chunks like its first member
             bucket.extend(range(i + 1, runs[i]))
-    return _Scan(index, odd)
+    return _Scan(index, odd, positional)
 
 
 def _shared(ctx: CheckContext) -> _Scan:
@@ -64,6 +69,12 @@ def irregular(ctx: CheckContext) -> list[int]:
     a string type and seq equal to its position, and without surface metadata, so a pass
     judging only those may visit the positions of the types it reads plus these."""
     return _shared(ctx).irregular
+
+
+def seqs_are_positions(ctx: CheckContext) -> bool:
+    """Whether every event is an object whose seq is the int equal to its position (the
+    official shape); a packed run's members carry consecutive seqs from its first one."""
+    return _shared(ctx).positional
 
 
 def positions(ctx: CheckContext, types: Iterable[str]) -> list[int]:
