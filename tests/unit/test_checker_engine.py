@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from agent_loop_logs import Builder
 from checker_logs import assert_fires_only_on_broken, build_twins, check, explain, fired
 
-from dshfuzz.checker import RuleId
+from dshfuzz.checker import OfficialLayer, RuleId
 from dshfuzz.generators import session_logs
 from dshfuzz.model import read_log
 from dshfuzz.oracle import check_enclosure, check_meter, replay_inbox
+from dshfuzz.oracle._js import js_add, js_subtract
 
 ENGINE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1}
 
@@ -152,6 +153,35 @@ def test_a_chunk_usage_sample_is_not_read_by_released(fixtures_dir: Path) -> Non
     message["data"]["usage"]["foo"] = 1
     [t2] = [f for f in check(log.header.raw, events).findings if f.rule is RuleId.T2]
     assert [str(x) for x in t2.refused_by] == ["released"]
+
+
+@pytest.mark.parametrize("string_in", ["a chunk", "a message", "the last sample"])
+def test_a_string_count_stays_in_the_meter_totals_only_when_no_later_sample_subtracts_it(
+    fixtures_dir: Path, string_in: str
+) -> None:
+    """The meter adds counts with JavaScript's ``+`` (TM:217-222): a ``"2"`` makes a total the text
+    ``"...2"``, and the next sample's ``total - previous`` turns it back into a number, whether it
+    replaces the same step's sample or starts another step. Only a string in the log's last sample
+    reaches the meter's schema, which refuses it (each case checked against the official meter)."""
+    log = read_log(fixtures_dir / "valid-v0.unpacked.jsonl")
+    events = [copy.deepcopy(e.raw) for e in log.events]
+    samples = [e["data"]["usage"] if e["type"] == "assistant/message" else e["data"]["chunk"]["usage"]
+               for e in events
+               if e["type"] == "assistant/message" and "usage" in e["data"]
+               or e["type"] == "assistant/chunk" and e["data"]["chunk"]["type"] == "usage"]
+    first_message = next(i for i, e in enumerate(events) if e["type"] == "assistant/message" and "usage" in e["data"])
+    usage = {"a chunk": samples[0], "a message": events[first_message]["data"]["usage"],
+             "the last sample": samples[-1]}[string_in]
+    usage["cacheWriteTokens"] = "2"
+    report = check(log.header.raw, events)
+    meter = [f for f in report.findings if f.rule is RuleId.T2 and OfficialLayer.METER in f.refused_by]
+    assert bool(meter) is (string_in == "the last sample"), explain(report, log.header.raw, events)
+
+
+def test_javascript_addition_concatenates_strings_and_subtraction_makes_numbers() -> None:
+    assert js_add(0, "2") == "02" and js_add("a", [1, None]) == "a1," and js_add(1, True) == 2
+    assert js_subtract("02", "2") == 0 and js_subtract(js_add(0, "x"), 1) != js_subtract(js_add(0, "x"), 1)
+    assert js_add(js_subtract(js_add(0, "2"), "2"), 0) == 0
 
 
 def test_every_break_is_reported_not_only_the_first() -> None:

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import is_safe_integer, number_key, strict_equal, to_integer_or_infinity
+from dshfuzz.oracle._js import (
+    is_number,
+    is_safe_integer,
+    js_add,
+    js_subtract,
+    number_key,
+    strict_equal,
+    to_integer_or_infinity,
+)
 
 from ._context import MAX_SAFE_INTEGER, CheckContext
 from ._finding import Finding
@@ -95,8 +103,8 @@ class _Structure:
         self.meter_step: dict[str, Any] | None = None
         self.header_seen = False
         self.last_context: int | None = None
-        self.usage_totals: tuple[float, ...] = (0, 0, 0, 0)
-        self.last_usage: tuple[Any, Any, tuple[float, ...], int] | None = None
+        self.usage_totals: tuple[Any, ...] = (0, 0, 0, 0)
+        self.last_usage: tuple[Any, Any, tuple[Any, ...], int] | None = None
         self.usage_problem: tuple[int, str] | None = None
         # the chunk of each head the walk found naming the open step, since the last step/start
         # (opened as ``step_key``): a citation of them need not read them again
@@ -211,15 +219,22 @@ class _Structure:
             if self.usage_problem is None and not all(_count_ok(b) for b in buckets):
                 self.usage_problem = (index, "holds a token count that is not a non-negative integer")
         last = self.last_usage
-        previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else (0, 0, 0, 0)
-        self.usage_totals = tuple(t - p + b for t, p, b in zip(self.usage_totals, previous, buckets))
+        previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else None
+        if previous is None or not all(map(strict_equal, previous, buckets)):  # an equal repeat is a no-op (TM:262)
+            # `totals - (previous?.x ?? 0) + next` in JavaScript: a string count concatenates, and a later
+            # subtraction turns the text back into a number ("02" - "2" is 0)
+            self.usage_totals = tuple(
+                js_add(js_subtract(t, 0 if p is None or p is MISSING else p), b)
+                for t, p, b in zip(self.usage_totals, previous or (0, 0, 0, 0), buckets)
+            )
         self.last_usage = (turn, step, buckets, index)
 
     def usage_verdict(self) -> None:
         """The projections' schemas: every total and the newest pressure are non-negative integers."""
         if self.last_usage is None:
             return
-        pressure = self.last_usage[2][0] + self.last_usage[2][2] + self.last_usage[2][3]
+        newest = self.last_usage[2]
+        pressure = js_add(js_add(newest[0], newest[2]), newest[3])
         if all(_count_ok(t) for t in self.usage_totals) and _count_ok(pressure):
             return
         index, problem = self.usage_problem or (self.last_usage[3], "leaves token totals that are not non-negative integers")
@@ -457,16 +472,12 @@ def _same(a: Any, b: Any) -> bool:
     return strict_equal(a, b)
 
 
-def _js_count(value: Any, *, optional: bool) -> float:
-    """A usage count as the projections' arithmetic sees it (``?? 0`` for the cache counts;
-    JavaScript's number coercion for booleans and null; NaN for anything it cannot add)."""
+def _js_count(value: Any, *, optional: bool) -> Any:
+    """A usage count as the projections read it: the value itself, with ``?? 0`` for the
+    cache counts (their arithmetic is JavaScript's, :func:`js_add`)."""
     if optional and (value is None or value is MISSING):
         return 0
-    if type(value) is int or type(value) is float:
-        return value
-    if value is None or type(value) is bool:
-        return int(bool(value))
-    return math.nan
+    return value
 
 
 _USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
@@ -490,9 +501,10 @@ def _released_usage(usage: Any) -> bool:
             and all(k in _USAGE_KEYS and is_safe_integer(v) and v >= 0 for k, v in usage.items()))
 
 
-def _count_ok(value: float) -> bool:
-    """The zod schema ``number().int().nonnegative()``."""
-    return not math.isnan(value) and value >= 0 and float(value).is_integer()
+def _count_ok(value: Any) -> bool:
+    """The zod schema ``number().int().nonnegative()``: a number (not a string, boolean or
+    null), finite, integral and not negative."""
+    return is_number(value) and not math.isnan(value) and value >= 0 and float(value).is_integer()
 
 
 _INT_ONLY = frozenset({int})

@@ -27,7 +27,9 @@ __all__ = [
     "is_number",
     "is_safe_integer",
     "is_event_seq",
+    "js_add",
     "js_string",
+    "js_subtract",
     "less_or_equal",
     "number_key",
     "spread",
@@ -99,6 +101,8 @@ def _number_string(value: float | int) -> str:
         value = float(value)
     if value == 0:
         return "0"
+    if math.isnan(value):  # arithmetic on what is not a number (a JSON value never is NaN)
+        return "NaN"
     if math.isinf(value):  # JSON.parse("1e400") is Infinity
         return "Infinity" if value > 0 else "-Infinity"
     if value < 0:
@@ -158,6 +162,25 @@ def to_number(value: Any) -> float:
         return float(text)
     except ValueError:
         return math.nan
+
+
+def js_add(a: Any, b: Any) -> Any:
+    """``a + b`` for JSON values: a string when either operand is one once objects and
+    arrays are printed (``0 + "2"`` is ``"02"``), else the sum of their numbers."""
+    pa = js_string(a) if type(a) in (list, dict) else a
+    pb = js_string(b) if type(b) in (list, dict) else b
+    if type(pa) is str or type(pb) is str:
+        return js_string(pa) + js_string(pb)
+    if is_number(pa) and is_number(pb):
+        return pa + pb
+    return to_number(pa) + to_number(pb)
+
+
+def js_subtract(a: Any, b: Any) -> float | int:
+    """``a - b`` for JSON values: always a number (``"02" - "2"`` is ``0``)."""
+    if is_number(a) and is_number(b):
+        return a - b
+    return to_number(a) - to_number(b)
 
 
 def _relation(a: Any, b: Any) -> int | None:
