@@ -421,7 +421,8 @@ class _Inflation:
 
     def __init__(self, limits: Limits, file_size: int) -> None:
         self.limits = limits
-        self.left = min(limits.file_bytes, limits.inflation_allowed(file_size))
+        self.file_size = file_size
+        self.produced = 0
 
     def decode(self, frame: FrameLayout, raw: bytes) -> bytes | None:
         """The frame's plaintext, or ``None`` for one that is not a whole, valid frame (torn,
@@ -429,14 +430,14 @@ class _Inflation:
         inflates to more than the limits allow."""
         if not (frame.complete and frame.kind == "zstd" and frame.error is None):
             return None
-        allowed = min(self.limits.frame_bytes, self.limits.inflation_allowed(len(raw)), self.left)
+        allowed = self.limits.frame_allowance(len(raw), self.file_size, self.produced)
         if frame.content_size is not None and frame.content_size > allowed:
             raise FrameLimitError(frame.content_size, allowed)
         try:
             content = decode_frame(raw, allowed)
         except FrameDecodeError:
             return None
-        self.left -= len(content)
+        self.produced += len(content)
         return content
 
 

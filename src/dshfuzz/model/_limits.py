@@ -71,6 +71,14 @@ class Limits:
         """Decompressed bytes that ``compressed`` input bytes may produce under the ratio limit."""
         return max(self.ratio_floor, self.ratio * compressed)
 
+    def frame_allowance(self, compressed: int, file_size: int, produced: int) -> int:
+        """Plaintext that one frame of ``compressed`` bytes may inflate to, in a file of
+        ``file_size`` bytes whose earlier frames produced ``produced``: the least of the
+        frame limit, the frame's ratio allowance, and what is left of the file's allowance
+        (its limit, or its ratio allowance when that is smaller)."""
+        whole_file = min(self.file_bytes, self.inflation_allowed(file_size))
+        return max(0, min(self.frame_bytes, self.inflation_allowed(compressed), whole_file - produced))
+
     def lines_allowed(self, compressed: int) -> int:
         """Lines that ``compressed`` bytes of a zstd file may hold under the line ratio."""
         return max(self.line_floor, self.lines_per_byte * compressed)

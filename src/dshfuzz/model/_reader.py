@@ -295,7 +295,7 @@ def _decode_within(
     """``decode(frame.data)`` within what the inflation budget allows; ``None``, with
     the frame marked ``over-limit`` and the read stopped, when it is over."""
     bounds = budget.bounds(lay)
-    allowed = max(0, min(b.allowed for b in bounds))
+    allowed = budget.limits.frame_allowance(lay.size, budget.file_size, budget.produced)
     if lay.content_size is not None and lay.content_size > allowed:
         # A declared size over the limit is refused before a byte is decoded.
         hit = budget.hit(bounds, lay, frame.index, lay.content_size, exact=True)
