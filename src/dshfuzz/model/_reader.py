@@ -29,8 +29,11 @@ import gc
 import math
 import sys
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -313,16 +316,17 @@ def _decode_within(
 
 
 def _assign_lines_to_frames(log: SessionLog) -> None:
-    """``Frame.lines``: the lines that start in each frame (as ``Line.frame`` says)."""
-    runs: dict[int, list[int]] = {}
-    for line in log.lines:
-        if line.frame is not None:
-            run = runs.setdefault(line.frame, [line.number, line.number])
-            run[1] = line.number
-    for frame in log.frames:
-        if frame.index in runs:
-            first, last = runs[frame.index]
-            frame.lines = range(first, last + 1)
+    """``Frame.lines``: the lines that start in each frame (as ``Line.frame`` says; the
+    lines of a frame are consecutive, and ``log.frames[i]`` is frame ``i``)."""
+    frames = log.frames
+    for index, run in groupby(log.lines, _FRAME_OF):
+        first = next(run)
+        rest = deque(run, maxlen=1)  # the run's last line, without a Python step per line
+        if index is not None:
+            frames[index].lines = range(first.number, (rest[0] if rest else first).number + 1)
+
+
+_FRAME_OF = attrgetter("frame")
 
 
 def _structural_code(error: str) -> str:
