@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from operator import lt
+from operator import add, lt, sub
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,8 +189,9 @@ class _Structure:
             chunk = data.get("chunk") if type(data) is dict else None
             if type(chunk) is dict and chunk.get("type") == "usage":
                 self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
-        elif kind in _NULL_TURN_TYPES:
-            t4, m1 = _null_turn(event)
+        elif kind in _NULL_TURN_TYPES and not (
+                type(data) is dict and type(data.get("turn")) is int and type(data.get("step")) is int):
+            t4, m1 = _null_turn(event)  # the int coordinates above are neither
             if t4 or m1:
                 self.nulls[index] = (t4, m1)
         self.structure(index, event, kind, data)
@@ -221,12 +222,16 @@ class _Structure:
         last = self.last_usage
         previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else None
         if previous is None or not all(map(strict_equal, previous, buckets)):  # an equal repeat is a no-op (TM:262)
-            # `totals - (previous?.x ?? 0) + next` in JavaScript: a string count concatenates, and a later
-            # subtraction turns the text back into a number ("02" - "2" is 0)
-            self.usage_totals = tuple(
-                js_add(js_subtract(t, 0 if p is None or p is MISSING else p), b)
-                for t, p, b in zip(self.usage_totals, previous or (0, 0, 0, 0), buckets)
-            )
+            totals, before = self.usage_totals, previous or (0, 0, 0, 0)
+            if _INT_ONLY.issuperset(map(type, (*totals, *before, *buckets))):  # the common case: plain sums
+                self.usage_totals = tuple(map(add, map(sub, totals, before), buckets))
+            else:
+                # `totals - (previous?.x ?? 0) + next` in JavaScript: a string count concatenates, and a later
+                # subtraction turns the text back into a number ("02" - "2" is 0)
+                self.usage_totals = tuple(
+                    js_add(js_subtract(t, 0 if p is None or p is MISSING else p), b)
+                    for t, p, b in zip(totals, before, buckets)
+                )
         self.last_usage = (turn, step, buckets, index)
 
     def usage_verdict(self) -> None:
@@ -259,7 +264,20 @@ class _Structure:
         """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
         rule = RuleId.T1
         try:
-            if kind == "turn/start":
+            if kind in _STEP_SCOPED or (kind == "tool/result" and event.surfaceOp == "append"):
+                if type(data) is dict:
+                    turn, step = data.get("turn", MISSING), data.get("step", MISSING)
+                    inv_turn, inv_step = self.inv_turn, self.inv_step
+                    # the common event names the open int step: require_open_step finds nothing
+                    if not (type(turn) is int and type(step) is int and type(inv_turn) is int and type(inv_step) is int
+                            and turn == inv_turn and step == inv_step):
+                        self.require_open_step(index, kind, rule, turn, step)
+                else:
+                    self.require_open_step(index, kind, rule, _field(data, "turn"), _field(data, "step"))
+                if kind == "step/end":
+                    self.inv_step = None
+                    self.next_step += 1
+            elif kind == "turn/start":
                 turn = _field(data, "turn")
                 if self.inv_turn is not None:
                     self.both(index, rule, f"turn/start {_show(turn)} while turn {_show(self.inv_turn)} is still open")
@@ -285,11 +303,6 @@ class _Structure:
                 self.inv_step = step
                 self.step_chunks.clear()
                 self.step_key = (self.inv_turn, step)
-            elif kind in _STEP_SCOPED or (kind == "tool/result" and event.surfaceOp == "append"):
-                self.require_open_step(index, kind, rule, _field(data, "turn"), _field(data, "step"))
-                if kind == "step/end":
-                    self.inv_step = None
-                    self.next_step += 1
             elif kind == "tool/result":
                 if self.inv_turn is None:
                     self.both(index, rule, "tool/result surface replacement appended outside any open turn")
@@ -490,7 +503,8 @@ def _exact_buckets(usage: Any) -> tuple[int, int, int, int] | None:
     """The common sample, decided without the general reading: the released shape with exact
     int counts, whose buckets (input, output, cache read, cache write) are then valid too."""
     if (type(usage) is dict and "inputTokens" in usage and "outputTokens" in usage and usage.keys() <= _USAGE_KEY_SET
-            and all(type(v) is int and 0 <= v <= MAX_SAFE_INTEGER for v in usage.values())):
+            and _INT_ONLY.issuperset(map(type, usage.values()))
+            and min(usage.values()) >= 0 and max(usage.values()) <= MAX_SAFE_INTEGER):
         return usage["inputTokens"], usage["outputTokens"], usage.get("cacheReadTokens", 0), usage.get("cacheWriteTokens", 0)
     return None
 
