@@ -414,7 +414,8 @@ class _Structure:
         up to ``seq``, each naming a chunk of the int ``turn``/``step`` (else ``None``, and the
         general reading decides). Ascending seqs repeat none, and a packed run is cited whole
         exactly when the seq a run's length on from its head is its last member; its other
-        members then add nothing the head did not (same turn, step, delta kind and index)."""
+        members then add nothing the head did not (same turn, step, delta kind and index).
+        A chunk the walk found naming this same open step is taken from :attr:`step_chunks`."""
         if not sources:
             return []
         if not (_INT_ONLY.issuperset(map(type, sources)) and sources[0] >= 0 and sources[-1] < seq
@@ -429,24 +430,19 @@ class _Structure:
             source = sources[at]
             at += 1
             chunk = known.get(source, _UNKNOWN)
-            if chunk is not _UNKNOWN:
-                chunks.append(chunk)
-                stop = runs.get(source)
-                if stop is not None and stop <= seq:
-                    last = at + stop - source - 2
-                    if last < count and sources[last] == stop - 1:
-                        at = last + 1
-                continue
-            cited = events[source].raw
-            if cited.__class__ is not dict or cited.get("type") != "assistant/chunk":
-                return None
-            data = cited.get("data")
-            if data.__class__ is not dict:
-                return None
-            cited_turn, cited_step = data.get("turn"), data.get("step")
-            if cited_turn.__class__ is not int or cited_turn != turn or cited_step.__class__ is not int or cited_step != step:
-                return None
-            chunks.append(data.get("chunk", MISSING))
+            if chunk is _UNKNOWN:
+                cited = events[source].raw
+                if cited.__class__ is not dict or cited.get("type") != "assistant/chunk":
+                    return None
+                data = cited.get("data")
+                if data.__class__ is not dict:
+                    return None
+                cited_turn, cited_step = data.get("turn"), data.get("step")
+                if (cited_turn.__class__ is not int or cited_turn != turn
+                        or cited_step.__class__ is not int or cited_step != step):
+                    return None
+                chunk = data.get("chunk", MISSING)
+            chunks.append(chunk)
             stop = runs.get(source)
             if stop is not None and stop <= seq:
                 last = at + stop - source - 2

@@ -17,6 +17,9 @@ __all__ = ["irregular", "positions", "seqs_are_positions", "type_index"]
 
 @dataclass(frozen=True, slots=True)
 class _Scan:
+    """What one walk over the heads found: see :func:`type_index`, :func:`irregular` and
+    :func:`seqs_are_positions`."""
+
     by_type: dict[object, list[int]]
     irregular: list[int]
     positional: bool

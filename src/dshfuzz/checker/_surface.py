@@ -295,8 +295,7 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
     surface_types = replay.types
     first_failure: Finding | None = None
     events = ctx.events
-    # Every other event is an object of another type whose seq is its position and which
-    # carries no surface metadata: the loop below would pass over it.
+    # any other event is an object of another type, seq at its position, no surface metadata: passed over below
     for index in sorted({*irregular(ctx), *positions(ctx, surface_types)}):
         ev = events[index]
         if ev.member is not None:
