@@ -250,11 +250,16 @@ def test_a_shadow_price_claim_is_read_off_the_event_before_the_replace(generated
 
 
 @given(session_logs(max_events=60), st.data())
-def test_the_scan_says_seqs_are_positions_exactly_when_the_seq_order_rules_do(generated: Any, data: st.DataObject) -> None:
+def test_the_scan_says_seqs_are_positions_exactly_when_every_event_carries_its_position(
+    generated: Any, data: st.DataObject
+) -> None:
+    """The seq-order rules (E2 S9 C1) skip a log the scan calls positional: the scan reads
+    only a packed run's first member, and must agree with reading every event."""
     from dshfuzz.checker._context import CheckContext
-    from dshfuzz.checker._persistence import _seqs_are_positions
 
     events = copy.deepcopy(generated.events)
     _damage(events, data)
     ctx = CheckContext(parse_log(encode_jsonl(generated.header, [events])))
-    assert _scan.seqs_are_positions(ctx) == _seqs_are_positions(ctx)
+    every = all(type(ev.raw) is dict and type(ev.raw.get("seq")) is int and ev.raw["seq"] == i
+                for i, ev in enumerate(ctx.events))
+    assert _scan.seqs_are_positions(ctx) == every

@@ -23,6 +23,7 @@ from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._migration import released_refuses_lossy
 from ._run import rule_pass
+from ._scan import seqs_are_positions
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
 
@@ -311,7 +312,7 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
     increases. C1: one note when either shows the traces of several writers."""
     events = ctx.events
-    if _seqs_are_positions(ctx):
+    if seqs_are_positions(ctx):
         return
     seqs: list[tuple[int, int]] = []
     prev: int | None = None
@@ -366,21 +367,6 @@ def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
             "the traces two writers sharing one session leave",
             context={"gaps": gaps[:20], "backsteps": backsteps[:20]},
         )
-
-
-def _seqs_are_positions(ctx: CheckContext) -> bool:
-    """The official shape (every seq an int equal to its position): nothing to report.
-
-    A packed run's members carry consecutive seqs from the first one, so only the
-    first is read (the others are then never built)."""
-    events = ctx.events
-    for i in ctx.packed_runs[0]:
-        ev = events[i]
-        raw = ev.raw
-        s = raw.get("seq") if raw.__class__ is dict else None
-        if s.__class__ is not int or s != i:
-            return False
-    return True
 
 
 _LOSSY_PREFILTERS = (
