@@ -282,10 +282,10 @@ class _Inflation:
         )
         return frame, whole
 
-    def hit(self, bounds: tuple[_Bound, _Bound], lay: FrameLayout, index: int, observed: int, *, exact: bool) -> LimitHit:
+    def hit(self, lay: FrameLayout, index: int, observed: int, *, exact: bool) -> LimitHit:
         """The limit hit when ``lay`` produced (or declared) ``observed`` bytes: the frame's
         own bound when that alone refuses it, else the file's."""
-        frame, whole = bounds
+        frame, whole = self.bounds(lay)
         if observed > frame.allowed:
             return LimitHit(frame.kind, frame.limit, observed, exact, None, index, lay.offset, frame.compressed)
         total = observed + self.produced
@@ -297,16 +297,15 @@ def _decode_within(
 ) -> bytes | None:
     """``decode(frame.data)`` within what the inflation budget allows; ``None``, with
     the frame marked ``over-limit`` and the read stopped, when it is over."""
-    bounds = budget.bounds(lay)
     allowed = budget.limits.frame_allowance(lay.size, budget.file_size, budget.produced)
     if lay.content_size is not None and lay.content_size > allowed:
         # A declared size over the limit is refused before a byte is decoded.
-        hit = budget.hit(bounds, lay, frame.index, lay.content_size, exact=True)
+        hit = budget.hit(lay, frame.index, lay.content_size, exact=True)
     else:
         try:
             content = decode(frame.data, allowed)
         except FrameLimitError as exc:
-            hit = budget.hit(bounds, lay, frame.index, exc.produced, exact=False)
+            hit = budget.hit(lay, frame.index, exc.produced, exact=False)
         else:
             budget.spend(len(content))
             return content

@@ -56,15 +56,15 @@ def is_safe_integer(value: Any) -> bool:
     return False
 
 
-def _has_exact_keys(value: dict[str, Any], keys: tuple[str, ...]) -> bool:
-    return len(value) == len(keys) and all(k in value for k in keys)
+def _has_exact_keys(value: dict[str, Any], keys: frozenset[str]) -> bool:
+    return value.keys() == keys
 
 
-_EVENT_KEYS = ("type", "seq", "time", "data")
-_DATA_KEYS = ("turn", "step", "chunk")
-_TEXT_CHUNK_KEYS = ("type", "index", "text")
-_CALL_CHUNK_KEYS = ("type", "index", "id", "argumentsDelta")
-_NAMED_CALL_CHUNK_KEYS = ("type", "index", "id", "name", "argumentsDelta")
+_EVENT_KEYS = frozenset(("type", "seq", "time", "data"))
+_DATA_KEYS = frozenset(("turn", "step", "chunk"))
+_TEXT_CHUNK_KEYS = frozenset(("type", "index", "text"))
+_CALL_CHUNK_KEYS = frozenset(("type", "index", "id", "argumentsDelta"))
+_NAMED_CALL_CHUNK_KEYS = frozenset(("type", "index", "id", "name", "argumentsDelta"))
 
 
 def _classify(event: Any) -> str | None:
@@ -170,18 +170,26 @@ def _malformed(tag: str, why: str) -> RowDecodeError:
     return RowDecodeError(f"malformed {tag} storage row: {why}")
 
 
+_INT_ONLY = frozenset({int})
+_STR_ONLY = frozenset({str})
+
+
+def _all_ints(values: list[Any]) -> bool:
+    """Every value an ``int`` (not a bool, not a float), decided without a Python step per value."""
+    return not values or set(map(type, values)) == _INT_ONLY
+
+
 def _all_safe(values: list[Any]) -> bool:
-    for v in values:
-        if type(v) is not int or not -_MAX_SAFE <= v <= _MAX_SAFE:
-            return all(is_safe_integer(x) for x in values)
-    return True
+    if _all_ints(values):
+        return not values or (-_MAX_SAFE <= min(values) and max(values) <= _MAX_SAFE)
+    return all(is_safe_integer(x) for x in values)
 
 
 def _validate_run_data(tag: str, data: dict[str, Any], payload_key: str) -> list[str]:
     if not (_is_number(data["turn"]) and _is_number(data["step"]) and _is_number(data["index"])):
         raise _malformed(tag, "turn/step/index must be numbers")
     payload = data[payload_key]
-    if type(payload) is not list or not payload or any(type(p) is not str for p in payload):
+    if type(payload) is not list or not payload or set(map(type, payload)) != _STR_ONLY:
         raise _malformed(tag, f"{payload_key} must be a non-empty string array")
     dt = data["dt"]
     if type(dt) is not list or not _all_safe(dt):
@@ -191,10 +199,10 @@ def _validate_run_data(tag: str, data: dict[str, Any], payload_key: str) -> list
     return payload
 
 
-_ROW_KEYS = ("type", "seq0", "time0", "data")
-_CALL_ROW_DATA = ("turn", "step", "index", "id", "dt", "args")
-_NAMED_CALL_ROW_DATA = ("turn", "step", "index", "id", "name", "dt", "args")
-_TEXT_ROW_DATA = ("turn", "step", "index", "dt", "texts")
+_ROW_KEYS = frozenset(("type", "seq0", "time0", "data"))
+_CALL_ROW_DATA = frozenset(("turn", "step", "index", "id", "dt", "args"))
+_NAMED_CALL_ROW_DATA = frozenset(("turn", "step", "index", "id", "name", "dt", "args"))
+_TEXT_ROW_DATA = frozenset(("turn", "step", "index", "dt", "texts"))
 
 
 def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]]:
@@ -224,7 +232,8 @@ def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]
     if not is_safe_integer(seq0 + len(payload) - 1):
         raise _malformed(tag, "member seqs must stay safe integers")
     # Validated seqs and times are safe integers; members carry them as Python ints.
-    times = list(accumulate([int(g) for g in data["dt"]], initial=int(value["time0"])))
+    dt = data["dt"]
+    times = list(accumulate(dt if _all_ints(dt) else [int(g) for g in dt], initial=int(value["time0"])))
     if max(times) > _MAX_SAFE or min(times) < -_MAX_SAFE:
         raise _malformed(tag, "member times must stay safe integers")
     return payload, times
