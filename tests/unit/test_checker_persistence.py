@@ -122,6 +122,16 @@ def test_e4_fires_on_numbers_json_parse_makes_non_finite_or_negative_zero(token:
     assert (RuleId.E4 in fired(check_log_strict(log))) is lossy
 
 
+def test_e4_shows_a_long_token_by_its_head_and_length() -> None:
+    events = minimal_events()
+    text = dumps(events[3]).replace('"reason":"initial"', '"reason":"initial","n":' + "9" * 5000)
+    log = session_log(header(), events)
+    log.lines[4] = Line(5, text, loads(text))
+    log.events[3] = Event(loads(text), line=5, row=3)
+    (e4,) = [f for f in check_log_strict(log).findings if f.rule is RuleId.E4]
+    assert "9" * 24 + "...(5000 characters)" in e4.message and len(e4.message) < 200
+
+
 def test_unparsable_header_line_is_h1() -> None:
     log = session_log(header(), minimal_events())
     log.header = SessionHeader(MISSING, line=1)

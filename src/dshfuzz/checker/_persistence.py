@@ -522,12 +522,13 @@ def _envelope_defects(
             context={"keys": extra},
         )
     if ev.line in lossy_lines:
-        token = _lossy_token(ctx.log.lines[ev.line - 1].text)
+        token = _lossy_token(ctx.log.lines[ev.line - 1].text) or ""
+        shown = token if len(token) <= 40 else f"{token[:24]}...({len(token)} characters)"
         yield ctx.finding(
             R.E4,
-            f"event is not losslessly JSON-serializable: number {token} parses to a non-finite or negative-zero value",
+            f"event is not losslessly JSON-serializable: number {shown} parses to a non-finite or negative-zero value",
             event=ev,
-            context={"token": token},
+            context={"token": shown},
             # released refuses only a number where its validator reads one (a packed row's own numbers are R2's)
             refused_by=(L.SEED, L.INVARIANTS, L.RELEASED) if released_refuses_lossy(ctx.version, raw) else (L.SEED, L.INVARIANTS),
         )
