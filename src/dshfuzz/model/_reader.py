@@ -21,6 +21,9 @@ Bounds: reading stops at the first frame or line beyond the :class:`Limits`
 keeps its offset and size, not its text (``Line.text`` slices the file, or
 decodes its frames again); a frame keeps its compressed bytes, not its
 plaintext; a packed row's members are built from the row when first read.
+Each block of plaintext is screened once, as it is read, for numbers that
+``JSON.parse`` cannot give back losslessly (``SessionLog.lossy_suspects``), so
+that no consumer has to read the lines again to look for them.
 """
 
 from __future__ import annotations
