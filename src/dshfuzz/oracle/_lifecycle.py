@@ -115,7 +115,7 @@ class _Surface:
         self.first: dict[Any, int] = {}
 
     def append(self, seq: Any) -> None:
-        self.first.setdefault(_identity(seq), len(self.nodes))
+        self.first.setdefault(("n", seq) if seq.__class__ is int else _identity(seq), len(self.nodes))
         self.nodes.append(seq)
 
     def index(self, seq: Any) -> int:
@@ -150,7 +150,8 @@ class _Relationships:
         self.next_step = 1
         self.surface = _Surface()
         self.compaction: dict[str, Any] | None = None
-        self.stale_starts = _orphan_compaction_starts(events, visited)
+        self.visited = visited
+        self._stale_starts: set[Any] | None = None
         # accepted llm/retry records by the values the scans of released compare with ===:
         # the last of each policy chain, the retryIds used, and the first of each (retryId, retry)
         self.retry_chains: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -176,14 +177,28 @@ class _Relationships:
         if (
             etype in ("turn/start", "turn/end")
             and self.compaction is not None
-            and _js.number_key(self.compaction["startSeq"]) not in self.stale_starts
+            and _js.number_key(self.compaction["startSeq"]) not in self.stale_starts()
         ):
             raise _Fail("compaction-crossed", f"{etype} crosses an open compaction")
         handler = _HANDLERS.get(etype)
         if handler is not None:
             handler(self, event, data, seq)
 
+    def stale_starts(self) -> set[Any]:
+        """:func:`_orphan_compaction_starts`, found the first time a turn boundary meets an open
+        compaction: a pure function of the records, which the walk never changes, so asking
+        late answers as asking first, and a log without compactions never asks."""
+        if self._stale_starts is None:
+            self._stale_starts = _orphan_compaction_starts(self.events, self.visited)
+        return self._stale_starts
+
     def _require_open_step(self, etype: str, data: dict[str, Any]) -> None:
+        turn, step, open_turn, open_step = data.get("turn", MISSING), data.get("step", MISSING), self.open_turn, self.open_step
+        if turn.__class__ is int and step.__class__ is int and open_turn.__class__ is int and open_step.__class__ is int:
+            # four ints: ``_same`` is ``==`` and neither open coordinate is null
+            if turn == open_turn and step == open_step:
+                return
+            raise _Fail("not-in-open-step", f"{etype} does not match an open turn and step")
         if (
             not _same(data.get("turn", MISSING), self.open_turn)
             or not _same(data.get("step", MISSING), self.open_step)
@@ -204,7 +219,7 @@ class _Relationships:
         operation = event.get("surfaceOp", MISSING)
         if operation is MISSING:
             raise _Fail("surface-op-missing", f"{etype} requires a surfaceOp marker")
-        if _same(operation, "append"):
+        if operation == "append" if operation.__class__ is str else _same(operation, "append"):
             self.surface.append(seq)
             return
         start_seq, end_seq = _js.get(operation, "start"), _js.get(operation, "end")
@@ -267,7 +282,9 @@ class _Relationships:
         self._require_open_step("assistant/message", data)
         message = _record(data.get("message", MISSING), "assistant/message {seq} message", seq)
         for block in _iterate(message.get("content", MISSING)):
-            if not _same(_at(block, "type"), "tool-call"):
+            # ``_at`` of a record is its own ``get``; two strings are ``===`` when ``==``
+            kind = block.get("type", MISSING) if block.__class__ is dict else _at(block, "type")
+            if not (kind == "tool-call" if kind.__class__ is str else _same(kind, "tool-call")):
                 continue
             call_id = _at(block, "id")
             key = _js.number_key(call_id)
@@ -688,7 +705,9 @@ def _orphan_compaction_starts(events: list[Any], visited: Iterable[int]) -> set[
     stale: set[Any] = set()
     open_seq: Any = MISSING
     for index in visited:
-        event = _raw_at(events, index)
+        event = events[index]
+        if isinstance(event, Event):  # :func:`_raw_at`, inline: the loop visits every record
+            event = event.raw
         etype = event.get("type", MISSING) if type(event) is dict else MISSING
         if etype == "compaction/start":
             open_seq = event.get("seq", MISSING)
@@ -715,7 +734,9 @@ def check_lifecycle(
     visited: Sequence[int] = range(len(log)) if visit is None else visit
     walk = _Relationships(log, raw_header(header), visited)
     for index in visited:
-        event = _raw_at(log, index)
+        event = log[index]
+        if isinstance(event, Event):  # :func:`_raw_at`, inline: the loop visits every record
+            event = event.raw
         try:
             walk.visit(event)
         except _Fail as exc:
