@@ -151,6 +151,10 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
         return set()
     if v3 and t == "assistant/message":
         raise _Violation(rule, 'session event "assistant/message" cannot carry sourceEventSeqs in format v3')
+    if src.__class__ is list and len(src) == 1:
+        only = src[0]
+        if only.__class__ is int and 0 <= only < seq:  # the common citation of one earlier event: nothing below can fail
+            return {only}
     if type(src) is not list:
         raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _NOT_ARRAY)
     if not src and t != "assistant/message":  # the catalog states emptiness in S6 too, append or replace
@@ -179,8 +183,8 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set
     return sources
 
 
-def _masked(data: Any) -> Any:
-    """``{...data, message: {...message, content: [{...content[0], content: null}]}}``;
+def _masked_parts(data: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The message and the first block (``{}`` when it is no object) of a tool/result's data, or
     ``None`` where JavaScript would throw reading a property of undefined/null."""
     if type(data) is not dict:
         return None
@@ -191,12 +195,58 @@ def _masked(data: Any) -> Any:
     if type(content) is not list:
         return None
     first = content[0] if content else MISSING
-    first_rest = dict(first) if type(first) is dict else {}
-    return {**data, "message": {**message, "content": [{**first_rest, "content": None}]}}
+    return message, first if type(first) is dict else {}
+
+
+def _masked_equal(a: Any, b: Any) -> bool:
+    """``isDeepEqualJson`` of the two masked copies ``assertToolResultRewrite`` compares,
+    ``{...data, message: {...message, content: [{...content[0], content: null}]}}``, and
+    ``False`` where either copy would throw; read off ``a`` and ``b`` without making the copies:
+    the masked data and message hold the keys of the data and its message, the masked first
+    block those of the first block plus ``content`` (null on both sides), and the masked
+    content array is that one block."""
+    parts_a, parts_b = _masked_parts(a), _masked_parts(b)
+    if parts_a is None or parts_b is None:
+        return False
+    (message_a, first_a), (message_b, first_b) = parts_a, parts_b
+    if (len(a) != len(b) or len(message_a) != len(message_b)
+            or len(first_a) + ("content" not in first_a) != len(first_b) + ("content" not in first_b)):
+        return False
+    for whole_a, whole_b, masked in ((a, b, "message"), (message_a, message_b, "content"), (first_a, first_b, "content")):
+        for k, v in whole_a.items():
+            if k != masked and (k not in whole_b or not _js_equal(v, whole_b[k])):
+                return False
+    return True
 
 
 def _js_equal(a: Any, b: Any) -> bool:
-    """``isDeepEqualJson`` (S:352-362): JSON structural equality, numbers by value."""
+    """``isDeepEqualJson`` (S:352-362): JSON structural equality, numbers by value.
+
+    A string, object, array, boolean or null on the left, or two ints, is decided by its own
+    branch, which answers as :func:`_js_scalar_equal` would; anything else goes there."""
+    kind = a.__class__
+    if kind is str:
+        return b.__class__ is str and a == b
+    if kind is dict:
+        if b.__class__ is not dict or len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if k not in b or not _js_equal(v, b[k]):
+                return False
+        return True
+    if kind is list:
+        return b.__class__ is list and len(a) == len(b) and all(map(_js_equal, a, b))
+    if kind is bool:
+        return a is b
+    if a is None:
+        return b is None
+    if kind is int and b.__class__ is int:
+        return a == b
+    return _js_scalar_equal(a, b)
+
+
+def _js_scalar_equal(a: Any, b: Any) -> bool:
+    """The general ``isDeepEqualJson``, every kind of value on either side."""
     if type(a) is bool or type(b) is bool:
         return a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -243,7 +293,9 @@ class SurfaceReplay:
 
     def step(self, raw: dict[str, Any], seq: int) -> None:
         t = raw.get("type", MISSING)
-        op = self.op_of(raw, t)
+        op = raw.get("surfaceOp")
+        if not (op == "append" and op.__class__ is str and t.__class__ is str and t in self.types):
+            op = self.op_of(raw, t)  # else it answers "append"
         if op is None:
             return
         surface = self.surface
@@ -284,8 +336,7 @@ class SurfaceReplay:
         original = self.by_seq.get(shadowed[0])
         if original is None or original.type != "tool/result":
             raise _Violation(R.S7, "tool/result surface replacement must target a current tool/result", target=shadowed[0])
-        before, after = _masked(original.data), _masked(raw.get("data", MISSING))
-        if before is None or after is None or not _js_equal(before, after):
+        if not _masked_equal(original.data, raw.get("data", MISSING)):
             raise _Violation(R.S7, "tool/result surface replacement may change only content", target=shadowed[0])
 
 
