@@ -83,18 +83,6 @@ class _LenientFold:
         self.tail: Any = None
         self.counter = 0
 
-    def apply(self, index: int, event: Event) -> None:
-        raw = event.raw
-        op = raw.get("surfaceOp", MISSING)
-        key = _seq_key(raw.get("seq", MISSING))
-        if op == "append":
-            if key in self.index:
-                return
-            self.counter += 1
-            self.link(key, index, self.counter, self.tail, None)
-        elif type(op) is dict and op.get("op") == "replace":
-            self.replace(index, key, _seq_key(op.get(self.keys[0], MISSING)), _seq_key(op.get(self.keys[1], MISSING)))
-
     def link(self, key: Any, index: int, order: int, before: Any, after: Any) -> None:
         self.index[key], self.order[key], self.prev[key], self.next[key] = index, order, before, after
         if before is None:
@@ -120,6 +108,32 @@ class _LenientFold:
             cursor = following
         self.link(key, index, kept, before, after)
 
+    def fold(self, events: list[Event], at: list[int]) -> None:
+        """Apply the events at the positions ``at`` in turn: an append links the node after the
+        tail unless its seq is on the surface; a replace goes to :meth:`replace`; anything else
+        leaves the surface alone."""
+        index, order, prev, following = self.index, self.order, self.prev, self.next
+        start_key, end_key = self.keys
+        for position in at:
+            raw = events[position].raw
+            op = raw.get("surfaceOp", MISSING)
+            key = raw.get("seq", MISSING)
+            if not (key.__class__ is int or key.__class__ is float):
+                key = number_key(key)
+            if op == "append":
+                if key in index:
+                    continue
+                self.counter += 1
+                tail = self.tail
+                index[key], order[key], prev[key], following[key] = position, self.counter, tail, None
+                if tail is None:
+                    self.head = key
+                else:
+                    following[tail] = key
+                self.tail = key
+            elif op.__class__ is dict and op.get("op") == "replace":
+                self.replace(position, key, _seq_key(op.get(start_key, MISSING)), _seq_key(op.get(end_key, MISSING)))
+
     def indices(self) -> list[int]:
         out = []
         cursor = self.head
@@ -134,18 +148,18 @@ def surface_indices(ctx: CheckContext) -> list[int]:
 
     def build() -> list[int]:
         fold = _LenientFold(ctx.version)
-        for index in positions(ctx, fold.types):
-            fold.apply(index, ctx.events[index])
+        fold.fold(ctx.events, positions(ctx, fold.types))
         return fold.indices()
 
     return ctx.memo("wire-surface", build)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WireMessage:
     """One serialised message: ``role`` (system, user, assistant, tool), the log
     position of the event it came from (``None`` for a loader closer), the call ids
-    an assistant message advertises, or the id a tool message answers."""
+    an assistant message advertises, or the id a tool message answers. Never changed
+    once made (not frozen: a frozen dataclass's ``__init__`` costs three times as much)."""
 
     role: str
     index: int | None
@@ -153,35 +167,36 @@ class WireMessage:
     answers: Any = MISSING
 
 
-def _message_of(event: Event) -> Any:
-    """``deriveEventMessage`` (S:278): ``None`` when the node derives no message."""
-    data = event.data
-    if event.type == "user/message":
+def _message_of(raw: dict[str, Any]) -> Any:
+    """``deriveEventMessage`` (S:278) of a node's event (an object): ``None`` when it derives no message."""
+    data = raw.get("data", MISSING)
+    kind = raw.get("type", MISSING)
+    if kind == "user/message":
         return data
     message = _get(data, "message")
-    if event.type == "assistant/message" and _get(message, "content") == []:
+    if kind == "assistant/message" and _get(message, "content") == []:
         return None
     return message
 
 
-def _serialise(index: int | None, message: Any) -> Iterator[WireMessage]:
-    """``serializeMessages`` (LD:117-145) for one message; malformed content yields nothing."""
+def _serialise(index: int | None, message: Any, out: list[WireMessage]) -> None:
+    """``serializeMessages`` (LD:117-145) for one message, onto ``out``; malformed content adds nothing."""
     content = _get(message, "content")
     if type(content) is not list:
         return
-    blocks = [b for b in content if type(b) is dict]
     role = _get(message, "role")
     if role == "system":
-        yield WireMessage("system", index)
+        out.append(WireMessage("system", index))
     elif role == "assistant":
-        yield WireMessage("assistant", index, tuple(b.get("id", MISSING) for b in blocks if b.get("type") == "tool-call"))
+        out.append(WireMessage("assistant", index, tuple(
+            b.get("id", MISSING) for b in content if type(b) is dict and b.get("type") == "tool-call")))
     else:
-        results = [b for b in blocks if b.get("type") == "tool-result"]
-        texts = [b.get("text", MISSING) for b in blocks if b.get("type") == "text"]
-        if any(_prints_text(t) for t in texts) or not results:
-            yield WireMessage("user", index)
+        results = [b for b in content if type(b) is dict and b.get("type") == "tool-result"]
+        # with no tool result the user text is sent whatever it prints, so the texts are read only otherwise
+        if not results or any(_prints_text(b.get("text", MISSING)) for b in content if type(b) is dict and b.get("type") == "text"):
+            out.append(WireMessage("user", index))
         for result in results:
-            yield WireMessage("tool", index, answers=result.get("toolCallId", MISSING))
+            out.append(WireMessage("tool", index, answers=result.get("toolCallId", MISSING)))
 
 
 def _prints_text(value: Any) -> bool:
@@ -202,9 +217,9 @@ def wire_messages(ctx: CheckContext) -> list[WireMessage]:
         out: list[WireMessage] = []
         events = upgraded_events(ctx)
         for index in surface_indices(ctx):
-            message = _message_of(events[index])
+            message = _message_of(events[index].raw)  # a node's event is an object: the scan found its type
             if message is not None:
-                out.extend(_serialise(index, message))
+                _serialise(index, message, out)
         for advert in tool_ledger(ctx).tail_pending:
             out.append(WireMessage("tool", None, answers=advert.call_id))
         return out
@@ -247,16 +262,19 @@ class _Judge:
 
     def read(self, stream: list[WireMessage]) -> None:
         for message in stream:
+            # close() and the user text's marking change nothing while no call is pending: the reason is not formatted then
             if message.role == "assistant":
-                self.close(f"the next assistant message (seq {self.seq(message.index)})")
-                self.pending.clear()
+                if self.pending:
+                    self.close(f"the next assistant message (seq {self.seq(message.index)})")
+                    self.pending.clear()
                 for call_id in message.calls:
                     self.pending.setdefault(call_key(call_id), _Pending(call_id, message.index))
             elif message.role == "user":
-                for item in self.pending.values():
-                    if item.interposed is None:
-                        item.interposed = message.index
-                self.close(f"the next user text (seq {self.seq(message.index)})")
+                if self.pending:
+                    for item in self.pending.values():
+                        if item.interposed is None:
+                            item.interposed = message.index
+                    self.close(f"the next user text (seq {self.seq(message.index)})")
             elif message.role == "tool":
                 item = self.pending.pop(call_key(message.answers), None)
                 if item is None:
