@@ -11,8 +11,9 @@ places the shortcuts read, packed and one event per line."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any, TypeVar
 from unittest import mock
 
 from hypothesis import example, given, settings
@@ -202,6 +203,7 @@ def _ref_read(self: Any, stream: list[Any]) -> None:
 
 
 _Rel = _lifecycle._Relationships
+T = TypeVar("T")
 
 
 def _ref_surface_append(self: Any, seq: Any) -> None:
@@ -253,6 +255,14 @@ _ORIGINAL_INIT = _Rel.__init__
 def _ref_init(self: Any, events: list[Any], header: Any, visited: Any) -> None:
     _ORIGINAL_INIT(self, events, header, visited)
     self._stale_starts = _lifecycle._orphan_compaction_starts(events, visited)  # found first, as before
+
+
+def _generally(run: Callable[[], T]) -> T:
+    """``run()`` with the general code of every shortcut patched back in."""
+    with ExitStack() as stack:
+        for patch in _general():
+            stack.enter_context(patch)
+        return run()
 
 
 def _general() -> list[Any]:
@@ -386,14 +396,7 @@ def test_the_surface_shortcuts_find_what_the_general_code_finds(generated: Any, 
     options = CheckOptions(strict=True, rules=_RULES, format_version=version)
     encoded = encode_jsonl(generated.header, [events], pack=pack)
     shortcut = check_log(parse_log(encoded), options)
-    patches = _general()
-    for patch in patches:
-        patch.start()
-    try:
-        general = check_log(parse_log(encoded), options)
-    finally:
-        for patch in reversed(patches):
-            patch.stop()
+    general = _generally(lambda: check_log(parse_log(encoded), options))
     assert _facts(shortcut) == _facts(general), explain(shortcut, generated.header, events)
 
 
@@ -405,15 +408,7 @@ def test_the_released_walk_shortcuts_reach_the_general_verdict(generated: Any, d
     _rewrites(events, data)
     _damage(events, data)
     shortcut = check_lifecycle(events, generated.header)
-    patches = _general()
-    for patch in patches:
-        patch.start()
-    try:
-        general = check_lifecycle(events, generated.header)
-    finally:
-        for patch in reversed(patches):
-            patch.stop()
-    assert shortcut == general
+    assert shortcut == _generally(lambda: check_lifecycle(events, generated.header))
 
 
 _JSON = st.recursive(
@@ -445,15 +440,7 @@ def test_orphan_compaction_starts_found_late_are_the_ones_found_first() -> None:
     verdicts = []
     for crossing in (False, True):
         shortcut = check_lifecycle(_seeded(crossing), header)
-        patches = _general()
-        for patch in patches:
-            patch.start()
-        try:
-            general = check_lifecycle(_seeded(crossing), header)
-        finally:
-            for patch in reversed(patches):
-                patch.stop()
-        assert shortcut == general
+        assert shortcut == _generally(lambda: check_lifecycle(_seeded(crossing), header))
         verdicts.append(shortcut)
     assert verdicts[0] != verdicts[1]
 
