@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, orjson_is_exact, screen_numbers
+from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import PackedMember, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
@@ -520,11 +520,13 @@ class _Reader:
         # One vetting pass over the whole chunk lets every line in it go straight to orjson, and
         # its lossy-number screen spares the checker reading the lines again.
         exact, suspect = screen_numbers(chunk)
-        if may_hold_lossy_number(first) if joined else suspect:
+        # a first line joined from earlier chunks is screened whole; any other lies inside this chunk
+        first_exact, first_suspect = screen_numbers(first) if joined else (exact, suspect)
+        if first_suspect:
             self.log.lossy_suspects.append(range(number, number + 1))
         if suspect and last > 1:
             self.log.lossy_suspects.append(range(number + 1, number + last))
-        self._line(first, first_frame, first_offset, not joined and orjson_is_exact(first), False)
+        self._line(first, first_frame, first_offset, first_exact, False)
         offset = start + len(parts[0]) + 1
         line = self._line
         # One bracket count spares almost every chunk the per-line nesting pre-scan.
