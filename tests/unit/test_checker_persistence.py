@@ -122,6 +122,19 @@ def test_e4_fires_on_numbers_json_parse_makes_non_finite_or_negative_zero(token:
     assert (RuleId.E4 in fired(check_log_strict(log))) is lossy
 
 
+@pytest.mark.parametrize("kind", [{}, [], None, 7])
+def test_e4_on_an_event_whose_type_is_not_a_string_names_released(kind: Any) -> None:
+    """Found by atheris (checker-zstd): a lossy number in an event typed ``{}`` crashed the
+    released attribution, which looked the type up in a table."""
+    events = minimal_events()
+    text = dumps({**events[3], "type": kind}).replace('"reason":"initial"', '"reason":"initial","n":-1e400')
+    log = session_log(header(), events)
+    log.lines[4] = Line(5, text, loads(text))
+    log.events[3] = Event(loads(text), line=5, row=3)
+    (e4,) = [f for f in check_log_strict(log).findings if f.rule is RuleId.E4]
+    assert OfficialLayer.RELEASED in e4.refused_by
+
+
 def test_e4_shows_a_long_token_by_its_head_and_length() -> None:
     events = minimal_events()
     text = dumps(events[3]).replace('"reason":"initial"', '"reason":"initial","n":' + "9" * 5000)

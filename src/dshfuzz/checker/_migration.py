@@ -314,8 +314,9 @@ def _unread_by_v0(kind: Any, data: Any, path: _Path) -> bool:
     """Whether released's v0 payload validation never reads ``data`` at ``path``: an
     assistant/chunk payload (V01:1918), a tool schema's parameters (V01:1139), a content
     block of an unknown type or a source of an unknown kind beyond its discriminant
-    (V01:685, 914), a model source's replayState, a turn/end reason of an unknown kind."""
-    if not path:
+    (V01:685, 914), a model source's replayState, a turn/end reason of an unknown kind.
+    An event whose type is not a string has no such place: released reads it whole."""
+    if not path or type(kind) is not str:
         return False
     if kind == "assistant/chunk":
         return True
