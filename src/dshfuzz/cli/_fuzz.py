@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dshfuzz.harness import CampaignConfig, Corpus, default_workers, load_checker, parse_budget, run_campaign
     from dshfuzz.harness._judges import CheckerSpecError
-    from dshfuzz.report import LiveReporter, final_table, write_reports
+    from dshfuzz.report import LiveReporter, final_summary, write_reports
 
     err = Console(stderr=True)
     try:
@@ -79,12 +79,9 @@ def run(args: argparse.Namespace) -> int:
                 official=f.official,
             )
     out = Console()
-    out.print(final_table(summary))
-    s = summary.to_json()
-    out.print(
-        f"{s['examples']} logs judged in {s['elapsedSeconds']:.0f}s ({s['examplesPerSecond']:.1f}/s), "
-        f"stopped by {s['stop']}; report: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name})"
-    )
+    out.print(final_summary(summary))
+    where = f"report: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name})"
+    out.print(where, highlight=False, soft_wrap=True)
     for w in summary.worker_errors:
         err.print(f"[red]worker {w.worker} failed[/red]\n{w.error}")
     for f in summary.oracle_crashes:

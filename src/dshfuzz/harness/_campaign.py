@@ -339,6 +339,7 @@ def run_campaign(
         official=config.official,
         out=str(config.run_dir),
         started_at=start,
+        mutators=_planned_mutators(config),
     )
     deadline = start + config.budget_seconds if config.budget_seconds is not None else None
     procs: list  # worker processes, or the one in-process worker thread
@@ -403,6 +404,14 @@ def run_campaign(
             if not isinstance(proc, threading.Thread) and proc.is_alive():
                 proc.kill()
     yield CampaignFinished(reason, judged, time.time() - start, time.time())  # type: ignore[arg-type]
+
+
+def _planned_mutators(config: CampaignConfig) -> tuple[str, ...]:
+    if config.mutators is not None:
+        return tuple(config.mutators)
+    from dshfuzz.mutators import MUTATORS
+
+    return tuple(MUTATORS)
 
 
 def default_workers() -> int:

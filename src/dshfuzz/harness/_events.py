@@ -33,6 +33,8 @@ class CampaignStarted:
     official: bool
     out: str
     started_at: float
+    mutators: tuple[str, ...] = ()
+    """The mutators the campaign draws from (its ``--mutators``, else the whole registry)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Any
 
 from dshfuzz._atomic import write_atomic
+from dshfuzz.harness._events import DisagreementFound
 
 from ._summary import CampaignSummary
 
@@ -64,6 +66,9 @@ def render_markdown(summary: CampaignSummary) -> str:
         f"- stopped by: {s['stop']} after {s['elapsedSeconds']:.1f} s",
         f"- judged logs: {s['examples']} ({s['mutants']} mutants), {s['examplesPerSecond']:.1f} logs/s, "
         f"mean {s['meanEvents']} events",
+        f"- mutators reached: {s['mutatorsReached']}"
+        + (f" of {len(s['mutatorsPlanned'])}" if s["mutatorsPlanned"] else "")
+        + f"; rules fired: {len(s['rulesFired'])}",
         f"- distinct findings: {len(s['findings'])}",
         "",
         "## Findings",
@@ -75,11 +80,14 @@ def render_markdown(summary: CampaignSummary) -> str:
         out += [
             f"### {i}. {f.kind} — `{f.signature}`",
             "",
-            f"- seen {entry['count']}×; minimised from {f.events_found} to {f.events_minimal} events",
+            f"- seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; minimised from "
+            f"{f.events_found} to {f.events_minimal} events",
             f"- detail: {f.detail}",
             f"- checker reported: {', '.join(f.checker_rules) or 'nothing'}; expected: "
             f"{', '.join(f.expected_rules) or '—'}",
-            f"- official: " + ", ".join(f"{k} {'ok' if v.get('ok') else 'refuses'}" for k, v in f.official.items()),
+            "- official: " + (", ".join(
+                f"{k} accepts" if v.get("ok") else f"{k} refuses ({_refusal_text(v)})" for k, v in f.official.items()
+            ) or "not consulted"),
             f"- witness: `{_witness_name(i, f.compression)}`",
             "",
             "```",
@@ -95,53 +103,160 @@ def render_markdown(summary: CampaignSummary) -> str:
 
 
 _CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;max-width:80em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 th:first-child,td:first-child{text-align:left}pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:24em}
-.bar{display:inline-block;background:#4a7;height:10px}h2{margin-top:1.6em}
+h2{margin-top:1.6em}.run td{text-align:left}.ok{color:#171}.bad{color:#b21}
+.heat td,.heat th{padding:1px 3px;font-size:12px;min-width:1.6em}.heat th.r{writing-mode:vertical-rl}
+.heat td.exp{outline:2px solid #124;outline-offset:-2px}details{margin:.6em 0}summary{cursor:pointer}
+.legend span{display:inline-block;width:1.4em;height:.9em;vertical-align:middle;margin:0 .2em}
 """
+
+
+def _rule_key(rule: str) -> tuple[str, int, str]:
+    head = rule.rstrip("0123456789")
+    tail = rule[len(head):]
+    return (head, int(tail) if tail else -1, rule)
 
 
 def _heat(n: int, total: int) -> str:
     if not total or not n:
         return ""
-    alpha = min(1.0, 0.15 + n / total)
-    return f' style="background:rgba(200,60,40,{alpha:.2f})"'
+    alpha = 0.15 + 0.85 * min(1.0, n / total)
+    return f"background:rgba(200,60,40,{alpha:.2f})"
+
+
+def _heatmap(summary: CampaignSummary) -> str:
+    """Mutator rows × rule columns; a cell's shade is the share of that mutator's logs on
+    which the checker reported the rule, and the rules the mutator declares are outlined."""
+    e = html.escape
+    rules = sorted(summary.rules_fired | {r for rs in summary.expected.values() for r in rs}, key=_rule_key)
+    head = "".join(f"<th class=r>{e(r)}</th>" for r in rules)
+    rows = []
+    for mutator, n in sorted(summary.mutator_examples.items()):
+        fired = summary.coverage.get(mutator, {})
+        expected = summary.expected.get(mutator, set())
+        cells = []
+        for r in rules:
+            count = fired.get(r, 0)
+            cls = " class=exp" if r in expected else ""
+            tip = f"{mutator} × {r}: {count} of {n} logs" + (" (declared)" if r in expected else "")
+            cells.append(f"<td{cls} style='{_heat(count, n)}' title='{e(tip)}'>{count or ''}</td>")
+        recall = summary.recall(mutator)
+        klass = "" if recall is None else " class=ok" if recall == 1 else " class=bad"
+        rows.append(f"<tr><td>{e(mutator)}</td><td>{n}</td><td{klass}>{_pct(recall)}</td>{''.join(cells)}</tr>")
+    legend = ("<p class=legend>shade: share of the mutator's logs on which the rule fired "
+              f"<span style='{_heat(1, 10)}'></span>10% <span style='{_heat(1, 2)}'></span>50% "
+              f"<span style='{_heat(1, 1)}'></span>100%; outlined: the rules the mutator declares; recall: "
+              "the share of its logs on which every declared rule fired.</p>")
+    return (f"{legend}<table class=heat><tr><th>mutator</th><th>logs</th><th>recall</th>{head}</tr>"
+            f"{''.join(rows)}</table>")
+
+
+def _throughput_svg(summary: CampaignSummary) -> str:
+    """Logs judged per second over time (one point per bucket), each distinct finding a red
+    mark at the moment it was found. Plain SVG: no script, no network."""
+    e = html.escape
+    s = summary.to_json()
+    bucket = s["bucketSeconds"]
+    elapsed = max(s["elapsedSeconds"], bucket)
+    points = []
+    for p in s["throughput"]:
+        width = min(bucket, max(elapsed - p["t"], 1e-9))
+        points.append((p["t"] + width / 2, p["examples"] / width))
+    if not points:
+        return "<p>No log judged.</p>"
+    w, h, left, bottom, top = 720, 200, 48, 28, 10
+    peak = max(rate for _, rate in points) or 1.0
+    x = lambda t: left + (w - left - 10) * t / elapsed  # noqa: E731
+    y = lambda r: top + (h - top - bottom) * (1 - r / peak)  # noqa: E731
+    line = " ".join(f"{x(t):.1f},{y(r):.1f}" for t, r in points)
+    area = f"{x(points[0][0]):.1f},{y(0):.1f} {line} {x(points[-1][0]):.1f},{y(0):.1f}"
+    ticks = []
+    for i in range(5):
+        t = elapsed * i / 4
+        ticks.append(f"<text x='{x(t):.1f}' y='{h - 8}' text-anchor='middle'>{t:.0f}s</text>")
+        r = peak * i / 4
+        ticks.append(f"<text x='{left - 6}' y='{y(r) + 4:.1f}' text-anchor='end'>{r:.0f}</text>"
+                     f"<line x1='{left}' x2='{w - 10}' y1='{y(r):.1f}' y2='{y(r):.1f}' stroke='#eee'/>")
+    marks = "".join(
+        f"<line x1='{x(summary.since_start(f.at)):.1f}' x2='{x(summary.since_start(f.at)):.1f}' y1='{top}' "
+        f"y2='{y(0):.1f}' stroke='#c33' stroke-dasharray='3 2'><title>{e(f.signature)} after "
+        f"{summary.since_start(f.at):.0f}s</title></line>"
+        for f in summary.findings
+    )
+    return (
+        f"<svg width='{w}' height='{h}' font-size='11' role='img' "
+        f"aria-label='logs judged per second over time'>{''.join(ticks)}"
+        f"<polygon points='{area}' fill='rgba(70,150,110,.25)'/>"
+        f"<polyline points='{line}' fill='none' stroke='#3a7' stroke-width='2'/>{marks}"
+        f"<line x1='{left}' x2='{w - 10}' y1='{y(0):.1f}' y2='{y(0):.1f}' stroke='#888'/></svg>"
+        f"<p>logs judged per second, in {bucket:.0f}-second buckets; dashed red: a distinct finding, when found "
+        f"(mean {s['examplesPerSecond']:.1f}/s).</p>"
+    )
+
+
+def _refusal_text(verdict: dict[str, Any]) -> str:
+    error = verdict.get("error")
+    if not isinstance(error, dict):
+        return ""
+    seq = f" (seq {error['seq']})" if error.get("seq") is not None else ""
+    return f"{error.get('name', '')}: {str(error.get('message', ''))[:300]}{seq}"
+
+
+def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any]) -> str:
+    e = html.escape
+    verdicts = "".join(
+        f"<tr><td>{e(layer)}</td><td class={'ok' if v.get('ok') else 'bad'}>{'accepts' if v.get('ok') else 'refuses'}"
+        f"</td><td>{e(_refusal_text(v))}</td></tr>"
+        for layer, v in f.official.items()
+    )
+    official = f"<table><tr><th>official layer</th><th>verdict</th><th>why</th></tr>{verdicts}</table>" if verdicts else ""
+    return (
+        f"<details open><summary><b>{index}. {e(f.kind)}</b> <code>{e(f.signature)}</code></summary>"
+        f"<p>seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; minimised {f.events_found} → "
+        f"{f.events_minimal} events; witness <code>{e(entry.get('witness', ''))}</code>.</p>"
+        f"<p>{e(f.detail)}</p>"
+        f"<p>checker reported: {e(', '.join(f.checker_rules) or 'nothing')}; expected: "
+        f"{e(', '.join(f.expected_rules) or '—')}; reference oracle refused: "
+        f"{e(', '.join(f.oracle_refusing) or 'nothing')}</p>{official}"
+        f"<pre>{e(_log_text(f.data, f.compression)[:_MAX_INLINE_LOG])}</pre></details>"
+    )
 
 
 def render_html(summary: CampaignSummary) -> str:
+    """The whole report as one self-contained page (inline CSS and SVG, no script)."""
     s = summary.to_json()
+    for i, entry in enumerate(s["findings"], 1):
+        entry["witness"] = _witness_name(i, entry["compression"])
     run = s["run"] or {}
     e = html.escape
-    rules = sorted({r for c in summary.coverage.values() for r in c})
-    rows = []
-    for mutator, n in sorted(summary.mutator_examples.items()):
-        cells = "".join(f"<td{_heat(summary.coverage[mutator][r], n)}>{summary.coverage[mutator][r] or ''}</td>" for r in rules)
-        rows.append(f"<tr><td>{e(mutator)}</td><td>{n}</td><td>{_pct(summary.recall(mutator))}</td>{cells}</tr>")
-    peak = max((p["examples"] for p in s["throughput"]), default=1)
-    bars = "".join(
-        f"<tr><td>{p['t']:.0f}s</td><td><span class=bar style='width:{300 * p['examples'] / peak:.0f}px'></span> "
-        f"{p['examples']}</td></tr>"
-        for p in s["throughput"]
-    )
-    findings = []
-    for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1):
-        findings.append(
-            f"<h3>{i}. {e(f.kind)} — <code>{e(f.signature)}</code></h3>"
-            f"<p>seen {entry['count']}×; minimised {f.events_found} → {f.events_minimal} events. {e(f.detail)}</p>"
-            f"<pre>{e(_log_text(f.data, f.compression)[:_MAX_INLINE_LOG])}</pre>"
-        )
+    title = f"dshfuzz campaign {e(str(run.get('id', '')))}"
+    defects = len(summary.checker_defects)
+    verdict = (f"<span class=bad>{defects} checker finding{'' if defects == 1 else 's'}</span>" if defects
+               else "<span class=ok>no disagreement: the checker agreed with every judge on every log</span>")
+    planned = len(summary.planned_mutators)
+    facts = [
+        ("checker", f"<code>{e(str(run.get('checker')))}</code>"),
+        ("judges", "checker, reference oracle" + (", official layers" if run.get("official") else "")),
+        ("seed / workers", f"{run.get('seed')} / {run.get('workers')}"),
+        ("stopped by", f"{e(str(s['stop']))} after {s['elapsedSeconds']:.1f} s"),
+        ("logs judged", f"{s['examples']} ({s['mutants']} mutants), {s['examplesPerSecond']:.1f}/s, "
+                        f"mean {s['meanEvents']} events"),
+        ("mutators reached", f"{s['mutatorsReached']}" + (f" of {planned}" if planned else "")),
+        ("rules fired", f"{len(s['rulesFired'])}: {e(' '.join(s['rulesFired']))}"),
+        ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
+        ("verdict", verdict),
+    ]
+    table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    findings = "".join(_finding_html(i, f, entry) for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1))
+    errors = "".join(f"<pre>{e(w)}</pre>" for w in s["workerErrors"])
     return (
-        "<!doctype html><html><head><meta charset=utf-8>"
-        f"<title>dshfuzz campaign {e(str(run.get('id', '')))}</title><style>{_CSS}</style></head><body>"
-        f"<h1>dshfuzz campaign {e(str(run.get('id', '')))}</h1>"
-        f"<p>checker <code>{e(str(run.get('checker')))}</code>, seed {run.get('seed')}, {run.get('workers')} workers; "
-        f"stopped by {e(str(s['stop']))} after {s['elapsedSeconds']:.1f} s; {s['examples']} logs judged "
-        f"({s['examplesPerSecond']:.1f}/s); {len(s['findings'])} distinct findings.</p>"
-        "<h2>Kill matrix (mutator × rule fired)</h2>"
-        f"<table><tr><th>mutator</th><th>logs</th><th>recall</th>{''.join(f'<th>{e(r)}</th>' for r in rules)}</tr>"
-        f"{''.join(rows)}</table>"
-        "<h2>Findings</h2>" + ("".join(findings) or "<p>None.</p>") +
-        f"<h2>Throughput</h2><table><tr><th>from</th><th>logs judged</th></tr>{bars}</table>"
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title><style>{_CSS}</style></head>"
+        f"<body><h1>{title}</h1><table class=run>{table}</table>"
+        f"<h2>Findings</h2>{findings or '<p>None.</p>'}"
+        + (f"<h2>Worker errors</h2>{errors}" if errors else "")
+        + f"<h2>Throughput over time</h2>{_throughput_svg(summary)}"
+        f"<h2>Kill matrix (mutator × rule fired)</h2>{_heatmap(summary)}"
         "</body></html>\n"
     )

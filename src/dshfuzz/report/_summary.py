@@ -41,6 +41,7 @@ class CampaignSummary:
     recall_hits: Counter[str] = field(default_factory=Counter)
     refusals: Counter[str] = field(default_factory=Counter)
     throughput: Counter[int] = field(default_factory=Counter)
+    expected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     worker_errors: list[WorkerFailed] = field(default_factory=list)
 
     def add(self, event: CampaignEvent) -> None:
@@ -64,6 +65,7 @@ class CampaignSummary:
         self.mutator_examples[name] += 1
         if event.mutator is not None:
             self.mutants += 1
+            self.expected[name].update(event.expected_rules)
             if event.expected_rules <= event.checker_rules:
                 self.recall_hits[name] += 1
         for rule in event.checker_rules:
@@ -93,6 +95,27 @@ class CampaignSummary:
     @property
     def oracle_crashes(self) -> list[DisagreementFound]:
         return [f for f in self.findings if f.kind == "oracle-crash"]
+
+    @property
+    def planned_mutators(self) -> tuple[str, ...]:
+        return self.started.mutators if self.started is not None else ()
+
+    @property
+    def mutators_reached(self) -> int:
+        return sum(1 for m in self.mutator_examples if m != "valid")
+
+    @property
+    def rules_fired(self) -> frozenset[str]:
+        return frozenset(r for c in self.coverage.values() for r in c)
+
+    def since_start(self, at: float) -> float:
+        """Seconds from the campaign's start to the wall-clock time ``at``."""
+        return max(0.0, at - self.started.started_at) if self.started is not None else 0.0
+
+    def low_recall(self, below: float = 1.0) -> list[tuple[str, float]]:
+        """The mutators whose declared rules the checker did not always report, worst first."""
+        out = [(m, r) for m in self.mutator_examples if (r := self.recall(m)) is not None and r < below]
+        return sorted(out, key=lambda item: (item[1], item[0]))
 
     def recall(self, mutator: str) -> float | None:
         n = self.mutator_examples.get(mutator, 0)
@@ -133,13 +156,19 @@ class CampaignSummary:
                     "expectedRules": list(f.expected_rules),
                     "official": f.official,
                     "compression": f.compression,
+                    "foundAfterSeconds": round(self.since_start(f.at), 3),
                 }
                 for f in self.findings
             ],
             "signatureCounts": dict(self.signature_counts.most_common()),
             "coverage": {m: dict(c) for m, c in sorted(self.coverage.items())},
             "recall": {m: self.recall(m) for m in sorted(self.mutator_examples) if m != "valid"},
+            "expectedRules": {m: sorted(r) for m, r in sorted(self.expected.items())},
+            "mutatorsPlanned": list(self.planned_mutators),
+            "mutatorsReached": self.mutators_reached,
+            "rulesFired": sorted(self.rules_fired),
             "officialRefusals": dict(self.refusals),
+            "bucketSeconds": _BUCKET_SECONDS,
             "throughput": [
                 {"t": b * _BUCKET_SECONDS, "examples": n} for b, n in sorted(self.throughput.items())
             ],

@@ -1,65 +1,198 @@
-"""The terminal reporter: a live rich display while the campaign runs, a table at the end."""
+"""The terminal reporter: a live rich display while the campaign runs, tables at the end.
+
+On a terminal the live view redraws four times a second; elsewhere (CI logs, a
+pipe) it prints one plain progress line every ``interval`` seconds and one line per
+new finding, so a long campaign is never silent and never floods a log.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 
-from rich.console import Console, Group
-from rich.live import Live
+from rich.console import Console, Group, RenderableType
+from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from dshfuzz.harness._events import CampaignEvent
+from dshfuzz.harness._events import CampaignEvent, DisagreementFound
 
 from ._summary import CampaignSummary
 
-__all__ = ["LiveReporter", "final_table"]
+__all__ = ["LiveReporter", "final_summary", "final_table", "progress_line"]
+
+_KIND_STYLE = {
+    "false-alarm": "yellow",
+    "miss": "red",
+    "wrong-place": "magenta",
+    "crash": "bold red",
+    "timeout": "bold red",
+    "unparsable-output": "bold red",
+    "metamorphic": "cyan",
+    "official-disagreement": "blue",
+    "oracle-crash": "bold red",
+}
+
+
+def _budget_fraction(summary: CampaignSummary) -> float | None:
+    started = summary.started
+    if started is None:
+        return None
+    fractions = []
+    if started.budget_seconds:
+        fractions.append(summary.elapsed / started.budget_seconds)
+    if started.budget_examples:
+        fractions.append(summary.examples / started.budget_examples)
+    return min(1.0, max(fractions)) if fractions else None
+
+
+def _reach(summary: CampaignSummary) -> str:
+    planned = len(summary.planned_mutators)
+    return f"{summary.mutators_reached}/{planned}" if planned else str(summary.mutators_reached)
+
+
+def progress_line(summary: CampaignSummary) -> str:
+    """One plain line of the campaign's state (the non-terminal live view)."""
+    fraction = _budget_fraction(summary)
+    budget = "" if fraction is None else f" [{100 * fraction:.0f}% of budget]"
+    return (
+        f"dshfuzz: {summary.examples} logs judged ({summary.rate:.1f}/s, {summary.elapsed:.0f}s){budget}; "
+        f"mutators reached {_reach(summary)}; rules fired {len(summary.rules_fired)}; "
+        f"findings {len(summary.checker_defects)}"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _finding_line(summary: CampaignSummary, f: DisagreementFound) -> Text:
+    return Text.assemble(
+        (f"{f.kind:<21}", _KIND_STYLE.get(f.kind, "bold")),
+        f" {f.signature}  ",
+        (f"{f.events_found}→{f.events_minimal} events, after {summary.since_start(f.at):.0f}s", "dim"),
+    )
 
 
 def _status(summary: CampaignSummary) -> Group:
+    parts: list[RenderableType] = []
     head = Text.assemble(
         ("dshfuzz ", "bold"),
-        f"{summary.examples} logs judged, {summary.rate:.1f}/s, {summary.elapsed:.0f}s — ",
-        (f"{len(summary.checker_defects)} findings", "bold red" if summary.checker_defects else "green"),
+        f"{summary.examples} logs judged ({summary.mutants} mutants), {summary.rate:.1f}/s, "
+        f"{summary.elapsed:.0f}s — mutators reached {_reach(summary)}, rules fired {len(summary.rules_fired)} — ",
+        (_count(len(summary.checker_defects), "finding"), "bold red" if summary.checker_defects else "green"),
     )
-    coverage = Table(title="mutator × rule coverage so far", show_edge=False, pad_edge=False)
+    parts.append(head)
+    fraction = _budget_fraction(summary)
+    if fraction is not None:
+        parts.append(ProgressBar(total=1.0, completed=fraction, width=60))
+    for f in summary.findings[-6:]:
+        parts.append(_finding_line(summary, f))
+    coverage = Table(title="mutator × rule coverage so far", show_edge=False, pad_edge=False, title_justify="left")
     coverage.add_column("mutator")
     coverage.add_column("logs", justify="right")
     coverage.add_column("recall", justify="right")
-    coverage.add_column("rules fired")
+    coverage.add_column("rules fired (expected in bold)")
     for name, n in summary.mutator_examples.most_common(12):
         recall = summary.recall(name)
-        fired = ", ".join(f"{r}×{c}" for r, c in summary.coverage[name].most_common(5))
+        expected = summary.expected.get(name, set())
+        fired = Text()
+        for rule, count in summary.coverage[name].most_common(6):
+            fired.append(f"{rule}×{count} ", "bold" if rule in expected else "")
         coverage.add_row(name, str(n), "—" if recall is None else f"{100 * recall:.0f}%", fired)
-    return Group(head, coverage)
+    parts.append(coverage)
+    return Group(*parts)
 
 
 class LiveReporter:
-    """Folds events into a summary and redraws a live view (plain lines when not a TTY)."""
+    """Folds events into a summary and shows it: a live view on a terminal, plain lines elsewhere."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, *, interval: float = 10.0) -> None:
         self.console = console or Console(stderr=True)
         self.summary = CampaignSummary()
+        self.interval = interval
 
     def consume(self, events: Iterable[CampaignEvent]) -> Iterator[CampaignEvent]:
+        if not self.console.is_terminal:
+            yield from self._plain(events)
+            return
+        from rich.live import Live
+
         with Live(_status(self.summary), console=self.console, refresh_per_second=4, transient=True) as live:
             for event in events:
                 self.summary.add(event)
                 live.update(_status(self.summary))
                 yield event
 
+    def _plain(self, events: Iterable[CampaignEvent]) -> Iterator[CampaignEvent]:
+        last = time.monotonic()
+        for event in events:
+            known = len(self.summary.findings)
+            self.summary.add(event)
+            if len(self.summary.findings) > known:
+                f = self.summary.findings[-1]
+                self.console.print(f"dshfuzz: finding {len(self.summary.findings)}: {f.kind} {f.signature} "
+                                   f"({f.events_found}→{f.events_minimal} events)", highlight=False, soft_wrap=True)
+            now = time.monotonic()
+            if now - last >= self.interval:
+                last = now
+                self.console.print(progress_line(self.summary), highlight=False, soft_wrap=True)
+            yield event
+
 
 def final_table(summary: CampaignSummary) -> Table:
-    table = Table(title=f"{len(summary.findings)} distinct findings", show_lines=False)
-    for col in ("kind", "layer", "rules", "mutator", "seen", "events"):
+    """The distinct findings, one row each."""
+    table = Table(title=_count(len(summary.findings), "distinct finding"), show_lines=False)
+    for col in ("kind", "layer", "rules", "mutator", "seen", "events", "after"):
         table.add_column(col)
     for f in summary.findings:
         table.add_row(
-            f.kind,
+            Text(f.kind, _KIND_STYLE.get(f.kind, "")),
             f.layer or "—",
             ",".join(f.rules) or "—",
             f.mutator or "valid",
             str(summary.signature_counts.get(f.signature, 1)),
             f"{f.events_found}→{f.events_minimal}",
+            f"{summary.since_start(f.at):.0f}s",
         )
     return table
+
+
+def final_summary(summary: CampaignSummary) -> Group:
+    """What the campaign did and found: a run table, then the findings (or a clear none),
+    then the mutators whose declared rules the checker did not always report."""
+    run = Table(title="dshfuzz campaign", show_header=False, title_justify="left")
+    run.add_column(style="bold")
+    run.add_column()
+    started = summary.started
+    if started is not None:
+        judges = "checker, reference oracle" + (", official layers" if started.official else "")
+        run.add_row("checker", started.checker)
+        run.add_row("judges", judges)
+        run.add_row("seed / workers", f"{started.seed} / {started.workers}")
+    stop = summary.finished.reason if summary.finished is not None else "—"
+    run.add_row("stopped by", f"{stop} after {summary.elapsed:.1f}s")
+    run.add_row("logs judged", f"{summary.examples} ({summary.mutants} mutants), {summary.rate:.1f}/s")
+    run.add_row("mutators reached", _reach(summary))
+    run.add_row("rules fired", str(len(summary.rules_fired)))
+    if summary.refusals:
+        run.add_row("official refusals", ", ".join(f"{k} {v}" for k, v in summary.refusals.most_common()))
+    verdict = (
+        Text(_count(len(summary.checker_defects), "checker finding"), "bold red")
+        if summary.checker_defects
+        else Text("no disagreement: the checker agreed with every judge on every log", "green")
+    )
+    run.add_row("verdict", verdict)
+    parts: list[RenderableType] = [run]
+    if summary.findings:
+        parts.append(final_table(summary))
+    low = summary.low_recall()
+    if low:
+        recall = Table(title="mutators whose declared rules were not always reported", title_justify="left")
+        recall.add_column("mutator")
+        recall.add_column("recall", justify="right")
+        recall.add_column("expected")
+        for name, value in low[:12]:
+            recall.add_row(name, f"{100 * value:.0f}%", ", ".join(sorted(summary.expected.get(name, ()))))
+        parts.append(recall)
+    return Group(*parts)

@@ -1,0 +1,35 @@
+"""``dshfuzz fuzz`` end to end, as a user runs it off a terminal (CI): it finds the planted
+defect, says so while running, ends with a summary naming the report, and exits 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_a_cli_campaign_reports_the_planted_miss_and_writes_every_report(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--checker", "py:tests.broken_checkers.miss_rule:check",
+         "--budget", "600examples", "--workers", "1", "--no-official", "--stop-after", "1", "--seed", "1",
+         "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "dshfuzz: finding 1: miss miss|expected|S5|partial-coverage" in proc.stderr, proc.stderr
+    assert f"report: {out / 'report.html'}" in proc.stdout, proc.stdout
+    assert "1 checker finding" in proc.stdout and "partial-coverage" in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop"] == "findings"
+    [finding] = summary["findings"]
+    assert finding["signature"] == "miss|expected|S5|partial-coverage"
+    assert (out / finding["witness"]).is_file()
+    page = (out / "report.html").read_text()
+    assert "<svg" in page and finding["signature"] in page
