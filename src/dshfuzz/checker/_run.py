@@ -16,6 +16,31 @@ A pass that raises is a checker bug. In production the report still comes back,
 with the traceback in :attr:`Report.internal_errors` (the CLI turns it into exit
 status 2); with ``CheckOptions(strict=True)`` the exception propagates, which is
 how the tests prove that no pass ever raises.
+
+A *walk* (:func:`rule_walk`) is the other kind of pass, the one a streaming reader can
+feed: a class constructed with the :class:`CheckContext` whose handlers the runner
+calls event by event, in log order, in ONE loop shared by every walk, then
+``finish()`` once; handlers and ``finish`` return ``None`` (nothing to report, the
+common case: no allocation) or an iterable of findings. The loop reads each event's
+type once and dispatches it through one dict from type to the handlers subscribed to
+it, followed by the handlers of the walks that want every event; an event whose type
+is not a string (or that is not an object) reaches only the latter. The loop visits
+the *heads* of :attr:`CheckContext.packed_runs`: the members of a packed chunk run
+after its first share its type, turn, step and chunk kind, so a walk is handed the
+first and, when it must account for the rest, finds the run's end in
+``ctx.packed_runs[1]`` (keyed by the first member's position). A walk that raises is
+a checker bug treated as a crashing pass is: it keeps the findings it reported before
+the crash, leaves the loop (no more handlers, no ``finish``), and the others go on.
+
+Step 2 (the passes that still read ``ctx.memo`` and :mod:`._scan` at random) fits the
+same loop: a shared derived state (the type scan, the upgraded events, the tool ledger,
+the lenient surface fold) becomes a walk of its own, registered before its readers, so
+that when a reader's handler runs for an event the state already includes it, and a
+reader asks it only about the events behind the loop. The readers keep their pending
+state (an open step, unanswered calls, an armed claim) and decide the end-of-log
+verdicts in ``finish()``, which runs in registration order, so a state's ``finish``
+precedes its readers'. Then the events behind the loop can be dropped and the reader
+can stream.
 """
 
 from __future__ import annotations
@@ -23,17 +48,30 @@ from __future__ import annotations
 import heapq
 import importlib
 import importlib.util
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 from os import PathLike
 
-from dshfuzz.model import MISSING, SessionLog
+from dshfuzz.model import MISSING, Event, SessionLog
 
 from ._context import CheckContext, CheckOptions
 from ._finding import Finding, Report
 from .rules import RULES, OfficialLayer, RuleId
 
-__all__ = ["PASSES", "RULE_MODULES", "Pass", "check_log", "check_path", "implemented_rules", "rule_pass"]
+__all__ = [
+    "EVERY_EVENT",
+    "PASSES",
+    "RULE_MODULES",
+    "WALKS",
+    "Pass",
+    "Walk",
+    "check_log",
+    "check_path",
+    "implemented_rules",
+    "rule_pass",
+    "rule_walk",
+]
 
 RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_migration")
 """The modules holding rule passes, imported (when present) on the first check."""
@@ -52,6 +90,32 @@ class Pass:
 
 
 PASSES: list[Pass] = []
+
+WalkHandler = Callable[[int, Event], "Iterable[Finding] | None"]
+
+
+class _EveryEvent:
+    def __repr__(self) -> str:
+        return "EVERY_EVENT"
+
+
+EVERY_EVENT: Any = _EveryEvent()
+"""``types`` of a walk whose ``visit`` sees every head, whatever its type."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Walk:
+    """A registered walk: the class, the rules it reports, its subscriptions (``types``: a
+    mapping from event type to the name of the handler method, or :data:`EVERY_EVENT`),
+    and its name in crash reports."""
+
+    rules: frozenset[RuleId]
+    cls: type
+    types: Mapping[str, str] | _EveryEvent
+    name: str
+
+
+WALKS: list[Walk] = []
 _loaded = False
 _RULE_ORDER = {rid: i for i, rid in enumerate(RULES)}
 
@@ -68,6 +132,24 @@ def rule_pass(*rule_ids: RuleId) -> Callable[[PassFn], PassFn]:
     return register
 
 
+def rule_walk(*rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _EveryEvent) -> Callable[[type], type]:
+    """Register the decorated class as the walk reporting ``rule_ids``. ``types`` names the
+    event types whose heads go to its ``visit(index, event)`` (or, as a mapping, each type's
+    handler method), or is :data:`EVERY_EVENT`. The class is constructed with the context
+    once per check and may narrow its subscriptions by setting ``self.types`` (e.g. to
+    ``()`` when the log already answers its question); it must define ``finish()``."""
+    if not rule_ids:
+        raise ValueError("a rule walk must declare the rules it reports")
+    declared = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
+
+    def register(cls: type) -> type:
+        cls.types = declared
+        WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, f"{cls.__module__}.{cls.__qualname__}"))
+        return cls
+
+    return register
+
+
 def _load_rule_modules() -> None:
     global _loaded
     if _loaded:
@@ -80,9 +162,9 @@ def _load_rule_modules() -> None:
 
 
 def implemented_rules() -> frozenset[RuleId]:
-    """The rule ids some registered pass reports."""
+    """The rule ids some registered pass or walk reports."""
     _load_rule_modules()
-    return frozenset().union(*(p.rules for p in PASSES))
+    return frozenset().union(*(p.rules for p in PASSES), *(w.rules for w in WALKS))
 
 
 def _location_key(f: Finding) -> tuple[int, int, int, int]:
@@ -132,6 +214,98 @@ class _Capped:
         return out
 
 
+class _Sink:
+    """Where every pass and walk hands its findings: the rule check, the selection and the
+    cap, with one arrival counter (the cap's tie-break within a rule)."""
+
+    __slots__ = ("report", "selected", "cap", "strict", "by_rule", "arrival")
+
+    def __init__(self, report: Report, selected: set[RuleId], cap: int, strict: bool) -> None:
+        self.report = report
+        self.selected = selected
+        self.cap = cap
+        self.strict = strict
+        self.by_rule: dict[RuleId, _Capped] = {}
+        self.arrival = 0
+
+    def take(self, findings: Iterable[Finding], rules: frozenset[RuleId], name: str) -> None:
+        selected, by_rule = self.selected, self.by_rule
+        for f in findings:
+            if f.rule not in rules:
+                raise AssertionError(f"{name} reported {f.rule}, which it does not declare")
+            if f.rule not in selected:
+                continue
+            capped = by_rule.get(f.rule)
+            if capped is None:
+                capped = by_rule[f.rule] = _Capped(self.cap)
+            capped.add(f, self.arrival)
+            self.arrival += 1
+
+    def crashed(self, name: str) -> None:
+        """Record the exception being handled as ``name``'s crash (re-raise it when strict)."""
+        if self.strict:
+            raise
+        import traceback  # only a checker bug gets here
+
+        self.report.internal_errors.append(f"{name} crashed:\n{traceback.format_exc()}")
+
+
+_Subscriber = tuple[WalkHandler, Walk]
+
+
+def _dispatch(live: dict[Walk, Any]) -> tuple[dict[str, tuple[_Subscriber, ...]], tuple[_Subscriber, ...]]:
+    """The one dict from event type to its subscribers (each followed by the every-event
+    ones), and the every-event subscribers alone, in registration order."""
+    every: list[_Subscriber] = []
+    typed: dict[str, list[_Subscriber]] = {}
+    for walk, instance in live.items():
+        types = instance.types
+        if types is EVERY_EVENT:
+            every.append((instance.visit, walk))
+        else:
+            for kind, method in (types.items() if isinstance(types, Mapping) else ((t, "visit") for t in types)):
+                typed.setdefault(kind, []).append((getattr(instance, method), walk))
+    return {kind: (*subs, *every) for kind, subs in typed.items()}, tuple(every)
+
+
+def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
+    """Construct the walks, hand them the heads of the log in one loop, then finish them."""
+    live: dict[Walk, Any] = {}
+    for walk in walks:
+        try:
+            live[walk] = walk.cls(ctx)
+        except Exception:
+            sink.crashed(walk.name)
+    table, every = _dispatch(live)
+    if table or every:
+        events = ctx.events
+        take = sink.take
+        for i in ctx.packed_runs[0]:
+            ev = events[i]
+            raw = ev.raw
+            if raw.__class__ is dict:
+                kind = raw.get("type")
+                subscribers = table.get(kind, every) if kind.__class__ is str else every
+            else:
+                subscribers = every
+            for handle, walk in subscribers:
+                try:
+                    found = handle(i, ev)
+                    if found is not None:
+                        take(found, walk.rules, walk.name)
+                except Exception:
+                    sink.crashed(walk.name)
+                    del live[walk]
+                    table, every = _dispatch(live)
+    for walk, instance in live.items():
+        try:
+            found = instance.finish()
+            if found is not None:
+                sink.take(found, walk.rules, walk.name)
+        except Exception:
+            sink.crashed(walk.name)
+
+
 def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report:
     """Run every applicable rule over ``log``; never raises unless ``options.strict``."""
     _load_rule_modules()
@@ -147,29 +321,16 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
         events=len(log.events),
         frames=len(log.frames),
     )
-    by_rule: dict[RuleId, _Capped] = {}
-    cap = max(options.max_findings_per_rule, 0)
-    arrival = 0
+    sink = _Sink(report, selected, max(options.max_findings_per_rule, 0), options.strict)
+    _run_walks(ctx, [w for w in WALKS if not selected.isdisjoint(w.rules)], sink)
     for p in PASSES:
         if selected.isdisjoint(p.rules):
             continue
         try:
-            for f in p.fn(ctx):
-                if f.rule not in p.rules:
-                    raise AssertionError(f"{p.name} reported {f.rule}, which it does not declare")
-                if f.rule not in selected:
-                    continue
-                capped = by_rule.get(f.rule)
-                if capped is None:
-                    capped = by_rule[f.rule] = _Capped(cap)
-                capped.add(f, arrival)
-                arrival += 1
+            sink.take(p.fn(ctx), p.rules, p.name)
         except Exception:
-            if options.strict:
-                raise
-            import traceback  # only a checker bug gets here
-
-            report.internal_errors.append(f"{p.name} crashed:\n{traceback.format_exc()}")
+            sink.crashed(p.name)
+    by_rule = sink.by_rule
     for rule, capped in by_rule.items():
         report.findings.extend(capped.findings())
         if capped.dropped:
