@@ -11,6 +11,7 @@ from rich.console import Console
 
 from dshfuzz.harness import CampaignFinished, CampaignStarted, DisagreementFound, ExampleJudged
 from dshfuzz.report import CampaignSummary, LiveReporter, final_summary, progress_line, render_html, render_markdown
+from dshfuzz.report._summary import rule_order
 
 T0 = 1_000.0
 
@@ -75,6 +76,7 @@ def test_the_summary_says_what_was_reached_and_fired():
     assert s["mutatorsPlanned"] == ["seq-gap", "torn-tail-line"]
     assert s["mutatorsReached"] == 2
     assert s["rulesFired"] == ["C1", "E2", "Z1"]
+    assert sorted(["E10", "E2", "C1", "E1"], key=rule_order) == ["C1", "E1", "E2", "E10"]
     assert s["expectedRules"] == {"seq-gap": ["E2"], "torn-tail-line": ["Z1"]}
     assert s["findings"][0]["foundAfterSeconds"] == 5.0
     markdown = render_markdown(_summary(1))

@@ -15,7 +15,7 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
-from ._summary import CampaignSummary
+from ._summary import CampaignSummary, rule_order
 
 __all__ = ["write_reports"]
 
@@ -113,12 +113,6 @@ h2{margin-top:1.6em}.run td{text-align:left}.ok{color:#171}.bad{color:#b21}
 """
 
 
-def _rule_key(rule: str) -> tuple[str, int, str]:
-    head = rule.rstrip("0123456789")
-    tail = rule[len(head):]
-    return (head, int(tail) if tail else -1, rule)
-
-
 def _heat(n: int, total: int) -> str:
     if not total or not n:
         return ""
@@ -130,7 +124,7 @@ def _heatmap(summary: CampaignSummary) -> str:
     """Mutator rows × rule columns; a cell's shade is the share of that mutator's logs on
     which the checker reported the rule, and the rules the mutator declares are outlined."""
     e = html.escape
-    rules = sorted(summary.rules_fired | {r for rs in summary.expected.values() for r in rs}, key=_rule_key)
+    rules = sorted(summary.rules_fired | {r for rs in summary.expected.values() for r in rs}, key=rule_order)
     head = "".join(f"<th class=r>{e(r)}</th>" for r in rules)
     rows = []
     for mutator, n in sorted(summary.mutator_examples.items()):

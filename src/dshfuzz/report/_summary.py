@@ -21,10 +21,17 @@ from dshfuzz.harness._events import (
     WorkerFailed,
 )
 
-__all__ = ["SUMMARY_FORMAT", "CampaignSummary"]
+__all__ = ["SUMMARY_FORMAT", "CampaignSummary", "rule_order"]
 
 SUMMARY_FORMAT = "dshfuzz-campaign-summary/1"
 _BUCKET_SECONDS = 5.0
+
+
+def rule_order(rule: str) -> tuple[str, int, str]:
+    """Sort key of rule ids by letter, then number: E2 before E10."""
+    head = rule.rstrip("0123456789")
+    tail = rule[len(head):]
+    return (head, int(tail) if tail else -1, rule)
 
 
 @dataclass(slots=True)
@@ -163,10 +170,10 @@ class CampaignSummary:
             "signatureCounts": dict(self.signature_counts.most_common()),
             "coverage": {m: dict(c) for m, c in sorted(self.coverage.items())},
             "recall": {m: self.recall(m) for m in sorted(self.mutator_examples) if m != "valid"},
-            "expectedRules": {m: sorted(r) for m, r in sorted(self.expected.items())},
+            "expectedRules": {m: sorted(r, key=rule_order) for m, r in sorted(self.expected.items())},
             "mutatorsPlanned": list(self.planned_mutators),
             "mutatorsReached": self.mutators_reached,
-            "rulesFired": sorted(self.rules_fired),
+            "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
             "bucketSeconds": _BUCKET_SECONDS,
             "throughput": [
