@@ -22,7 +22,7 @@ from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_numbe
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._migration import released_refuses_lossy
-from ._run import rule_pass
+from ._run import EVERY_EVENT, rule_pass, rule_walk
 from ._scan import seqs_are_positions
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
@@ -307,66 +307,100 @@ def _packed_row_error(value: Any) -> str | None:
     return None
 
 
-@rule_pass(R.E2, R.S9, R.C1)
-def seq_order_rules(ctx: CheckContext) -> Iterator[Finding]:
+@rule_walk(R.E2, R.S9, R.C1, types=EVERY_EVENT)
+class SeqOrder:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
-    increases. C1: one note when either shows the traces of several writers."""
-    events = ctx.events
-    if seqs_are_positions(ctx):
-        return
-    seqs: list[tuple[int, int]] = []
-    prev: int | None = None
-    backsteps: list[int] = []
-    last_turn_end = max((i for i, ev in enumerate(events) if ev.type == "turn/end"), default=-1)
-    for i, ev in enumerate(events):
-        s = ev.seq
-        if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
-            continue
-        s = int(s)
-        if prev is not None and s <= prev:
-            backsteps.append(s)
+    increases. C1: one note when either shows the traces of several writers.
+
+    State: nothing when every seq is its position (the shared scan says so, and the walk
+    sits out). Otherwise O(n) small values: ``(seq, position, line, frame)`` of every
+    event with a safe seq (E2 judges the sorted seqs, so it is decided in :meth:`finish`),
+    the step-back seqs and the highest seq so far (S9 is decided as the walk passes), and
+    the position of the last turn/end (whether the jsonl loader keeps the prefix before a
+    gap as a torn tail depends on a turn/end after it: the gap findings wait for the end,
+    and pass through the cap like any other). A packed run's members are read one by one,
+    as before: only a log whose seqs are not positions pays for it."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        if seqs_are_positions(ctx):
+            self.types = ()
+            return
+        self.events = ctx.events
+        self.runs = ctx.packed_runs[1]
+        self.seqs: list[tuple[int, int, int | None, int | None]] = []
+        self.prev: int | None = None
+        self.backsteps: list[int] = []
+        self.last_turn_end = -1
+
+    def visit(self, index: int, event: Event) -> list[Finding] | None:
+        found: list[Finding] | None = None
+        events = self.events
+        for i in range(index, self.runs.get(index, index + 1)):
+            ev = events[i]
+            if ev.type == "turn/end":
+                self.last_turn_end = i
+            s = ev.seq
+            if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
+                continue
+            s = int(s)
+            prev = self.prev
+            if prev is not None and s <= prev:
+                self.backsteps.append(s)
+                if found is None:
+                    found = []
+                found.append(self.ctx.finding(
+                    R.S9,
+                    f"seq {s} at line {ev.line} follows seq {prev} in file order: physical order must strictly increase",
+                    event=ev,
+                    context={"previousSeq": prev},
+                ))
+            self.prev = s if prev is None else max(prev, s)
+            self.seqs.append((s, i, ev.line, ev.frame))
+        return found
+
+    def finish(self) -> Iterator[Finding]:
+        if self.types == ():
+            return
+        ctx = self.ctx
+        seqs = self.seqs
+        seqs.sort()
+        expected = 0
+        gaps: list[int] = []
+        zstd = ctx.log.compression == "zstd"
+        for s, i, line, frame in seqs:
+            if s == expected:
+                expected += 1
+                continue
+            if s < expected:
+                gaps.append(s)
+                yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s, line=line,
+                                  frame=frame, context={"duplicateSeq": s})
+                continue
+            missing = list(range(expected, min(s, expected + 50)))
+            gaps.append(expected)
+            refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+            if not zstd and i > self.last_turn_end:
+                # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
+                refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
             yield ctx.finding(
-                R.S9,
-                f"seq {s} at line {ev.line} follows seq {prev} in file order: physical order must strictly increase",
-                event=ev,
-                context={"previousSeq": prev},
+                R.E2,
+                f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
+                seq=s,
+                line=line,
+                frame=frame,
+                refused_by=refused,
+                context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected},
             )
-        prev = s if prev is None else max(prev, s)
-        seqs.append((s, i))
-    seqs.sort()
-    expected = 0
-    gaps: list[int] = []
-    zstd = ctx.log.compression == "zstd"
-    for s, i in seqs:
-        ev = events[i]
-        if s == expected:
-            expected += 1
-            continue
-        if s < expected:
-            gaps.append(s)
-            yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", event=ev, context={"duplicateSeq": s})
-            continue
-        missing = list(range(expected, min(s, expected + 50)))
-        gaps.append(expected)
-        refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
-        if not zstd and i > last_turn_end:
-            # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
-            refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
-        yield ctx.finding(
-            R.E2,
-            f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
-            event=ev,
-            refused_by=refused,
-            context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected},
-        )
-        expected = s + 1
-    if gaps or backsteps:
-        yield ctx.finding(
-            R.C1,
-            f"{len(gaps)} seq gap(s) or repeat(s) and {len(backsteps)} step(s) back in file order: "
-            "the traces two writers sharing one session leave",
-            context={"gaps": gaps[:20], "backsteps": backsteps[:20]},
-        )
+            expected = s + 1
+        backsteps = self.backsteps
+        if gaps or backsteps:
+            yield ctx.finding(
+                R.C1,
+                f"{len(gaps)} seq gap(s) or repeat(s) and {len(backsteps)} step(s) back in file order: "
+                "the traces two writers sharing one session leave",
+                context={"gaps": gaps[:20], "backsteps": backsteps[:20]},
+            )
 
 
 _LOSSY_PREFILTERS = (

@@ -46,6 +46,7 @@ can stream.
 from __future__ import annotations
 
 import heapq
+import itertools
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
@@ -79,10 +80,16 @@ RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_
 PassFn = Callable[[CheckContext], Iterable[Finding]]
 
 
+_registered = itertools.count()
+"""Passes and walks count their registration together: a report lists the rules it
+suppressed in the registration order of their reporters (see :class:`_Sink`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Pass:
     rules: frozenset[RuleId]
     fn: PassFn
+    order: int = 0
 
     @property
     def name(self) -> str:
@@ -113,6 +120,7 @@ class Walk:
     cls: type
     types: Mapping[str, str] | _EveryEvent
     name: str
+    order: int
 
 
 WALKS: list[Walk] = []
@@ -126,7 +134,7 @@ def rule_pass(*rule_ids: RuleId) -> Callable[[PassFn], PassFn]:
         raise ValueError("a rule pass must declare the rules it reports")
 
     def register(fn: PassFn) -> PassFn:
-        PASSES.append(Pass(frozenset(RuleId(r) for r in rule_ids), fn))
+        PASSES.append(Pass(frozenset(RuleId(r) for r in rule_ids), fn, next(_registered)))
         return fn
 
     return register
@@ -144,7 +152,8 @@ def rule_walk(*rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _Eve
 
     def register(cls: type) -> type:
         cls.types = declared
-        WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, f"{cls.__module__}.{cls.__qualname__}"))
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, name, next(_registered)))
         return cls
 
     return register
@@ -216,9 +225,11 @@ class _Capped:
 
 class _Sink:
     """Where every pass and walk hands its findings: the rule check, the selection and the
-    cap, with one arrival counter (the cap's tie-break within a rule)."""
+    cap, with one arrival counter (the cap's tie-break within a rule). The rules come out
+    in the order sequential passes would first report them: by their first reporter's
+    registration, then by first arrival (what orders :attr:`Report.suppressed`)."""
 
-    __slots__ = ("report", "selected", "cap", "strict", "by_rule", "arrival")
+    __slots__ = ("report", "selected", "cap", "strict", "by_rule", "arrival", "first")
 
     def __init__(self, report: Report, selected: set[RuleId], cap: int, strict: bool) -> None:
         self.report = report
@@ -227,19 +238,24 @@ class _Sink:
         self.strict = strict
         self.by_rule: dict[RuleId, _Capped] = {}
         self.arrival = 0
+        self.first: dict[RuleId, tuple[int, int]] = {}
 
-    def take(self, findings: Iterable[Finding], rules: frozenset[RuleId], name: str) -> None:
-        selected, by_rule = self.selected, self.by_rule
+    def take(self, findings: Iterable[Finding], unit: Pass | Walk) -> None:
+        selected, by_rule, rules = self.selected, self.by_rule, unit.rules
         for f in findings:
             if f.rule not in rules:
-                raise AssertionError(f"{name} reported {f.rule}, which it does not declare")
+                raise AssertionError(f"{unit.name} reported {f.rule}, which it does not declare")
             if f.rule not in selected:
                 continue
             capped = by_rule.get(f.rule)
             if capped is None:
                 capped = by_rule[f.rule] = _Capped(self.cap)
+                self.first[f.rule] = (unit.order, self.arrival)
             capped.add(f, self.arrival)
             self.arrival += 1
+
+    def ordered(self) -> list[tuple[RuleId, _Capped]]:
+        return sorted(self.by_rule.items(), key=lambda item: self.first[item[0]])
 
     def crashed(self, name: str) -> None:
         """Record the exception being handled as ``name``'s crash (re-raise it when strict)."""
@@ -292,7 +308,7 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
                 try:
                     found = handle(i, ev)
                     if found is not None:
-                        take(found, walk.rules, walk.name)
+                        take(found, walk)
                 except Exception:
                     sink.crashed(walk.name)
                     del live[walk]
@@ -301,7 +317,7 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
         try:
             found = instance.finish()
             if found is not None:
-                sink.take(found, walk.rules, walk.name)
+                sink.take(found, walk)
         except Exception:
             sink.crashed(walk.name)
 
@@ -327,11 +343,10 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
         if selected.isdisjoint(p.rules):
             continue
         try:
-            sink.take(p.fn(ctx), p.rules, p.name)
+            sink.take(p.fn(ctx), p)
         except Exception:
             sink.crashed(p.name)
-    by_rule = sink.by_rule
-    for rule, capped in by_rule.items():
+    for rule, capped in sink.ordered():
         report.findings.extend(capped.findings())
         if capped.dropped:
             report.suppressed[rule] = capped.dropped
