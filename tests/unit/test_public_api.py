@@ -198,6 +198,7 @@ PUBLIC = {
         "ReplayStatus",
         "ReportedFinding",
         "Truth",
+        "RoundCut",
         "WorkerFailed",
         "classify",
         "ddmin",

@@ -9,6 +9,7 @@ from ._events import (
     CampaignStarted,
     DisagreementFound,
     ExampleJudged,
+    RoundCut,
     WorkerFailed,
 )
 from ._judge import Example, Judge, JudgedExample
@@ -37,6 +38,7 @@ __all__ = [
     "ReplayResult",
     "ReplayStatus",
     "ReportedFinding",
+    "RoundCut",
     "Truth",
     "WorkerFailed",
     "classify",

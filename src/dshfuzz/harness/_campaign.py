@@ -13,6 +13,15 @@ coordinator counts throughput and deduplicates signatures with counts.
 The campaign never prints: :func:`run_campaign` yields the event stream and
 reporters consume it. It stops cleanly at the budget or on Ctrl-C.
 
+A round of a time-budgeted campaign also has a time cap: ``ROUND_SLACK`` times what its
+examples would cost at the median judging time of the worker's recent examples, and
+never under ``ROUND_FLOOR_SECONDS``. Without it one stratum of costly logs (the
+official loader inflates a 64 MiB frame for every ``frame-over-limit`` mutant, about
+3 s a log) takes a 200-example round of ten minutes, most of a campaign, to learn
+little more than its first rounds did. A cut round is reported (:class:`RoundCut`).
+Campaigns on an example budget are never cut, so their example sequence does not
+depend on the machine's load.
+
 Each round steers: ``target()`` scores hard shapes (open tool calls, zstd frames,
 replace depth) and Hypothesis optimises them during generation, which it does only
 with ``Phase.target`` enabled; ``event()`` labels each example's incident class in
@@ -35,6 +44,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,6 +56,7 @@ from ._events import (
     CampaignStarted,
     DisagreementFound,
     ExampleJudged,
+    RoundCut,
     WorkerFailed,
 )
 
@@ -58,8 +69,27 @@ ROUND_EXAMPLES = 200
 """The largest round; the schedule's rounds grow to it from ``FIRST_ROUND``."""
 
 
+ROUND_FLOOR_SECONDS = 30.0
+"""No round is cut before this: first-cycle rounds (3 examples) are never cut."""
+
+ROUND_SLACK = 4.0
+"""A round may take this many times what its examples cost at the recent median."""
+
+
 class _Stop(BaseException):
     """Raised inside Hypothesis to end a round at once (BaseException escapes ``find``)."""
+
+
+class _RoundOver(BaseException):
+    """Raised inside Hypothesis when a hunting round reaches its time cap."""
+
+
+def round_cap(size: int, recent_costs: list[float]) -> float:
+    """The seconds a round of ``size`` examples may take, given recent judging costs."""
+    if not recent_costs:
+        return ROUND_FLOOR_SECONDS
+    ordered = sorted(recent_costs)
+    return max(ROUND_FLOOR_SECONDS, ROUND_SLACK * size * ordered[len(ordered) // 2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +194,8 @@ def _worker(
         official = official_cm.__enter__()
     seen: set[str] = set()
     hunted = 0
+    costs: deque[float] = deque(maxlen=256)
+    capped = config.budget_seconds is not None and local.budget is None
     # round numbers start at 1: "round 0" seeds the order of the strata
     rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
                       max_round=ROUND_EXAMPLES)
@@ -178,16 +210,23 @@ def _worker(
                 if stratum not in strategies:
                     strategies[stratum] = stratum_examples(stratum)
                 target: dict[str, str] = {}
+                started, cap = time.monotonic(), round_cap(size, list(costs)) if capped else None
+                in_round = 0
 
                 def condition(example) -> bool:  # noqa: ANN001 - an Example from the strategy
-                    nonlocal hunted
+                    nonlocal hunted, in_round
                     hunting = "signature" not in target
                     if should_stop() or (hunting and budget is not None and hunted >= budget):
                         raise _Stop
+                    if hunting and cap is not None and time.monotonic() - started > cap:
+                        raise _RoundOver
+                    before = time.monotonic()
                     judged = judge.judge(example)
                     sigs = tuple(d.signature for d in judged.disagreements)
                     if hunting:
+                        costs.append(time.monotonic() - before)
                         hunted += 1
+                        in_round += 1
                         _steer(judged)
                         if local.observe is not None:
                             local.observe(judged)
@@ -214,6 +253,9 @@ def _worker(
                     found = find(strategies[stratum], condition, settings=round_settings(size, shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
                 except NoSuchExample:
+                    continue
+                except _RoundOver:
+                    emit(RoundCut(worker, stratum, in_round, size, round(time.monotonic() - started, 3)))
                     continue
                 except _Stop:
                     break

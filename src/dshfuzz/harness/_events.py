@@ -16,6 +16,7 @@ __all__ = [
     "CampaignStarted",
     "DisagreementFound",
     "ExampleJudged",
+    "RoundCut",
     "WorkerFailed",
 ]
 
@@ -75,6 +76,19 @@ class DisagreementFound:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundCut:
+    """A round of ``stratum`` (a mutator, or ``None`` for valid logs) ended at its time cap
+    after ``examples`` of its ``planned`` examples: its logs cost far more to judge than the
+    campaign's typical log (a decompression bomb the official loader inflates whole)."""
+
+    worker: int
+    stratum: str | None
+    examples: int
+    planned: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerFailed:
     """A worker stopped on an error of dshfuzz itself (not of the checker under test)."""
 
@@ -90,4 +104,4 @@ class CampaignFinished:
     finished_at: float
 
 
-CampaignEvent = CampaignStarted | ExampleJudged | DisagreementFound | WorkerFailed | CampaignFinished
+CampaignEvent = CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | WorkerFailed | CampaignFinished

@@ -69,6 +69,7 @@ def render_markdown(summary: CampaignSummary) -> str:
         f"- mutators reached: {s['mutatorsReached']}"
         + (f" of {len(s['mutatorsPlanned'])}" if s["mutatorsPlanned"] else "")
         + f"; rules fired: {len(s['rulesFired'])}",
+        "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
         f"- distinct findings: {len(s['findings'])}",
         "",
         "## Findings",
@@ -239,6 +240,7 @@ def render_html(summary: CampaignSummary) -> str:
                         f"mean {s['meanEvents']} events"),
         ("mutators reached", f"{s['mutatorsReached']}" + (f" of {planned}" if planned else "")),
         ("rules fired", f"{len(s['rulesFired'])}: {e(' '.join(s['rulesFired']))}"),
+        ("rounds cut at their time cap", e(", ".join(f"{k} {v}" for k, v in s["roundsCut"].items())) or "none"),
         ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
         ("verdict", verdict),
     ]

@@ -18,6 +18,7 @@ from dshfuzz.harness._events import (
     CampaignStarted,
     DisagreementFound,
     ExampleJudged,
+    RoundCut,
     WorkerFailed,
 )
 
@@ -49,6 +50,7 @@ class CampaignSummary:
     refusals: Counter[str] = field(default_factory=Counter)
     throughput: Counter[int] = field(default_factory=Counter)
     expected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    round_cuts: Counter[str] = field(default_factory=Counter)
     worker_errors: list[WorkerFailed] = field(default_factory=list)
 
     def add(self, event: CampaignEvent) -> None:
@@ -60,6 +62,8 @@ class CampaignSummary:
             # workers hunt independently: the first witness of a signature is the one reported
             if all(f.signature != event.signature for f in self.findings):
                 self.findings.append(event)
+        elif isinstance(event, RoundCut):
+            self.round_cuts[event.stratum or "valid"] += 1
         elif isinstance(event, WorkerFailed):
             self.worker_errors.append(event)
         elif isinstance(event, CampaignFinished):
@@ -175,6 +179,7 @@ class CampaignSummary:
             "mutatorsReached": self.mutators_reached,
             "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
+            "roundsCut": dict(self.round_cuts.most_common()),
             "bucketSeconds": _BUCKET_SECONDS,
             "throughput": [
                 {"t": b * _BUCKET_SECONDS, "examples": n} for b, n in sorted(self.throughput.items())

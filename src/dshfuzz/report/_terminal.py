@@ -175,6 +175,8 @@ def final_summary(summary: CampaignSummary) -> Group:
     run.add_row("logs judged", f"{summary.examples} ({summary.mutants} mutants), {summary.rate:.1f}/s")
     run.add_row("mutators reached", _reach(summary))
     run.add_row("rules fired", str(len(summary.rules_fired)))
+    if summary.round_cuts:
+        run.add_row("rounds cut at their time cap", ", ".join(f"{k} {v}" for k, v in summary.round_cuts.most_common()))
     if summary.refusals:
         run.add_row("official refusals", ", ".join(f"{k} {v}" for k, v in summary.refusals.most_common()))
     verdict = (
