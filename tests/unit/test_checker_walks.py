@@ -1,7 +1,8 @@
 """The walk runner (:func:`dshfuzz.checker._run.rule_walk`): one loop over the heads of the
 log for every walk, dispatch by string type (the rest reach only the every-event walks),
 packed runs handed over by their first member, a crashing walk keeping what it reported,
-and the per-rule cap applied to walks exactly as to passes."""
+and the per-rule cap applied to walks exactly as to passes; a walk may sit out until
+another wakes it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from checker_logs import ev, header, minimal_events
 from dshfuzz.checker import CheckOptions, RuleId, check_log, implemented_rules
 from dshfuzz.checker._context import CheckContext
 from dshfuzz.checker._finding import Finding
-from dshfuzz.checker._run import EVERY_EVENT, PASSES, WALKS, rule_pass, rule_walk
+from dshfuzz.checker._run import EVERY_EVENT, PASSES, WALKS, resubscribe, rule_pass, rule_walk
 from dshfuzz.model import encode_jsonl, parse_log
 
 # rules no real pass or walk reports on these logs, so only the test walks speak for them
@@ -203,3 +204,55 @@ def test_the_cap_keeps_a_walks_earliest_findings_whatever_order_it_reports_them_
     assert report.findings[4].message == (f"{len(arrivals) - 4} more Z5 finding(s) suppressed from seq 3 on: "
                                           "the checker keeps the first 4 per rule")
     assert report.suppressed == {_RULE: len(arrivals) - 4}
+
+
+def test_a_walk_woken_while_an_event_is_dispatched_is_handed_that_event_and_every_later_one() -> None:
+    log = _log_with_odd_events()
+    seen: list[int] = []
+
+    @rule_walk(_RULE, types=())
+    class Sleeper:
+        def __init__(self, ctx: CheckContext) -> None:
+            self.ctx = ctx
+            ctx.memo("test-sleeper", lambda: self)
+
+        def wake(self) -> None:
+            self.types = EVERY_EVENT
+            resubscribe(self.ctx)
+
+        def visit(self, index: int, event: Any) -> None:
+            seen.append(index)
+
+        def finish(self) -> None:
+            return None
+
+    @rule_walk(_OTHER, types=("step/end",))
+    class Alarm:
+        def __init__(self, ctx: CheckContext) -> None:
+            self.ctx = ctx
+
+        def visit(self, index: int, event: Any) -> None:
+            if not seen:
+                self.ctx.memo("test-sleeper", lambda: None).wake()
+
+        def finish(self) -> None:
+            return None
+
+    with _registered(Sleeper, Alarm):
+        _check(log, strict=True)
+    heads = CheckContext(log).packed_runs[0]
+    first_step_end = next(i for i, e in enumerate(log.events) if type(e.raw) is dict and e.raw.get("type") == "step/end")
+    assert seen == [i for i in heads if i >= first_step_end]
+
+
+def test_the_scan_walk_publishes_what_the_scan_computes() -> None:
+    from dshfuzz.checker import _run, _scan
+    from dshfuzz.checker._finding import Report
+
+    misplaced = _log_with_odd_events()
+    del misplaced.events[2]  # every later seq is off its position
+    for log in (_log_with_odd_events(), misplaced):
+        ctx = CheckContext(log)
+        sink = _run._Sink(Report(file=None, format_version=None, events=0, frames=0), set(), 1000, True)
+        _run._run_walks(ctx, [w for w in WALKS if w.cls is _scan.TypeScan], sink)
+        assert _scan._shared(ctx) == _scan._scan(CheckContext(log))

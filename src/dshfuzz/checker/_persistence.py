@@ -22,8 +22,8 @@ from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_numbe
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._migration import released_refuses_lossy
-from ._run import EVERY_EVENT, rule_pass, rule_walk
-from ._scan import seqs_are_positions
+from ._run import EVERY_EVENT, resubscribe, rule_pass, rule_walk
+from ._scan import running_scan, seqs_are_positions, type_index
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
 
@@ -312,34 +312,48 @@ class SeqOrder:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
     increases. C1: one note when either shows the traces of several writers.
 
-    State: nothing when every seq is its position (the shared scan says so, and the walk
-    sits out). Otherwise O(n) small values: ``(seq, position, line, frame)`` of every
-    event with a safe seq (E2 judges the sorted seqs, so it is decided in :meth:`finish`),
-    the step-back seqs and the highest seq so far (S9 is decided as the walk passes), and
-    the position of the last turn/end (whether the jsonl loader keeps the prefix before a
-    gap as a torn tail depends on a turn/end after it: the gap findings wait for the end,
-    and pass through the cap like any other). A packed run's members are read one by one,
-    as before: only a log whose seqs are not positions pays for it."""
+    State: nothing while every head so far is an object whose seq is its position: the walk
+    sits out until the running :class:`~._scan.TypeScan` meets the first other head and
+    wakes it there (a packed run's members carry their positions too). From that head on,
+    O(n) small values: ``(seq, position,
+    line, frame)`` of every event with a safe seq, the positional prefix included (E2
+    judges the sorted seqs, so it is decided in :meth:`finish`), the step-back seqs and
+    the highest seq so far (S9 is decided as the walk passes). Whether the jsonl loader
+    keeps the prefix before a gap as a torn tail depends on a turn/end after it, so the
+    gap findings wait for the end (the last turn/end is the scan's) and pass through the
+    cap like any other. The members of a packed run are read one by one, as before: only
+    a log whose seqs are not positions pays for it."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        if seqs_are_positions(ctx):
-            self.types = ()
-            return
         self.events = ctx.events
         self.runs = ctx.packed_runs[1]
-        self.seqs: list[tuple[int, int, int | None, int | None]] = []
+        self.seqs: list[tuple[int, int, int | None, int | None]] | None = None
         self.prev: int | None = None
         self.backsteps: list[int] = []
-        self.last_turn_end = -1
+        scan = running_scan(ctx)
+        if scan is not None:
+            self.types = ()
+            scan.on_first_misplaced.append(self.wake)
+        elif seqs_are_positions(ctx):
+            self.types = ()
+        else:
+            self.seqs = []
+
+    def wake(self, index: int) -> None:
+        """Every head before ``index`` held its position as seq: positions 0..index-1 held seqs
+        0..index-1, never a gap nor a repeat themselves. Walk every head from ``index`` on."""
+        self.seqs = [(k, k, None, None) for k in range(index)]
+        self.prev = index - 1 if index else None
+        self.types = EVERY_EVENT
+        resubscribe(self.ctx)
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
+        seqs = self.seqs
         found: list[Finding] | None = None
         events = self.events
         for i in range(index, self.runs.get(index, index + 1)):
             ev = events[i]
-            if ev.type == "turn/end":
-                self.last_turn_end = i
             s = ev.seq
             if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
                 continue
@@ -356,14 +370,16 @@ class SeqOrder:
                     context={"previousSeq": prev},
                 ))
             self.prev = s if prev is None else max(prev, s)
-            self.seqs.append((s, i, ev.line, ev.frame))
+            seqs.append((s, i, ev.line, ev.frame))
         return found
 
     def finish(self) -> Iterator[Finding]:
-        if self.types == ():
+        seqs = self.seqs
+        if seqs is None:
             return
         ctx = self.ctx
-        seqs = self.seqs
+        turn_ends = type_index(ctx).get("turn/end")
+        last_turn_end = turn_ends[-1] if turn_ends else -1
         seqs.sort()
         expected = 0
         gaps: list[int] = []
@@ -380,7 +396,7 @@ class SeqOrder:
             missing = list(range(expected, min(s, expected + 50)))
             gaps.append(expected)
             refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
-            if not zstd and i > self.last_turn_end:
+            if not zstd and i > last_turn_end:
                 # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
                 refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
             yield ctx.finding(
@@ -482,45 +498,87 @@ def _lossy_token(text: str) -> str | None:
     return None
 
 
-@rule_pass(R.E1, R.E3, R.E4, R.E5, R.E6, R.E7, R.E8, R.E9, R.E10)
-def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
-    """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750)."""
-    version = ctx.version
-    known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
-    lossy_lines = _lossy_lines(ctx.log)
-    # the common case takes one branch: a known, payload-free type in an exact envelope
-    plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
-    envelope = ENVELOPE
-    # a packed member's envelope is exact by construction; only a lossy number in its row can break it
-    events = ctx.stored_events if not lossy_lines else [ev for ev in ctx.events if ev.member is None or ev.line in lossy_lines]
-    for ev in events:
+@rule_walk(R.E1, R.E3, R.E4, R.E5, R.E6, R.E7, R.E8, R.E9, R.E10, types=EVERY_EVENT)
+class Envelope:
+    """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750).
+
+    State: none per event; each event is judged as the walk passes it. The one thing
+    known up front is the set of lines holding a non-lossless number (from the reader's
+    screen of the physical lines, a handful at most). A packed member's envelope is exact
+    by construction, so members are skipped, unless their row's line holds a lossy
+    number: then the head hands the whole run over (its members share that line)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.events = ctx.events
+        self.runs = ctx.packed_runs[1]
+        version = ctx.version
+        self.version = version
+        self.known = known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
+        self.lossy_lines = _lossy_lines(ctx.log)
+        # the common case takes one branch: a known, payload-free type in an exact envelope
+        self.plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
+
+    def visit(self, index: int, ev: Event) -> Iterator[Finding] | None:
+        lossy_lines = self.lossy_lines
+        if ev.member is not None:
+            if not lossy_lines or ev.line not in lossy_lines:
+                return None
+            return self._run(index)
+        raw = ev.raw
+        if raw.__class__ is dict and not lossy_lines:
+            t = raw.get("type", MISSING)
+            seq = raw.get("seq", MISSING)
+            time = raw.get("time", MISSING)
+            if (
+                t.__class__ is str
+                and seq.__class__ is int and 0 <= seq <= 9007199254740991
+                and time.__class__ is int and -9007199254740991 <= time <= 9007199254740991
+                and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
+            ):
+                if t in self.plain:
+                    return None
+                # a well-formed message in an exact envelope, what _judge would conclude at greater cost
+                if t in MESSAGE_TYPES and message_shape_error(t, raw["data"]) is None:
+                    return None
+        return self._judge(ev)
+
+    def _run(self, index: int) -> Iterator[Finding]:
+        """A packed row on a lossy line: each member, the head and then the rest of its run."""
+        events = self.events
+        for i in range(index, self.runs.get(index, index + 1)):
+            yield from self._judge(events[i])
+
+    def _judge(self, ev: Event) -> Iterator[Finding]:
+        ctx = self.ctx
+        lossy_lines = self.lossy_lines
         raw = ev.raw
         if raw.__class__ is not dict:
             yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)
-            continue
+            return
         t = raw.get("type", MISSING)
         seq = raw.get("seq", MISSING)
         time = raw.get("time", MISSING)
         if (
             seq.__class__ is int and 0 <= seq <= 9007199254740991
             and time.__class__ is int and -9007199254740991 <= time <= 9007199254740991
-            and "data" in raw and raw.keys() <= envelope and raw.get("ignorable", True) is True
+            and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
             and (not lossy_lines or ev.line not in lossy_lines)
         ):
-            if t.__class__ is str and t in plain:
-                continue
+            if t.__class__ is str and t in self.plain:
+                return
             if t.__class__ is not str:  # the fast path's only unchecked envelope field
                 yield from _envelope_fields(ctx, ev, raw, t)
         else:
             yield from _envelope_defects(ctx, ev, raw, t, seq, lossy_lines)
         if type(t) is not str:
-            continue
+            return
         if t in RETIRED_TYPES or (t == "request/header" and _is_record(raw.get("data")) and raw["data"].get("reason") == "fallback"):
             what = f'legacy {t} event' if t in RETIRED_TYPES else 'legacy request/header reason "fallback"'
             refused = (L.LOAD, L.RELEASED) if t == "mode/set" else (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
             yield ctx.finding(R.E5, f"event uses unsupported {what}", event=ev, refused_by=refused)
-            continue
-        if t not in known:
+            return
+        if t not in self.known:
             if raw.get("ignorable") is True:
                 if t not in IGNORABLE_CONSUMERS and not t.startswith(IGNORABLE_CONSUMER_PREFIXES):
                     yield ctx.finding(R.E7, f'ignorable event type "{t}" has no known consumer', event=ev)
@@ -530,13 +588,16 @@ def envelope_rules(ctx: CheckContext) -> Iterator[Finding]:
                     f'event type "{t}" is unknown to this harness and not marked ignorable',
                     event=ev,
                 )
-            continue
+            return
         if t in MESSAGE_TYPES:
             yield from _message_shape(ctx, ev, raw, t)
         elif t == "request/header":
             yield from _request_header(ctx, ev, raw)
-        elif t == "system/message" and version == 3:
+        elif t == "system/message" and self.version == 3:
             yield from _system_message(ctx, ev, raw)
+
+    def finish(self) -> None:
+        return None
 
 
 def _envelope_defects(

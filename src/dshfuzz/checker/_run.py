@@ -71,7 +71,9 @@ __all__ = [
     "check_path",
     "implemented_rules",
     "rule_pass",
+    "resubscribe",
     "rule_walk",
+    "state_walk",
 ]
 
 RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_migration")
@@ -154,6 +156,19 @@ def rule_walk(*rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _Eve
         cls.types = declared
         name = f"{cls.__module__}.{cls.__qualname__}"
         WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, name, next(_registered)))
+        return cls
+
+    return register
+
+
+def state_walk(*, types: Iterable[str] | Mapping[str, str] | _EveryEvent) -> Callable[[type], type]:
+    """Register the decorated class as a walk that reports nothing but derives state other
+    walks and passes read (e.g. the positions by type): it runs on every check, and, being
+    registered before its readers, sees each event before them and finishes before them."""
+
+    def register(cls: type) -> type:
+        cls.types = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
+        WALKS.append(Walk(frozenset(), cls, cls.types, f"{cls.__module__}.{cls.__qualname__}", next(_registered)))
         return cls
 
     return register
@@ -284,8 +299,28 @@ def _dispatch(live: dict[Walk, Any]) -> tuple[dict[str, tuple[_Subscriber, ...]]
     return {kind: (*subs, *every) for kind, subs in typed.items()}, tuple(every)
 
 
+class _Loop:
+    """The loop's one piece of shared state: whether some walk changed its subscriptions."""
+
+    __slots__ = ("changed",)
+
+    def __init__(self) -> None:
+        self.changed = False
+
+
+def resubscribe(ctx: CheckContext) -> None:
+    """Tell the walk loop that a walk changed its ``types``: the change holds from the event
+    being dispatched on (a walk that subscribes while it is dispatched is handed it too, after
+    the walks already served), so a walk may sit out until another walk wakes it."""
+    ctx.memo(_LOOP, _Loop).changed = True
+
+
+_LOOP = "walk-loop"
+
+
 def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
     """Construct the walks, hand them the heads of the log in one loop, then finish them."""
+    loop = ctx.memo(_LOOP, _Loop)
     live: dict[Walk, Any] = {}
     for walk in walks:
         try:
@@ -313,6 +348,8 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
                     sink.crashed(walk.name)
                     del live[walk]
                     table, every = _dispatch(live)
+            if loop.changed:
+                table, every = _woken(ctx, loop, live, subscribers, i, ev, sink)
     for walk, instance in live.items():
         try:
             found = instance.finish()
@@ -320,6 +357,32 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
                 sink.take(found, walk)
         except Exception:
             sink.crashed(walk.name)
+
+
+def _woken(
+    ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], served: tuple[_Subscriber, ...], i: int, ev: Event, sink: _Sink
+) -> tuple[dict[str, tuple[_Subscriber, ...]], tuple[_Subscriber, ...]]:
+    """Rebuild the dispatch after a change of subscriptions, and hand the event being
+    dispatched to the walks that subscribed to it meanwhile."""
+    done = {walk for _, walk in served}
+    raw = ev.raw
+    kind = raw.get("type") if raw.__class__ is dict else None
+    while loop.changed:
+        loop.changed = False
+        table, every = _dispatch(live)
+        for handle, walk in table.get(kind, every) if kind.__class__ is str else every:
+            if walk in done or walk not in live:
+                continue
+            done.add(walk)
+            try:
+                found = handle(i, ev)
+                if found is not None:
+                    sink.take(found, walk)
+            except Exception:
+                sink.crashed(walk.name)
+                del live[walk]
+                loop.changed = True
+    return _dispatch(live)
 
 
 def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report:
@@ -338,7 +401,7 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
         frames=len(log.frames),
     )
     sink = _Sink(report, selected, max(options.max_findings_per_rule, 0), options.strict)
-    _run_walks(ctx, [w for w in WALKS if not selected.isdisjoint(w.rules)], sink)
+    _run_walks(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], sink)
     for p in PASSES:
         if selected.isdisjoint(p.rules):
             continue

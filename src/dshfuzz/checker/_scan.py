@@ -2,17 +2,22 @@
 
 Most rules look at a handful of event types in a log dominated by chunks; reading
 ``event.type`` for every event in every pass would cost more than the rules
-themselves. The scan is made once per check and holds positions only.
+themselves. The scan is made once per check and holds positions only: by the
+:class:`TypeScan` walk, in the loop every walk shares (so the events are read once for
+it and the walks), or, when that walk did not run, on the first question.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ._context import CheckContext
+from dshfuzz.model import Event
 
-__all__ = ["irregular", "positions", "seqs_are_positions", "type_index"]
+from ._context import CheckContext
+from ._run import EVERY_EVENT, state_walk
+
+__all__ = ["TypeScan", "irregular", "positions", "running_scan", "seqs_are_positions", "type_index"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +60,77 @@ def _scan(ctx: CheckContext) -> _Scan:
     return _Scan(index, odd, positional)
 
 
+_RUNNING = "type-scan-walk"
+_DONE = "positions-by-type"
+
+
+@state_walk(types=EVERY_EVENT)
+class TypeScan:
+    """:func:`_scan` as a walk: the same buckets, irregular positions and positional flag,
+    built head by head and published for :func:`type_index` and the rest when it finishes
+    (before the walks that read it finish, and before every pass). While it runs, a later
+    walk may read :attr:`positional` (true while every head so far is an object whose seq
+    is its position), or ask to be told of the first head that is not (:meth:`misplaced`).
+    State: the positions, O(n) small ints, as :func:`_scan` keeps."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.runs = ctx.packed_runs[1]
+        self.index: dict[object, list[int]] = {}
+        self.odd: list[int] = []
+        self.positional = True
+        self.on_first_misplaced: list[Callable[[int], None]] = []
+        ctx.memo(_RUNNING, lambda: self)
+
+    def visit(self, i: int, event: Event) -> None:
+        raw = event.raw
+        if raw.__class__ is not dict:
+            self.odd.append(i)
+            if self.positional:
+                self.misplaced(i)
+            return None
+        kind = raw.get("type")
+        seq = raw.get("seq")
+        if seq.__class__ is not int or seq != i:
+            self.odd.append(i)
+            if self.positional:
+                self.misplaced(i)
+        elif kind.__class__ is not str or "surfaceOp" in raw or "sourceEventSeqs" in raw:
+            self.odd.append(i)
+        if kind.__class__ is not str:
+            return None
+        index = self.index
+        bucket = index.get(kind)
+        if bucket is None:
+            bucket = index[kind] = []
+        bucket.append(i)
+        if kind == "assistant/chunk":
+            stop = self.runs.get(i)
+            if stop is not None:  # the rest of a packed run: chunks like its first member
+                bucket.extend(range(i + 1, stop))
+        return None
+
+    def misplaced(self, i: int) -> None:
+        """The first head that is no object or whose seq is not its position: the walks that
+        waited for it (:attr:`on_first_misplaced`) learn where it is."""
+        self.positional = False
+        for wake in self.on_first_misplaced:
+            wake(i)
+
+    def finish(self) -> None:
+        done = _Scan(self.index, self.odd, self.positional)
+        self.ctx.memo(_DONE, lambda: done)
+        return None
+
+
+def running_scan(ctx: CheckContext) -> TypeScan | None:
+    """The :class:`TypeScan` of this check's walk loop, or ``None`` when none was constructed
+    (a walk constructed before the loop asks it; its answers cover the heads behind the loop)."""
+    return ctx.memo(_RUNNING, lambda: None)
+
+
 def _shared(ctx: CheckContext) -> _Scan:
-    return ctx.memo("positions-by-type", lambda: _scan(ctx))
+    return ctx.memo(_DONE, lambda: _scan(ctx))
 
 
 def type_index(ctx: CheckContext) -> dict[object, list[int]]:
