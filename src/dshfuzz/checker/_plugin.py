@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dshfuzz.model import MISSING
+from dshfuzz.model import MISSING, Event
 from dshfuzz.oracle._js import strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
-from ._run import rule_pass
+from ._run import rule_pass, rule_walk
 from ._scan import positions
 from ._wire import surface_indices
 from .rules import OfficialLayer, RuleId
@@ -40,22 +40,32 @@ def _is_replace(op: Any) -> bool:
     return type(op) is dict and op.get("op") == "replace"
 
 
-@rule_pass(RuleId.P1, RuleId.P2)
-def markers(ctx: CheckContext) -> Iterator[Finding]:
-    """P1: replacing assistant/messages carry a known marker prefix; P2: no marker cites itself."""
-    for index in positions(ctx, ["assistant/message"]):
-        event = ctx.events[index]
+@rule_walk(RuleId.P1, RuleId.P2, types=("assistant/message",))
+class Markers:
+    """P1: replacing assistant/messages carry a known marker prefix; P2: no marker cites itself.
+    State: none; each assistant/message is judged as the walk passes it."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def visit(self, index: int, event: Event) -> list[Finding] | None:
+        found: list[Finding] | None = None
         if _is_replace(event.surfaceOp):
             message_id = _get(_get(event.data, "message"), "id")
             if type(message_id) is not str or not message_id.startswith(MARKER_PREFIXES):
-                yield ctx.finding(RuleId.P1, f"assistant/message replace carries message id {show_id(message_id)}, "
-                                  f"which no known marker prefix ({', '.join(MARKER_PREFIXES)}) claims", event=event)
+                found = [self.ctx.finding(RuleId.P1, f"assistant/message replace carries message id {show_id(message_id)}, "
+                                          f"which no known marker prefix ({', '.join(MARKER_PREFIXES)}) claims", event=event)]
         sources = event.sourceEventSeqs
         seq = event.seq
         # ``in`` (Python's looser ==) screens the list at C speed; === decides the few it keeps.
         if type(sources) is list and seq in sources and any(strict_equal(s, seq) for s in sources):
-            yield ctx.finding(RuleId.P2, f"marker at seq {show_id(event.seq)} lists its own seq in sourceEventSeqs "
-                              "(its shadowed set)", event=event, context={"shadowedSeqs": sources})
+            finding = self.ctx.finding(RuleId.P2, f"marker at seq {show_id(event.seq)} lists its own seq in sourceEventSeqs "
+                                       "(its shadowed set)", event=event, context={"shadowedSeqs": sources})
+            found = [finding] if found is None else [*found, finding]
+        return found
+
+    def finish(self) -> None:
+        return None
 
 
 @rule_pass(RuleId.P3)
