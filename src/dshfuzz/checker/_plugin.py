@@ -18,7 +18,7 @@ from dshfuzz.oracle._js import strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import call_key, show_id, tool_ledger, upgraded_events
+from ._lifecycle import _upgrade, call_key, show_id, tool_ledger, upgraded_events
 from ._run import rule_pass, rule_walk
 from ._scan import positions
 from ._wire import surface_indices
@@ -34,6 +34,13 @@ _MAX_PATHS = 8
 
 def _get(value: Any, key: str) -> Any:
     return value.get(key, MISSING) if type(value) is dict else MISSING
+
+
+def upgraded_event(event: Event) -> Event:
+    """The event as load and released read it (a legacy flat message upgraded), what
+    :func:`~._lifecycle.upgraded_events` holds at its position."""
+    data = event.data
+    return _upgrade(event) if type(data) is dict and "message" not in data else event
 
 
 def _is_replace(op: Any) -> bool:
@@ -68,20 +75,38 @@ class Markers:
         return None
 
 
-@rule_pass(RuleId.P3)
-def call_pairing(ctx: CheckContext) -> Iterator[Finding]:
-    """P3: every tool/call's callId is answered by some tool/result's source.callId."""
-    events = upgraded_events(ctx)
-    answered = {
-        call_key(_get(_get(_get(events[i].data, "message"), "source"), "callId"))
-        for i in positions(ctx, ["tool/result"])
-    }
-    for index in positions(ctx, ["tool/call"]):
-        event = events[index]
+@rule_walk(RuleId.P3, types={"tool/call": "call", "tool/result": "result"})
+class CallPairing:
+    """P3: every tool/call's callId is answered by some tool/result's source.callId (of the
+    result as load upgrades it), wherever that result stands in the log.
+
+    State: the keys of the call ids answered so far (O(results) small values: a call may
+    come after its answer) and the calls still unanswered, which are the findings
+    :meth:`finish` reports, in log order."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.answered: set[Any] = set()
+        self.pending: dict[Any, list[tuple[int, Event, Any]]] = {}
+
+    def result(self, index: int, event: Event) -> None:
+        key = call_key(_get(_get(_get(upgraded_event(event).data, "message"), "source"), "callId"))
+        self.answered.add(key)
+        self.pending.pop(key, None)
+        return None
+
+    def call(self, index: int, event: Event) -> None:
         call_id = _get(event.data, "callId")
-        if call_key(call_id) not in answered:
-            yield ctx.finding(RuleId.P3, f"tool/call {show_id(call_id)} has no tool/result; an archaeology "
-                              "extraction will miss its output", event=event, context={"callId": show_id(call_id)})
+        key = call_key(call_id)
+        if key not in self.answered:
+            self.pending.setdefault(key, []).append((index, event, call_id))
+        return None
+
+    def finish(self) -> Iterator[Finding]:
+        unanswered = sorted((entry for calls in self.pending.values() for entry in calls), key=lambda entry: entry[0])
+        for _, event, call_id in unanswered:
+            yield self.ctx.finding(RuleId.P3, f"tool/call {show_id(call_id)} has no tool/result; an archaeology "
+                                   "extraction will miss its output", event=event, context={"callId": show_id(call_id)})
 
 
 def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
