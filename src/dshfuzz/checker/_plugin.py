@@ -18,9 +18,8 @@ from dshfuzz.oracle._js import strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import _upgrade, call_key, show_id, tool_ledger, upgraded_events
+from ._lifecycle import _upgrade, call_key, show_id, tool_ledger
 from ._run import rule_pass, rule_walk
-from ._scan import positions
 from ._wire import surface_indices
 from .rules import OfficialLayer, RuleId
 
@@ -208,35 +207,48 @@ def _meter_price_throws(content: Any) -> bool:
     return False
 
 
-@rule_pass(RuleId.P4)
-def result_output(ctx: CheckContext) -> Iterator[Finding]:
+@rule_walk(RuleId.P4, types=("tool/result",))
+class ResultOutput:
     """P4: tool/result content parses recursively into text blocks (empty content is legal).
 
     Each finding names the moments that refuse that output: the token meter, which prices
     every stored result carrying a surfaceOp; the released codec (exact content blocks); and,
-    for a result on the current surface, the request serializer."""
-    events = upgraded_events(ctx)
-    visible = set(surface_indices(ctx))
-    for index in positions(ctx, ["tool/result"]):
-        event = events[index]
+    for a result on the current surface, the request serializer. Whether a result is on
+    the final surface is known only at the end, so the malformed results wait for
+    :meth:`finish`: the state is those (O(malformed results), each with its verdicts)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.malformed: list[tuple[int, Event, list[str], bool, bool, bool]] = []
+
+    def visit(self, index: int, stored: Event) -> None:
+        event = upgraded_event(stored)
         content = _get(_get(event.data, "message"), "content")
         paths: list[str] = []
         _unparseable(content, "message.content", paths)
         if not paths:
-            continue
-        layers = []
-        stored = ctx.events[index]  # the meter reads the stored event, not its upgrade
-        if stored.surfaceOp is not MISSING and _meter_price_throws(
-                _get(_get(stored.data, "message"), "content")):
-            layers.append(OfficialLayer.METER)
-        if index in visible and _serializer_throws(content):
-            layers.append(OfficialLayer.WIRE)
-        if _released_content_problem(content):
-            layers.append(OfficialLayer.RELEASED)
-        shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
-        yield ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
-                          event=event, context={"paths": paths[:_MAX_PATHS]},
-                          refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
+            return None
+        # the meter reads the stored event, not its upgrade
+        meter = stored.surfaceOp is not MISSING and _meter_price_throws(_get(_get(stored.data, "message"), "content"))
+        self.malformed.append((index, event, paths, meter, _serializer_throws(content), _released_content_problem(content)))
+        return None
+
+    def finish(self) -> Iterator[Finding]:
+        if not self.malformed:
+            return
+        visible = set(surface_indices(self.ctx))
+        for index, event, paths, meter, serializer, released in self.malformed:
+            layers = []
+            if meter:
+                layers.append(OfficialLayer.METER)
+            if index in visible and serializer:
+                layers.append(OfficialLayer.WIRE)
+            if released:
+                layers.append(OfficialLayer.RELEASED)
+            shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
+            yield self.ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
+                                   event=event, context={"paths": paths[:_MAX_PATHS]},
+                                   refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
 
 
 @rule_pass(RuleId.P5)
