@@ -19,7 +19,7 @@ from dshfuzz.oracle._js import strict_equal
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import _upgrade, call_key, show_id, tool_ledger
-from ._run import rule_pass, rule_walk
+from ._run import rule_walk
 from ._wire import surface_indices
 from .rules import OfficialLayer, RuleId
 
@@ -251,22 +251,31 @@ class ResultOutput:
                                    refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
 
 
-@rule_pass(RuleId.P5)
-def call_id_positions(ctx: CheckContext) -> Iterator[Finding]:
-    """P5: the released lifecycle's disagreements between the three call-id positions."""
-    unresolved: dict[int, list[Any]] = {}
-    for refusal in tool_ledger(ctx).released:
-        if refusal.code == "no-lifecycle":
-            continue
-        if refusal.code == "unresolved":
-            unresolved.setdefault(refusal.index, []).append(refusal.call_id)
-            continue
-        yield ctx.finding(RuleId.P5, refusal.message, event=ctx.events[refusal.index],
-                          context={"callId": show_id(refusal.call_id)})
-    for index, ids in unresolved.items():
-        boundary = ctx.events[index].type
-        shown = [show_id(i) for i in ids]
-        yield ctx.finding(RuleId.P5, f"{boundary} closes with advertised tool call{'s' if len(ids) > 1 else ''} "
-                          f"{', '.join(shown)} that no tool/result answers", event=ctx.events[index],
-                          context={"callIds": shown})
+@rule_walk(RuleId.P5, types=())
+class CallIdPositions:
+    """P5: the released lifecycle's disagreements between the three call-id positions.
 
+    Its verdicts are the tool ledger's (:func:`~._lifecycle.tool_ledger`), a shared derived
+    state the walk reads in :meth:`finish`; the walk keeps nothing of its own (step 2 makes
+    the ledger a walk, whose refusals this one then reads as they are settled)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def finish(self) -> Iterator[Finding]:
+        ctx = self.ctx
+        unresolved: dict[int, list[Any]] = {}
+        for refusal in tool_ledger(ctx).released:
+            if refusal.code == "no-lifecycle":
+                continue
+            if refusal.code == "unresolved":
+                unresolved.setdefault(refusal.index, []).append(refusal.call_id)
+                continue
+            yield ctx.finding(RuleId.P5, refusal.message, event=ctx.events[refusal.index],
+                              context={"callId": show_id(refusal.call_id)})
+        for index, ids in unresolved.items():
+            boundary = ctx.events[index].type
+            shown = [show_id(i) for i in ids]
+            yield ctx.finding(RuleId.P5, f"{boundary} closes with advertised tool call{'s' if len(ids) > 1 else ''} "
+                              f"{', '.join(shown)} that no tool/result answers", event=ctx.events[index],
+                              context={"callIds": shown})
