@@ -17,7 +17,7 @@ from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
-from ._run import rule_pass
+from ._run import EVERY_EVENT, rule_pass, rule_walk
 from ._scan import positions, type_index
 from .rules import RuleId
 
@@ -51,24 +51,43 @@ def _get(value: Any, key: str) -> Any:
     return value.get(key, MISSING) if type(value) is dict else MISSING
 
 
-@rule_pass(RuleId.G1, RuleId.G2)
-def released_inventory(ctx: CheckContext) -> Iterator[Finding]:
-    """G1: v0 subagent/descriptor version is 3; G2: every v0 type is in the released inventory."""
-    index = type_index(ctx)
-    unknown = [i for kind, found in index.items() if kind not in RELEASED_V0_EVENT_TYPES
-               and kind not in LEGACY_SOURCE_TYPES for i in found]
-    for i in sorted(unknown + index.get("subagent/descriptor", [])):
-        event = ctx.events[i]
-        kind = event.type
-        if kind not in RELEASED_V0_EVENT_TYPES and kind not in LEGACY_SOURCE_TYPES:
+_INVENTORY = RELEASED_V0_EVENT_TYPES | LEGACY_SOURCE_TYPES
+_UNREMARKABLE = _INVENTORY - {"subagent/descriptor"}
+"""The types G1 and G2 pass over at once."""
+
+
+@rule_walk(RuleId.G1, RuleId.G2, types=EVERY_EVENT)
+class ReleasedInventory:
+    """G1: v0 subagent/descriptor version is 3; G2: every v0 type is in the released inventory.
+
+    Each event is decided alone, so the walk keeps no state. It sees every head: the
+    members of a packed run are chunks, which the inventory holds."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def visit(self, index: int, event: Event) -> Iterator[Finding] | None:
+        try:
+            if event.raw["type"] in _UNREMARKABLE:
+                return None
+        except (KeyError, TypeError):  # no object, no type, or a type no set can hold
+            return None
+        kind = event.raw["type"]
+        return self._judge(event, kind) if kind.__class__ is str else None
+
+    def _judge(self, event: Event, kind: str) -> Iterator[Finding]:
+        if kind not in _INVENTORY:
             note = " (even though it is marked ignorable)" if event.ignorable is True else ""
-            yield ctx.finding(RuleId.G2, f"format v0 contains unknown historical event type {kind!r}{note}; "
-                              "the v0->v1 migration refuses it", event=event)
-        elif kind == "subagent/descriptor" and type(event.data) is dict:
+            yield self.ctx.finding(RuleId.G2, f"format v0 contains unknown historical event type {kind!r}{note}; "
+                                   "the v0->v1 migration refuses it", event=event)
+        elif type(event.data) is dict:
             version = event.data.get("version", MISSING)
             if not strict_equal(version, 3):
-                yield ctx.finding(RuleId.G1, f"subagent/descriptor uses unsupported descriptor version "
-                                  f"{show_value(version)}; the v0->v1 migration accepts only 3", event=event)
+                yield self.ctx.finding(RuleId.G1, f"subagent/descriptor uses unsupported descriptor version "
+                                       f"{show_value(version)}; the v0->v1 migration accepts only 3", event=event)
+
+    def finish(self) -> None:
+        return None
 
 
 @rule_pass(RuleId.G3)
