@@ -8,7 +8,8 @@ released's payload validator reads a number, for E4's attribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dshfuzz.model import MISSING, Event, dumps
@@ -90,25 +91,108 @@ class ReleasedInventory:
         return None
 
 
-@rule_pass(RuleId.G3)
-def title_sources(ctx: CheckContext) -> Iterator[Finding]:
+_LATER: Any = object()
+"""What a title's check reads for a cited position the loop has not handed yet."""
+
+
+@rule_walk(RuleId.G3, types={"user/message": "message", **{kind: "title" for kind in _TITLE_TYPES}})
+class TitleSources:
     """G3: title messageSeqs. Format 0 runs the migration's payload check first (V01:439-444:
     an array of unique earlier seqs, non-empty for a request); both formats run the relation
     walk's assertTitleSources (V01:2541-2568), which alone decides a format-1 file (measured:
-    released restores a v1 title citing a later or a repeated human message)."""
-    events = ctx.events
-    payload_checked = ctx.version == 0
-    for i in positions(ctx, _TITLE_TYPES):
-        event = events[i]
+    released restores a v1 title citing a later or a repeated human message).
+
+    A citation reads ``events[seq]`` as JavaScript does, by position, earlier or later. The
+    walk keeps the joined text of each human user/message by position (``human_texts``,
+    O(human user messages): all a citation reads, and a position absent from it is not a human
+    user/message). A title citing a position the loop has not handed yet waits in ``pending``
+    until it has (or until ``finish``, where a position past the log is no message); titles
+    decided after a waiting one queue behind it as findings, so G3 reports in log order. A
+    waiting title keeps its event: pending state, as many as the titles from the first one
+    that cites a later position."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.payload_checked = ctx.version == 0
+        self.human_texts: dict[int, str] = {}
+        self.pending: deque[Event | Finding] = deque()
+        self.awaited = -1  # the position the first waiting title reads next
+        self.handed: float = -1  # the last position handed to the walk
+
+    def message(self, index: int, event: Event) -> Iterator[Finding] | None:
+        data = event.raw.get("data")
+        source = data.get("source") if data.__class__ is dict else None
+        if source.__class__ is dict and source.get("kind") == "user":
+            content = data.get("content")
+            texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text"
+                     and type(b.get("text")) is str] if type(content) is list else []
+            self.human_texts[index] = "\n".join(texts)
+        if self.pending and index >= self.awaited:
+            self.handed = index
+            return self._release()
+        return None
+
+    def title(self, index: int, event: Event) -> list[Finding] | None:
         if type(event.data) is not dict:
-            continue
-        problem = _title_problem(events, event, payload_checked)
-        if problem is not None:
-            yield ctx.finding(RuleId.G3, f"{event.type} {show_value(event.seq)} {problem}", event=event,
-                              context={"messageSeqs": event.data.get("messageSeqs")})
+            return None
+        self.handed = index
+        if self.pending:
+            awaited = self.awaited  # the first waiting title's, which a later one's judgement must not move
+            judged = self._judge(event)
+            self.awaited = awaited
+            if judged is not None:
+                self.pending.append(judged)
+            return self._release() if index >= awaited else None
+        judged = self._judge(event)
+        if judged is None:
+            return None
+        if judged.__class__ is Finding:
+            return [judged]
+        self.pending.append(judged)
+        return None
+
+    def finish(self) -> list[Finding] | None:
+        self.handed = math.inf  # every position has been handed: one past the log holds no message
+        return self._release() if self.pending else None
+
+    def _release(self) -> list[Finding]:
+        """The findings of the waiting titles now decided, in log order, up to the first still waiting."""
+        out: list[Finding] = []
+        pending = self.pending
+        while pending:
+            head = pending[0]
+            if head.__class__ is not Finding:
+                head = self._judge(head)
+                if head.__class__ is Event:
+                    break
+            pending.popleft()
+            if head is not None:
+                out.append(head)
+        return out
+
+    def _judge(self, event: Event) -> Finding | Event | None:
+        """The title's finding, ``None`` when it passes, or the event itself while it waits."""
+        problem = _title_problem(self._cited_text, event, self.payload_checked)
+        if problem is None:
+            return None
+        if problem is _LATER:
+            return event
+        return self.ctx.finding(RuleId.G3, f"{event.type} {show_value(event.seq)} {problem}", event=event,
+                                context={"messageSeqs": event.data.get("messageSeqs")})
+
+    def _cited_text(self, seq: Any) -> Any:
+        """The text of the human user/message at the position ``seq`` reads, ``None`` when there is
+        none, or :data:`_LATER` when the loop has not handed that position yet."""
+        position = _cited_position(seq)
+        if position is None:
+            return None
+        if position > self.handed:
+            self.awaited = position
+            return _LATER
+        return self.human_texts.get(position)
 
 
-def _title_problem(events: list[Event], event: Event, payload_checked: bool) -> str | None:
+def _title_problem(cited_text: Callable[[Any], Any], event: Event, payload_checked: bool) -> Any:
     data = event.data
     seqs = data.get("messageSeqs", MISSING)
     if payload_checked:
@@ -125,13 +209,12 @@ def _title_problem(events: list[Event], event: Event, payload_checked: bool) -> 
             return "messageSeqs must be empty exactly for a user title"
     selected = []
     for seq in seqs:
-        cited = _cited(events, seq)
-        if cited is None or cited.type != "user/message" or _get(_get(cited.data, "source"), "kind") != "user":
+        text = cited_text(seq)
+        if text is _LATER:
+            return _LATER
+        if text is None:
             return f"messageSeqs must cite earlier human user/message events (seq {show_value(seq)} is not one)"
-        content = _get(cited.data, "content")
-        texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str] \
-            if type(content) is list else []
-        selected.append({"seq": seq, "text": "\n".join(texts)})
+        selected.append({"seq": seq, "text": text})
     if event.type == "session/title-llm-request" and not _represents(data.get("messages", MISSING), selected):
         return "messages do not represent messageSeqs"
     return None
@@ -153,11 +236,11 @@ def _payload_problem(event: Event, seqs: Any) -> str | None:
     return None
 
 
-def _cited(events: list[Event], seq: Any) -> Event | None:
-    """``events[seq]`` as JavaScript reads it: an array index (a number or a canonical digit string)."""
+def _cited_position(seq: Any) -> int | None:
+    """The array index JavaScript reads for ``events[seq]`` (a number or a canonical digit string)."""
     if type(seq) is str and seq.isascii() and seq.isdigit() and (seq == "0" or not seq.startswith("0")):
         seq = int(seq)
-    return events[int(seq)] if is_event_seq(seq) and int(seq) < len(events) else None
+    return int(seq) if is_event_seq(seq) else None
 
 
 _RELATION_TYPES = ("llm/retry", "llm/retry-started", "compaction/start", "compaction/summary", "compaction/end",
