@@ -1,7 +1,12 @@
 """The released walk's ``visit`` positions (G4's shortcut): a walk told to visit only the
 records that are not stand-ins reaches the verdict of the walk over every position, on
 the reference cases, on generated logs and on stand-ins placed anywhere; and the labels
-of ``released-not-object``, formatted only on refusal, still name the seq they did."""
+of ``released-not-object``, formatted only on refusal, still name the seq they did.
+
+The walk is fed one record at a time (:class:`RelationWalk`): a check reading a later
+position (a title's messageSeqs, a command/done's sourceEventSeq) or crossing a compaction
+no seed boundary has left open yet waits for the verdict. Its verdicts are compared with
+the walk that reads the whole log first (``_LookAhead``), where nothing waits."""
 
 from __future__ import annotations
 
@@ -14,7 +19,9 @@ from hypothesis import strategies as st
 from reference_oracle_logs import HEADER, edited, tool_turn
 
 from dshfuzz.generators import FeatureWeights, session_logs
+from dshfuzz.model import MISSING
 from dshfuzz.oracle import Violation, check_lifecycle
+from dshfuzz.oracle._lifecycle import _READ_LATER, RelationWalk
 
 
 def _add(events: list[Any], type_: str, data: Any, **envelope: Any) -> None:
@@ -158,3 +165,109 @@ def test_events_given_as_model_events_are_read_as_their_raw_values(name: str, ed
         assert check_lifecycle(wrapped, HEADER) == want
         assert check_lifecycle(iter(wrapped), HEADER) == want
         assert check_lifecycle(wrapped, HEADER, visit=visit) == want
+
+
+class _LookAhead(RelationWalk):
+    """The walk as released runs it, over a log it holds whole: every position is known from
+    the start and the orphan compaction starts are found first, so no check waits."""
+
+    def __init__(self, events: list[Any], header: Any) -> None:
+        super().__init__(header)
+        for index, event in enumerate(events):
+            if type(event) is dict and type(event.get("type")) is str and event["type"] in _READ_LATER:
+                self._keep(index, event["type"], event)
+        self.orphan_start = MISSING
+        self.length = len(events)
+        self._keep = lambda *_: None  # type: ignore[method-assign]  # kept already
+
+    def _wait(self, check: Any, *arguments: Any) -> None:
+        check(*arguments)
+
+
+def _look_ahead(events: list[Any], header: Any) -> Any:
+    walk = _LookAhead(events, header)
+    for index, event in enumerate(events):
+        walk.feed(index, event)
+    return walk.verdict(len(events))
+
+
+def _later_reads(events: list[Any], data: st.DataObject) -> None:
+    """Records citing positions anywhere (earlier, their own, later, past the log), human
+    messages to cite, compactions, seed boundaries and turns, inserted anywhere."""
+    n = len(events) + 4
+    cite = st.one_of(st.integers(0, n), st.integers(0, n).map(str), st.sampled_from([-1, 1.0, "01", None, "x", 10**6]))
+    records = st.one_of(
+        st.builds(lambda seqs, kind: ("session/title", {"title": "t", "messageSeqs": seqs, "source": {"kind": kind}}),
+                  st.lists(cite, max_size=3), st.sampled_from(["user", "provider"])),
+        st.builds(lambda seqs: ("session/title-llm-request", {"messageSeqs": seqs, "messages": []}), st.lists(cite, max_size=2)),
+        st.builds(lambda seq, kind: ("command/done", {"commandId": "c", "kind": kind, "sourceEventSeq": seq}),
+                  cite, st.sampled_from(["success", "failure"])),
+        st.just(("command/run", {"commandId": "c"})),
+        st.builds(lambda data: ("user/message", data), st.sampled_from([
+            {"source": {"kind": "user"}, "content": [{"type": "text", "text": "hi"}]},
+            {"source": {"kind": "user"}, "content": [None]}, {"source": {"kind": "user"}, "content": 3},
+            {"source": 3}, {"source": {"kind": "plugin", "plugin": "compact"}}])),
+        st.builds(lambda turn: ("compaction/start", {"compactionId": "k", "turn": turn}), st.sampled_from([None, 1, 2])),
+        st.just(("compaction/end", {"compactionId": "k", "turn": None, "error": "x"})),
+        st.just(("session/end-seed", {})),
+        st.builds(lambda turn: ("turn/start", {"turn": turn}), st.sampled_from([1, 2, 3])),
+        st.builds(lambda turn: ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}), st.sampled_from([1, 2])),
+    )
+    for _ in range(data.draw(st.integers(1, 5), label="inserted")):
+        at = data.draw(st.integers(0, len(events)), label="at")
+        kind, payload = data.draw(records, label="record")
+        events.insert(at, {"type": kind, "seq": at, "time": 0, "data": payload, "surfaceOp": "append"})
+    if data.draw(st.booleans(), label="renumber"):
+        for i, event in enumerate(events):
+            event["seq"] = i
+
+
+@given(st.data())
+def test_a_walk_fed_one_record_at_a_time_decides_as_the_walk_reading_ahead(data: st.DataObject) -> None:
+    events = edited(tool_turn())
+    _later_reads(events, data)
+    assert check_lifecycle(events, HEADER) == _look_ahead(events, HEADER)
+
+
+@given(session_logs(max_events=60, turns=(1, 3), weights=FeatureWeights(tool_calls=0.5)), st.data())
+def test_generated_logs_with_later_reads_are_decided_as_reading_ahead(generated: Any, data: st.DataObject) -> None:
+    events = copy.deepcopy(generated.events)
+    _later_reads(events, data)
+    assert check_lifecycle(events, generated.header) == _look_ahead(events, generated.header)
+
+
+def _title(events: list[Any], seqs: Any) -> None:
+    _add(events, "session/title", {"title": "t", "messageSeqs": seqs, "source": {"kind": "provider"}})
+
+
+def test_a_title_citing_a_later_human_message_waits_for_it() -> None:
+    events = edited(tool_turn())
+    _title(events, [len(events) + 1])
+    _add(events, "user/message", {"source": {"kind": "user"}, "content": []}, surfaceOp="append")
+    assert check_lifecycle(events, HEADER).ok
+    events[-1]["data"]["source"]["kind"] = "plugin"
+    assert check_lifecycle(events, HEADER) == Violation(
+        17, "title-source", "session/title 17 messageSeqs must cite earlier human user/message events")
+    del events[-1]  # the cited position is past the log: reading its type throws
+    assert check_lifecycle(events, HEADER) == Violation(
+        17, "malformed-event", "Cannot read properties of undefined (reading 'type')")
+
+
+def test_a_waiting_check_that_fails_is_the_verdict_ahead_of_a_later_refusal() -> None:
+    events = edited(tool_turn())
+    _compaction_crossing_a_turn(events)  # waits: a later seed boundary may leave the compaction open
+    _add(events, "turn/start", {"turn": 9})  # refused at once
+    assert check_lifecycle(events, HEADER) == Violation(18, "compaction-crossed", "turn/start crosses an open compaction")
+    _add(events, "session/end-seed", {})  # after the refusal, and still it leaves the compaction open
+    assert check_lifecycle(events, HEADER) == Violation(
+        19, "turn-out-of-order", "turn/start 9 does not open expected turn 2")
+
+
+def test_the_walk_keeps_what_it_was_fed_where_the_verdict_falls() -> None:
+    events = edited(tool_turn())
+    _compaction_crossing_a_turn(events)
+    walk = RelationWalk(HEADER)
+    for index, event in enumerate(events):
+        walk.feed(index, event, origin=("record", index))
+    verdict = walk.verdict(len(events))
+    assert verdict.seq == 18 and walk.origin(18) == ("record", 18)

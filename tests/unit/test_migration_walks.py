@@ -1,10 +1,11 @@
-"""The migration walks decide as the passes reading the whole log did.
+"""The migration walks (G1-G4) decide as the passes reading the whole log did.
 
 G3 reads ``events[seq]`` by position, earlier or later: the walk keeps each human
 user/message's text and lets a title citing a later position wait. Its findings are
 compared with the check reading the whole log first, on generated logs with titles and
 messages inserted anywhere (seqs renumbered or not), packed and one event per line, in
-formats 0 and 1."""
+formats 0 and 1. G4 feeds every record to the released walk, which decides a crossing
+at the end; the finding is located at the record the verdict names."""
 
 from __future__ import annotations
 
@@ -100,3 +101,14 @@ def test_a_title_waiting_for_a_later_message_reports_ahead_of_the_titles_after_i
     events[-1]["data"]["source"]["kind"] = "user"
     report = check_log(_log(events), CheckOptions(rules=frozenset({RuleId.G3}), strict=True))
     assert [f.seq for f in report.findings] == [first + 1]
+
+
+def test_g4_reports_a_crossing_decided_at_the_end_at_the_turn_that_crosses() -> None:
+    events = edited(tool_turn())
+    events.append({"type": "compaction/start", "seq": 17, "time": 0, "data": {"compactionId": "k", "turn": None}})
+    events.append({"type": "turn/start", "seq": 18, "time": 0, "data": {"turn": 2}})
+    log = _log(events, version=0)
+    report = check_log(log, CheckOptions(rules=frozenset({RuleId.G4}), strict=True))
+    assert [(f.seq, f.line, f.context["code"]) for f in report.findings] == [(18, log.events[18].line, "compaction-crossed")]
+    events.append({"type": "session/end-seed", "seq": 19, "time": 0, "data": {}})
+    assert not check_log(_log(events, version=0), CheckOptions(rules=frozenset({RuleId.G4}), strict=True)).findings

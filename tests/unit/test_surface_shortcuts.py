@@ -3,10 +3,11 @@ and the released walk behind G4 give the findings of their general code on damag
 
 Each shortcut decides a common case inline (a plain append, a one-seq citation, a
 tool/result rewrite compared without its masked copies, four int coordinates, a message
-serialised without a generator, a stream read without formatting unused reasons, orphan
-compaction starts found only when asked). The general code is kept here as it was before
-the shortcuts, patched in, and the two reports compared on generated logs damaged in the
-places the shortcuts read, packed and one event per line."""
+serialised without a generator, a stream read without formatting unused reasons). The
+general code is kept here as it was before the shortcuts, patched in, and the two reports
+compared on generated logs damaged in the places the shortcuts read, packed and one event
+per line. The released walk's crossings of orphan compactions, decided once the log is
+read, are compared with the orphan scan run first in test_lifecycle_visit.py."""
 
 from __future__ import annotations
 
@@ -202,7 +203,7 @@ def _ref_read(self: Any, stream: list[Any]) -> None:
     self.close("the end of history")
 
 
-_Rel = _lifecycle._Relationships
+_Rel = _lifecycle.RelationWalk
 T = TypeVar("T")
 
 
@@ -249,14 +250,6 @@ def _ref_assistant_message(self: Any, event: Any, data: dict[str, Any], seq: Any
                                      "state": "advertised"})
 
 
-_ORIGINAL_INIT = _Rel.__init__
-
-
-def _ref_init(self: Any, events: list[Any], header: Any, visited: Any) -> None:
-    _ORIGINAL_INIT(self, events, header, visited)
-    self._stale_starts = _lifecycle._orphan_compaction_starts(events, visited)  # found first, as before
-
-
 def _generally(run: Callable[[], T]) -> T:
     """``run()`` with the general code of every shortcut patched back in."""
     with ExitStack() as stack:
@@ -280,7 +273,6 @@ def _general() -> list[Any]:
         mock.patch.object(_lifecycle._Surface, "append", _ref_surface_append),
         mock.patch.object(_Rel, "_require_open_step", _ref_require_open_step),
         mock.patch.object(_Rel, "_apply_surface", _ref_apply_surface),
-        mock.patch.object(_Rel, "__init__", _ref_init),
         mock.patch.object(_lifecycle, "_HANDLERS", handlers),
     ]
 
@@ -583,7 +575,7 @@ _COORD = st.one_of(st.sampled_from([1, 2]), st.sampled_from([1.0, True, None, "1
                           st.one_of(st.integers(0, 4), st.sampled_from([1.0, "2", None, True]))), max_size=6),
 )
 def test_the_released_walk_reads_surface_ops_as_the_general_reading(ops: list[tuple[Any, Any]]) -> None:
-    walks = [_Rel([], {}, []), _Rel([], {}, [])]
+    walks = [_Rel({}), _Rel({})]
     for op, seq in ops:
         event = {"type": "user/message", "seq": seq, "sourceEventSeqs": [0, 1, 2, 3, 4]}
         if op is not MISSING:
@@ -598,7 +590,7 @@ def test_the_released_walk_reads_surface_ops_as_the_general_reading(ops: list[tu
 @example(1, 2, 1, 1)
 @example(2, 1, 1, 1)
 def test_the_released_walk_reads_the_open_step_as_the_general_reading(turn: Any, step: Any, open_turn: Any, open_step: Any) -> None:
-    walks = [_Rel([], {}, []), _Rel([], {}, [])]
+    walks = [_Rel({}), _Rel({})]
     for walk in walks:
         walk.open_turn, walk.open_step = open_turn, open_step
     data = {k: v for k, v in (("turn", turn), ("step", step)) if v is not MISSING}
@@ -609,7 +601,7 @@ def test_the_released_walk_reads_the_open_step_as_the_general_reading(turn: Any,
 @given(st.one_of(_ODD, _BLOCKS))
 def test_the_released_walk_reads_advertised_calls_as_the_general_reading(content: Any) -> None:
     data = {"turn": 1, "step": 1, "message": {"content": content}}
-    walks = [_Rel([], {}, []), _Rel([], {}, [])]
+    walks = [_Rel({}), _Rel({})]
     for walk in walks:
         walk.open_turn, walk.open_step = 1, 1
     shortcut = _walk_outcome(_Rel._assistant_message, walks[0], {}, data, 3)

@@ -18,8 +18,7 @@ from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
-from ._run import EVERY_EVENT, rule_pass, rule_walk
-from ._scan import positions, type_index
+from ._run import EVERY_EVENT, rule_walk
 from .rules import RuleId
 
 __all__ = ["LEGACY_SOURCE_TYPES", "RELEASED_V0_EVENT_TYPES", "released_refuses_lossy"]
@@ -243,95 +242,109 @@ def _cited_position(seq: Any) -> int | None:
     return int(seq) if is_event_seq(seq) else None
 
 
-_RELATION_TYPES = ("llm/retry", "llm/retry-started", "compaction/start", "compaction/summary", "compaction/end",
-                   "compaction/prune", "compact/start", "compact/summary", "compact/end", "compact/prune")
 _RELATION_CODES = ("compaction-", "retry-")
 """The reference walk's codes for the compaction and retry relations (V01:2290, 2403-2476)."""
-_INERT: dict[str, Any] = {}
+_LEGACY_RELATION_TYPES = ("compact/start", "compact/summary", "compact/end", "compact/prune")
+_WALKED_TYPES = tuple(sorted(RELEASED_V0_EVENT_TYPES - {"assistant/chunk"}))
+"""The records released's relation walk reads; a chunk relates only to its open step (not G4's concern)."""
 
 
-@rule_pass(RuleId.G4)
-def compaction_and_retry_relations(ctx: CheckContext) -> Iterator[Finding]:
+@rule_walk(RuleId.G4, types=(*_WALKED_TYPES, *_LEGACY_RELATION_TYPES))
+class CompactionAndRetryRelations:
     """G4: released's relation walk over compactions and retries (V01:2290, 2403-2476): a compaction
     has one owner (id, sourceCommandId), its open turn, at most one summary naming an exact
     current surface span, and no turn boundary inside it; an llm/retry names the open turn and
     step and the open request/header's provider and continues its policy chain; an
     llm/retry-started pairs one earlier scheduled attempt once. The reference oracle's walk
-    (``check_lifecycle``) decides; released stops at its first refusal, and so does G4 (a
-    first refusal of another relation is another rule's). The walk runs only on a log it can
-    refuse with a G4 relation (:func:`_has_relations`)."""
-    index = type_index(ctx)
-    if not _has_relations(ctx, index):
-        return
-    from dshfuzz.oracle import Violation, check_lifecycle  # the walk is loaded only for a log it can refuse
+    (:class:`~dshfuzz.oracle._lifecycle.RelationWalk`) decides; released stops at its first
+    refusal, and so does G4 (a first refusal of another relation is another rule's).
 
-    # a chunk relates only to its open step (not G4's concern): an inert stand-in spares building
-    # packed members, and the walk visits only the other records
-    events: list[Any] = [_INERT] * len(ctx.events)
-    records = positions(ctx, [kind for kind in index if kind != "assistant/chunk"])
-    for i in records:
-        events[i] = ctx.events[i].raw
-    if ctx.version == 0:
-        legacy = [kind for kind in index if type(kind) is str and kind.startswith("compact/")]
-        _migrate_relations(events, positions(ctx, [*_MIGRATED_TYPES, *legacy]), _get(ctx.log.header.raw, "id"))
-    verdict = check_lifecycle(events, ctx.log.header.raw, visit=records)
-    if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
-        yield ctx.finding(RuleId.G4, verdict.message, event=ctx.events[verdict.seq], context={"code": verdict.code})
+    Every record of a released type but chunks is fed to the walk (format 0: after the
+    migration's normalisation, :class:`_RelationMigration`; legacy compact/* records too), and
+    its state is the walk's (see there: pending state, plus what later reads cite, O(user
+    messages + command records + compactions)). The walk runs on every log, also one without a
+    relation record, where it cannot refuse with a G4 code: a streaming walk cannot know that
+    in advance. The walk keeps the events where the verdict may fall (the records of the checks
+    that wait, and the refusal's) for the finding's coordinates."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        from dshfuzz.oracle._lifecycle import RelationWalk  # the walk is loaded only for a log G4 applies to
+
+        self.ctx = ctx
+        self.walk = RelationWalk(ctx.log.header.raw)
+        self.feed = self.walk.feed  # a record the migration leaves alone goes to the walk as it is
+        if ctx.version == 0:
+            self.migration = _RelationMigration(_get(ctx.log.header.raw, "id"))
+            self.types = {kind: "migrated" if kind in _MIGRATED_TYPES else "feed"
+                          for kind in (*_WALKED_TYPES, *_LEGACY_RELATION_TYPES)}
+        else:
+            self.types = {kind: "feed" for kind in _WALKED_TYPES}
+
+    def migrated(self, index: int, event: Event) -> None:
+        self.walk.feed(index, self.migration.normalise(event.raw), event)
+
+    def finish(self) -> list[Finding] | None:
+        from dshfuzz.oracle import Violation
+
+        verdict = self.walk.verdict(len(self.ctx.events))
+        if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
+            return [self.ctx.finding(RuleId.G4, verdict.message, event=self.walk.origin(verdict.seq),
+                                     context={"code": verdict.code})]
+        return None
 
 
-def _has_relations(ctx: CheckContext, index: dict[object, list[int]]) -> bool:
-    """Whether the log holds what G4's codes need: a compaction or retry record, or a compaction
-    checkpoint (a user/message from the compact plugin, whose owner the walk asks for even with
-    no compaction open, V01:2480). Every other record leaves the compaction and retry state alone."""
-    return any(kind in index for kind in _RELATION_TYPES) or any(
-        _get(_get(ctx.events[i].data, "source"), "plugin") == "compact" for i in index.get("user/message", ()))
+_MIGRATED_TYPES = frozenset({"llm/retry", "session/end-seed", "compaction/start", "compaction/summary",
+                             "compaction/end", "user/message", *_LEGACY_RELATION_TYPES})
+"""The records :class:`_RelationMigration` reads or rewrites."""
 
 
-_MIGRATED_TYPES = ("llm/retry", "session/end-seed", "compaction/start", "compaction/summary", "compaction/end",
-                   "user/message")
-"""With the legacy compact/* types, the records :func:`_migrate_relations` reads or rewrites."""
+class _RelationMigration:
+    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018), one
+    record at a time in log order (no other record takes part): compact/* renamed compaction/*,
+    and a missing retryId or compactionId filled in (per retry chain, and from the open
+    compaction), so that the walk sees what released walks. A rewritten record is a copy.
+    State: the retryId of each retry chain (O(retry chains)) and the open compaction's id."""
 
+    def __init__(self, session_id: Any) -> None:
+        self.session_id = session_id
+        self.chains: dict[tuple[str, ...], str] = {}
+        self.open_id: Any = MISSING
 
-def _migrate_relations(events: list[Any], at: list[int], session_id: Any) -> None:
-    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018), in
-    place at the positions ``at`` (in log order; no other record takes part): compact/* renamed
-    compaction/*, and a missing retryId or compactionId filled in (per retry chain, and from
-    the open compaction), so that the walk sees what released walks. A rewritten record is a copy."""
-    chains: dict[tuple[str, ...], str] = {}
-    open_id: Any = MISSING
-    for i in at:
-        raw = events[i]
-        kind, data = _get(raw, "type"), _get(raw, "data")
-        if type(kind) is str and kind.startswith("compact/"):
-            raw, kind = {**raw, "type": "compaction/" + kind[len("compact/"):]}, "compaction/" + kind[len("compact/"):]
+    def normalise(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """``raw`` (one of :data:`_MIGRATED_TYPES`) as the migration leaves it."""
+        kind = raw["type"]
+        data = raw.get("data", MISSING)
+        if kind.startswith("compact/"):
+            kind = "compaction/" + kind[len("compact/"):]
+            raw = {**raw, "type": kind}
         if type(data) is dict and kind == "llm/retry":
             chain = tuple(dumps(data.get(k, MISSING)) if k in data else "" for k in ("turn", "step", "provider", "policyKey"))
             retry_id = data.get("retryId", MISSING)
             if type(retry_id) is str and retry_id:
-                chains[chain] = retry_id
+                self.chains[chain] = retry_id
             elif retry_id is MISSING:
-                chains.setdefault(chain, f"legacy-retry:{js_string(session_id)}:{js_string(_get(raw, 'seq'))}")
-                raw = {**raw, "data": {**data, "retryId": chains[chain]}}
+                self.chains.setdefault(chain, f"legacy-retry:{js_string(self.session_id)}:{js_string(raw.get('seq', MISSING))}")
+                raw = {**raw, "data": {**data, "retryId": self.chains[chain]}}
         elif kind == "session/end-seed":
-            open_id = MISSING
+            self.open_id = MISSING
         elif type(data) is dict and kind == "compaction/start":
             existing = data.get("compactionId", MISSING)
             if type(existing) is str and existing:
-                open_id = existing
+                self.open_id = existing
             elif existing is MISSING:
-                open_id = f"legacy-compaction:{js_string(session_id)}:{js_string(_get(raw, 'seq'))}"
-                raw = {**raw, "data": {**data, "compactionId": open_id}}
-        elif open_id is not MISSING and type(data) is dict and kind in ("compaction/summary", "compaction/end"):
+                self.open_id = f"legacy-compaction:{js_string(self.session_id)}:{js_string(raw.get('seq', MISSING))}"
+                raw = {**raw, "data": {**data, "compactionId": self.open_id}}
+        elif self.open_id is not MISSING and type(data) is dict and kind in ("compaction/summary", "compaction/end"):
             if "compactionId" not in data:
-                raw = {**raw, "data": {**data, "compactionId": open_id}}
+                raw = {**raw, "data": {**data, "compactionId": self.open_id}}
             if kind == "compaction/end":
-                open_id = MISSING
-        elif open_id is not MISSING and type(data) is dict and kind == "user/message":
+                self.open_id = MISSING
+        elif self.open_id is not MISSING and type(data) is dict and kind == "user/message":
             source = data.get("source", MISSING)
             if type(source) is dict and source.get("kind") == "plugin" and source.get("plugin") == "compact" \
                     and "compactionId" not in source:
-                raw = {**raw, "data": {**data, "source": {**source, "compactionId": open_id}}}
-        events[i] = raw
+                raw = {**raw, "data": {**data, "source": {**source, "compactionId": self.open_id}}}
+        return raw
 
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"

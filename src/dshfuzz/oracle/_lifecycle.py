@@ -29,7 +29,7 @@ from dshfuzz.model import MISSING, Event, dumps
 from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_header
 
-__all__ = ["LifecycleState", "check_lifecycle"]
+__all__ = ["LifecycleState", "RelationWalk", "check_lifecycle"]
 
 RELEASED_V0_EVENT_TYPES = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
@@ -137,11 +137,47 @@ class _Surface:
             self.first.setdefault(_identity(self.nodes[position]), position)
 
 
-class _Relationships:
-    """The relationship walk's state; :meth:`visit` is one loop iteration."""
+class _Later(Exception):
+    """A check read a position the walk has not been fed yet: the check waits (see :class:`RelationWalk`)."""
 
-    def __init__(self, events: list[Any], header: Any, visited: Iterable[int]) -> None:
-        self.events = events
+
+_READ_LATER = frozenset({"user/message", "command/run", "command/done", "compaction/start", "compaction/end",
+                         "session/end-seed"})
+"""The record types whose positions, or whose order, a later check reads."""
+
+
+class RelationWalk:
+    """The relationship walk fed one record at a time: :meth:`feed` each record with its
+    position, in ascending positions, then :meth:`verdict` once with the log's length. A
+    position never fed holds no released record (a chunk's stand-in, say).
+
+    Released reads ``artifact.events[...]`` at random in three places; the walk answers them
+    from what it keeps of the records it was fed, or by letting the check wait:
+
+    - a title's messageSeqs read the user/message at each cited position: ``citable`` keeps,
+      per user/message position, what that read finds (the joined text of a human message, or
+      the refusal it makes), O(user messages);
+    - a command/done's sourceEventSeq asks whether its position holds a command record:
+      ``commands`` keeps those positions, O(command records) ints;
+    - a turn boundary may cross an open compaction that a seed boundary anywhere in the log
+      leaves open (``inheritedOrphanCompactionStarts``): ``stale`` keeps the start seqs that
+      the orphan scan over every fed record has found so far, O(compactions) keys.
+
+    A check that reads a position not fed yet, or a crossing of a compaction not (yet) found
+    stale, *waits*: the walk goes on as though it passed, and :meth:`verdict` decides the
+    waiting checks in log order, knowing the whole log; the first that fails is the verdict,
+    ahead of any later refusal (the walk as released runs it would have stopped there). A
+    check's reads are pure functions of the records, so deciding late is deciding first.
+    After a refusal the walk checks nothing more, and keeps recording only while a check
+    waits (``done`` once none does).
+
+    The rest is the walk's pending state: open turn and step, the open step's unsettled tool
+    calls, the surface (node seqs), the open compaction, and per retry chain, scheduled
+    attempt, code-dispatch start and command the few values a later record is compared with.
+    Records keyed by identity (a container id, ``_js.number_key``) must outlive the walk's use
+    of the key; the callers today keep every record."""
+
+    def __init__(self, header: Any) -> None:
         self.header = header if type(header) is dict else {}
         self.open_turn: Any = None
         self.open_step: Any = None
@@ -150,47 +186,148 @@ class _Relationships:
         self.next_step = 1
         self.surface = _Surface()
         self.compaction: dict[str, Any] | None = None
-        self.visited = visited
-        self._stale_starts: set[Any] | None = None
         # accepted llm/retry records by the values the scans of released compare with ===:
-        # the last of each policy chain, the retryIds used, and the first of each (retryId, retry)
-        self.retry_chains: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # the (retry, retryId) of the last of each policy chain, the retryIds used, and the
+        # (turn, step) of the first of each (retryId, retry)
+        self.retry_chains: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.retry_ids: set[Any] = set()
-        self.scheduled: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self.scheduled: dict[tuple[Any, Any], tuple[Any, Any]] = {}
         self.retry_starts: set[str] = set()
         self.ptc_roots: dict[Any, Any] = {}
         self.ptc_starts: dict[Any, dict[str, Any]] = {}
         self.tools: dict[Any, tuple[Any, dict[str, Any]]] = {}
         self.command_runs: set[Any] = set()
+        self.citable: dict[int, tuple[str, str]] = {}
+        self.commands: set[int] = set()
+        self.stale: set[Any] = set()
+        self.orphan_start: Any = MISSING  # the orphan scan's open compaction start seq
+        self.index = -1  # the position of the record being checked
+        self.length: int | None = None  # known once the walk is asked for its verdict
+        self.waiting: list[tuple[int, Any, tuple[Any, ...]]] = []  # (position, check, its arguments)
+        self.refusal: Violation | None = None
+        self.done = False
+        self.fed: Any = None
+        self.origins: dict[int, Any] = {}
 
-    def visit(self, event: Any) -> None:
-        etype = event.get("type", MISSING) if type(event) is dict else _js.get(event, "type")
-        if not (type(etype) is str and etype in RELEASED_V0_EVENT_TYPES):
+    def feed(self, index: int, event: Any, origin: Any = None) -> None:
+        """Check the record at position ``index``: a JSON value, or a model event read as its raw
+        value. :meth:`origin` answers ``origin`` (default: ``event``) for this position should the
+        verdict fall there."""
+        if self.done:
             return
-        # only an object has a string type, so the reads below are plain dict reads
-        seq = event.get("seq", MISSING)
-        data = event.get("data", MISSING)
-        if type(data) is not dict:
-            _record(data, etype + " {seq} data", seq)
-        if etype in _SURFACE_TYPES:
-            self._apply_surface(event, etype, seq)
-        if (
-            etype in ("turn/start", "turn/end")
-            and self.compaction is not None
-            and _js.number_key(self.compaction["startSeq"]) not in self.stale_starts()
-        ):
-            raise _Fail("compaction-crossed", f"{etype} crosses an open compaction")
-        handler = _HANDLERS.get(etype)
-        if handler is not None:
-            handler(self, event, data, seq)
+        self.fed = event if origin is None else origin
+        if event.__class__ is Event:
+            event = event.raw
+        if event.__class__ is not dict:
+            if self.refusal is None:
+                self.index = index
+                try:
+                    _js.get(event, "type")  # a read of null's type throws; any other value has no string type
+                except _js.JsTypeError as exc:
+                    self._refuse(Violation(index, "malformed-event", str(exc)))
+            return
+        etype = event.get("type", MISSING)
+        if etype.__class__ is not str:
+            return
+        role = _ROLES.get(etype)
+        if role is None:  # no released type: the walk passes over it
+            return
+        read_later, surface, boundary = role
+        if read_later:
+            self._keep(index, etype, event)
+        if self.refusal is not None:
+            return
+        self.index = index
+        try:
+            seq = event.get("seq", MISSING)
+            data = event.get("data", MISSING)
+            if type(data) is not dict:
+                _record(data, etype + " {seq} data", seq)
+            if surface:
+                self._apply_surface(event, etype, seq)
+            if boundary and self.compaction is not None:
+                start = _js.number_key(self.compaction["startSeq"])
+                if start not in self.stale:  # unless a later seed boundary leaves it open
+                    self._wait(self._crossing, start, etype)
+            handler = _HANDLERS.get(etype)
+            if handler is not None:
+                handler(self, event, data, seq)
+        except _Fail as exc:
+            self._refuse(Violation(index, exc.code, str(exc)))
+        except _js.JsTypeError as exc:
+            self._refuse(Violation(index, "malformed-event", str(exc)))
 
-    def stale_starts(self) -> set[Any]:
-        """:func:`_orphan_compaction_starts`, found the first time a turn boundary meets an open
-        compaction: a pure function of the records, which the walk never changes, so asking
-        late answers as asking first, and a log without compactions never asks."""
-        if self._stale_starts is None:
-            self._stale_starts = _orphan_compaction_starts(self.events, self.visited)
-        return self._stale_starts
+    def origin(self, index: int) -> Any:
+        """What was fed (or named the origin) at ``index``, a position where the verdict may fall:
+        a waiting check's or the refusal's."""
+        return self.origins[index]
+
+    def verdict(self, length: int) -> Verdict[LifecycleState]:
+        """The walk's verdict over a log of ``length`` positions, all of them fed."""
+        self.length = length
+        for index, check, arguments in self.waiting:
+            try:
+                check(*arguments)
+            except _Fail as exc:
+                return Violation(index, exc.code, str(exc))
+            except _js.JsTypeError as exc:
+                return Violation(index, "malformed-event", str(exc))
+        if self.refusal is not None:
+            return self.refusal
+        return Accepted(
+            LifecycleState(
+                self.open_turn,
+                self.open_step,
+                tuple((call_id, state["state"]) for call_id, state in self.tools.values()),
+                tuple(self.surface.nodes),
+            )
+        )
+
+    def _refuse(self, violation: Violation) -> None:
+        self.refusal = violation
+        self.origins[self.index] = self.fed
+        self.done = not self.waiting
+
+    def _keep(self, index: int, kind: str, event: dict[str, Any]) -> None:
+        """Record what a later check may read of this record: a user/message's citable reading, a
+        command record's position, and the orphan scan's step (``inheritedOrphanCompactionStarts``)."""
+        if kind == "user/message":
+            reading = _citable(event)
+            if reading is not None:
+                self.citable[index] = reading
+        elif kind == "command/run" or kind == "command/done":
+            self.commands.add(index)
+        elif kind == "compaction/start":
+            self.orphan_start = event.get("seq", MISSING)
+        elif kind == "compaction/end":
+            self.orphan_start = MISSING
+        else:
+            if self.orphan_start is not MISSING:
+                self.stale.add(_js.number_key(self.orphan_start))
+            self.orphan_start = MISSING
+
+    def _wait(self, check: Any, *arguments: Any) -> None:
+        self.waiting.append((self.index, check, arguments))
+        self.origins[self.index] = self.fed
+
+    def _position(self, key: Any) -> int | None:
+        """The position ``artifact.events[key]`` reads, ``None`` for no element; raises
+        :class:`_Later` for a position the walk has not been fed yet."""
+        if _js.is_number(key) and float(key).is_integer() and 0 <= key:
+            position = int(key)
+        elif type(key) is str and _js.is_array_index(key):
+            position = int(key)
+        else:
+            return None
+        if self.length is None:
+            if position > self.index:
+                raise _Later
+            return position
+        return position if position < self.length else None
+
+    def _crossing(self, start: Any, etype: str) -> None:
+        if start not in self.stale:
+            raise _Fail("compaction-crossed", f"{etype} crosses an open compaction")
 
     def _require_open_step(self, etype: str, data: dict[str, Any]) -> None:
         turn, step, open_turn, open_step = data.get("turn", MISSING), data.get("step", MISSING), self.open_turn, self.open_step
@@ -386,7 +523,7 @@ class _Relationships:
                 or not _js.deep_equal_json(start["arguments"], data.get("arguments", MISSING))
             ):
                 raise _Fail("ptc-start-mismatch", "tool/code-dispatch does not match its start")
-            start["settled"] = True
+            self.ptc_starts[child_key] = _SETTLED_DISPATCH  # its start is no longer compared
         self.ptc_roots[child_key] = root
 
     def _llm_retry(self, event: Any, data: dict[str, Any], seq: Any) -> None:
@@ -401,18 +538,20 @@ class _Relationships:
             raise _Fail("retry-provider", "llm/retry provider does not match the open request/header")
         chain = tuple(_identity(data.get(k, MISSING)) for k in ("turn", "step", "provider", "policyKey"))
         prior = self.retry_chains.get(chain)
-        previous = prior.get("retry", MISSING) if prior is not None else MISSING
+        previous = prior[0] if prior is not None else MISSING
         expected = _plus_one(0 if previous is MISSING or previous is None else previous)
         if not _same(data.get("retry", MISSING), expected):
             raise _Fail("retry-number", f"llm/retry must use retry {_js.js_string(expected)}")
         retry_id = data.get("retryId", MISSING)
-        if prior is not None and not _same(prior.get("retryId", MISSING), retry_id):
+        if prior is not None and not _same(prior[1], retry_id):
             raise _Fail("retry-id", "llm/retry must preserve retryId across one policy chain")
         if prior is None and _identity(retry_id) in self.retry_ids:
             raise _Fail("retry-id", f"llm/retry reuses retryId {_json(retry_id)} across policy chains")
-        self.retry_chains[chain] = data
+        self.retry_chains[chain] = (data.get("retry", MISSING), retry_id)
         self.retry_ids.add(_identity(retry_id))
-        self.scheduled.setdefault((_identity(retry_id), _identity(data.get("retry", MISSING))), data)
+        self.scheduled.setdefault(
+            (_identity(retry_id), _identity(data.get("retry", MISSING))), (data.get("turn", MISSING), data.get("step", MISSING))
+        )
 
     def _llm_retry_started(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         scheduled = self.scheduled.get(
@@ -420,9 +559,7 @@ class _Relationships:
         )
         if scheduled is None:
             raise _Fail("retry-started-unpaired", "llm/retry-started pairs no prior scheduled attempt")
-        if not _same(
-            scheduled.get("turn", MISSING), data.get("turn", MISSING)
-        ) or not _same(scheduled.get("step", MISSING), data.get("step", MISSING)):
+        if not _same(scheduled[0], data.get("turn", MISSING)) or not _same(scheduled[1], data.get("step", MISSING)):
             raise _Fail(
                 "retry-started-mismatch", "llm/retry-started does not match its scheduled turn and step"
             )
@@ -432,10 +569,16 @@ class _Relationships:
         self.retry_starts.add(key)
 
     def _session_title(self, event: Any, data: dict[str, Any], seq: Any) -> None:
-        self._title_sources("session/title", data, seq)
+        try:
+            self._title_sources("session/title", data, seq)
+        except _Later:
+            self._wait(self._title_sources, "session/title", data, seq)
 
     def _session_title_llm_request(self, event: Any, data: dict[str, Any], seq: Any) -> None:
-        self._title_sources("session/title-llm-request", data, seq)
+        try:
+            self._title_sources("session/title-llm-request", data, seq)
+        except _Later:
+            self._wait(self._title_sources, "session/title-llm-request", data, seq)
 
     def _title_sources(self, etype: str, data: dict[str, Any], seq: Any) -> None:
         """``assertTitleSources``: cited seqs are human user messages; a user title cites none."""
@@ -452,26 +595,20 @@ class _Relationships:
                 )
         selected = []
         for cited in _iterate(seqs):
-            source = _element(self.events, cited)
-            if source is None or not _same(_js.get(source, "type"), "user/message"):
+            position = self._position(cited)
+            if position is None:
+                raise _js.JsTypeError("Cannot read properties of undefined (reading 'type')")
+            reading = self.citable.get(position)
+            if reading is None:  # a null, or a record that is no human user/message
                 raise _Fail(
                     "title-source", f"{label} messageSeqs must cite earlier human user/message events"
                 )
-            source_data = _record(_js.get(source, "data"), "user/message {seq} data", cited)
-            source_source = _record(source_data.get("source", MISSING), "user/message {seq} source", cited)
-            if not _same(source_source.get("kind", MISSING), "user"):
-                raise _Fail(
-                    "title-source", f"{label} messageSeqs must cite earlier human user/message events"
-                )
-            content = source_data.get("content", MISSING)
-            if type(content) is not list:
-                raise _js.JsTypeError("content.flatMap is not a function")
-            texts = [
-                _at(block, "text")
-                for block in content
-                if _same(_at(block, "type"), "text") and type(_at(block, "text")) is str
-            ]
-            selected.append({"seq": cited, "text": "\n".join(texts)})
+            what, found = reading
+            if what == "malformed":
+                raise _js.JsTypeError(found)
+            if what != "text":
+                raise _Fail("released-not-object", f"user/message {_js.js_string(cited)} {what} must be a JSON object")
+            selected.append({"seq": cited, "text": found})
         if etype == "session/title-llm-request":
             self._title_request(data, selected)
 
@@ -522,16 +659,17 @@ class _Relationships:
             )
         source_seq = data.get("sourceEventSeq", MISSING)
         if source_seq is not MISSING:
-            source = _element(self.events, source_seq)
-            source_type = _js.get(source, "type") if source not in (None, MISSING) else MISSING
-            if not _same(data.get("kind", MISSING), "success") or source_type in (
-                "command/run",
-                "command/done",
-            ):
-                raise _Fail(
-                    "command-done-source",
-                    f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq",
-                )
+            if not _same(data.get("kind", MISSING), "success"):
+                _command_source_refused(command_id)
+            try:
+                self._command_source(command_id, source_seq)
+            except _Later:
+                self._wait(self._command_source, command_id, source_seq)
+
+    def _command_source(self, command_id: Any, source_seq: Any) -> None:
+        """A successful command/done may not cite a command record."""
+        if self._position(source_seq) in self.commands:
+            _command_source_refused(command_id)
 
     def _session_log_deepseek_delivery_accepted(self, event: Any, data: dict[str, Any], seq: Any) -> None:
         # The migration checks v0 markers (V01:1944) and the relationships v1 ones; a
@@ -630,12 +768,54 @@ class _Relationships:
             raise _Fail("compaction-span", f"{what} shadowedSeqs do not name an exact current surface span")
 
 
+_SETTLED_DISPATCH = {"settled": True}
+
+
+def _command_source_refused(command_id: Any) -> None:
+    raise _Fail("command-done-source", f"command/done {_js.js_string(command_id)} has invalid sourceEventSeq")
+
+
+def _citable(event: dict[str, Any]) -> tuple[str, str] | None:
+    """What a title's citation of this user/message finds (``assertTitleSources``' loop body,
+    V01:2549-2556): ``("text", joined text)`` for a human message, ``(field, "")`` when its
+    ``data`` or ``source`` is no object, ``("malformed", V8's message)`` when reading its blocks
+    throws, ``None`` when it is no human message (which the citation refuses as any other record)."""
+    data = event.get("data", MISSING)
+    if type(data) is not dict:
+        return ("data", "")
+    source = data.get("source", MISSING)
+    if type(source) is not dict:
+        return ("source", "")
+    if not _same(source.get("kind", MISSING), "user"):
+        return None
+    content = data.get("content", MISSING)
+    if type(content) is not list:
+        return ("malformed", "content.flatMap is not a function")
+    texts = []
+    for block in content:
+        if block.__class__ is dict:  # ``_same(block.type, "text")``: only a string equals one
+            if block.get("type") == "text":
+                text = block.get("text")
+                if text.__class__ is str:
+                    texts.append(text)
+        elif block is None:  # any other value has no string type, and reading it does not throw
+            return ("malformed", "Cannot read properties of null (reading 'type')")
+    return ("text", "\n".join(texts))
+
+
+_ROLES = {
+    etype: (etype in _READ_LATER, etype in _SURFACE_TYPES, etype in ("turn/start", "turn/end"))
+    for etype in RELEASED_V0_EVENT_TYPES
+}
+"""Per released type, read once per record: whether a later check reads it, whether it is a
+surface type, whether it is a turn boundary."""
+
 _HANDLERS = {
     etype: handler
     for etype in RELEASED_V0_EVENT_TYPES
-    if (handler := getattr(_Relationships, "_" + etype.replace("/", "_").replace("-", "_"), None)) is not None
+    if (handler := getattr(RelationWalk, "_" + etype.replace("/", "_").replace("-", "_"), None)) is not None
 }
-"""One method of :class:`_Relationships` per event type with a relationship, named after the type."""
+"""One method of :class:`RelationWalk` per event type with a relationship, named after the type."""
 
 
 def _is_not_started_repair(event: dict[str, Any], message: dict[str, Any], call_id: Any, error: Any) -> bool:
@@ -678,46 +858,9 @@ def _plus_one(value: Any) -> Any:
     return _js.js_string(value) + "1"
 
 
-def _element(events: list[Any], key: Any) -> Any:
-    """``artifact.events[key]`` (``MISSING`` for no such element)."""
-    if _js.is_number(key) and float(key).is_integer() and 0 <= key < len(events):
-        return _raw_at(events, int(key))
-    if type(key) is str and _js.is_array_index(key) and int(key) < len(events):
-        return _raw_at(events, int(key))
-    return MISSING
-
-
-def _raw_at(events: list[Any], index: int) -> Any:
-    """The JSON value at ``index``: a ``dshfuzz.model.Event`` is read as its ``raw``, when the
-    walk reads it (it skips most positions of a log that names the ones to visit)."""
-    event = events[index]
-    return event.raw if isinstance(event, Event) else event
-
-
 def _seed_length(header: dict[str, Any]) -> float:
     value = header.get("seedLength", MISSING)
     return float(value) if _js.is_number(value) else 0.0
-
-
-def _orphan_compaction_starts(events: list[Any], visited: Iterable[int]) -> set[Any]:
-    """``inheritedOrphanCompactionStarts``: compactions a seed boundary left open (only the
-    ``visited`` positions can hold a compaction or seed record)."""
-    stale: set[Any] = set()
-    open_seq: Any = MISSING
-    for index in visited:
-        event = events[index]
-        if isinstance(event, Event):  # :func:`_raw_at`, inline: the loop visits every record
-            event = event.raw
-        etype = event.get("type", MISSING) if type(event) is dict else MISSING
-        if etype == "compaction/start":
-            open_seq = event.get("seq", MISSING)
-        elif etype == "compaction/end":
-            open_seq = MISSING
-        elif etype == "session/end-seed":
-            if open_seq is not MISSING:
-                stale.add(_js.number_key(open_seq))
-            open_seq = MISSING
-    return stale
 
 
 def check_lifecycle(
@@ -731,23 +874,10 @@ def check_lifecycle(
     released type (a stand-in ``{}``, say), so the verdict is the one without ``visit``.
     Those events keep their positions, where ``artifact.events[seq]`` still reads them."""
     log = events if type(events) is list else list(events)
-    visited: Sequence[int] = range(len(log)) if visit is None else visit
-    walk = _Relationships(log, raw_header(header), visited)
-    for index in visited:
-        event = log[index]
-        if isinstance(event, Event):  # :func:`_raw_at`, inline: the loop visits every record
-            event = event.raw
-        try:
-            walk.visit(event)
-        except _Fail as exc:
-            return Violation(index, exc.code, str(exc))
-        except _js.JsTypeError as exc:
-            return Violation(index, "malformed-event", str(exc))
-    return Accepted(
-        LifecycleState(
-            walk.open_turn,
-            walk.open_step,
-            tuple((call_id, state["state"]) for call_id, state in walk.tools.values()),
-            tuple(walk.surface.nodes),
-        )
-    )
+    walk = RelationWalk(raw_header(header))
+    feed = walk.feed
+    for index in range(len(log)) if visit is None else visit:
+        feed(index, log[index])  # a model event is read as its raw value
+        if walk.done:
+            break
+    return walk.verdict(len(log))
