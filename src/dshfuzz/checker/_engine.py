@@ -37,7 +37,7 @@ from dshfuzz.oracle._js import (
 from ._context import MAX_SAFE_INTEGER, CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
-from ._run import rule_pass
+from ._run import rule_pass, rule_walk
 from ._scan import positions
 from .rules import OfficialLayer, RuleId
 
@@ -811,24 +811,33 @@ def _claim(summary: dict[str, Any]) -> tuple[Any, Any] | None:
 _SURFACE_TYPES = ("user/message", "assistant/message", "tool/result")
 
 
-@rule_pass(RuleId.T5)
-def turn_end_reason(ctx: CheckContext) -> Iterator[Finding]:
-    """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind."""
-    for index in positions(ctx, ["turn/end"]):
-        event = ctx.events[index]
+@rule_walk(RuleId.T5, types=("turn/end",))
+class TurnEndReason:
+    """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind.
+    State: none; each turn/end is judged as the walk passes it."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.v0 = ctx.version == 0
+
+    def visit(self, index: int, event: Event) -> list[Finding] | None:
         data = event.data
-        if ctx.version == 0:
+        if self.v0:
             if _plain_turn_end(data):
-                continue
+                return None
             problems = _reason_problems_v0(data)
-            if problems:
-                message = "; ".join(f"{layer}: {text}" for layer, text in problems)
-                yield ctx.finding(RuleId.T5, f"turn/end is malformed ({message})", event=event,
-                                  refused_by=tuple(layer for layer, _ in problems))
-            continue
+            if not problems:
+                return None
+            message = "; ".join(f"{layer}: {text}" for layer, text in problems)
+            return [self.ctx.finding(RuleId.T5, f"turn/end is malformed ({message})", event=event,
+                                     refused_by=tuple(layer for layer, _ in problems))]
         kind = _get(_get(data, "reason"), "kind")
         if type(kind) is not str or not kind:
-            yield ctx.finding(RuleId.T5, "turn/end lacks data.reason.kind", event=event)
+            return [self.ctx.finding(RuleId.T5, "turn/end lacks data.reason.kind", event=event)]
+        return None
+
+    def finish(self) -> None:
+        return None
 
 
 @rule_pass(RuleId.I1)
