@@ -840,27 +840,40 @@ class TurnEndReason:
         return None
 
 
-@rule_pass(RuleId.I1)
-def inbox_replay(ctx: CheckContext) -> Iterator[Finding]:
-    """I1: replay agent/inbox/spliced from header.seedLength exactly as ``Inbox`` does (AG:12-170)."""
-    events = ctx.events
-    header = ctx.log.header
-    seed_length = header.seedLength if header is not None else MISSING
-    start = 0 if seed_length is None or seed_length is MISSING else to_integer_or_infinity(seed_length)
-    start = int(max(len(events) + start, 0) if start < 0 else min(start, len(events)))
-    queues: dict[str, list[Any]] = {"next-turn": [], "next-step": []}
-    for index in positions(ctx, ["agent/inbox/spliced"]):
-        if index < start:
-            continue
-        event = events[index]
+@rule_walk(RuleId.I1, types=("agent/inbox/spliced",))
+class InboxReplay:
+    """I1: replay agent/inbox/spliced from header.seedLength exactly as ``Inbox`` does (AG:12-170).
+
+    State: the two pending queues (what the inbox holds: pending messages, not the log).
+    The replay starts at the seed boundary; a negative seedLength counts from the end of
+    the log, the one thing the walk reads before the loop (a streaming reader would hold
+    the splices of the last -seedLength events instead)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        count = len(ctx.events)
+        header = ctx.log.header
+        seed_length = header.seedLength if header is not None else MISSING
+        start = 0 if seed_length is None or seed_length is MISSING else to_integer_or_infinity(seed_length)
+        self.start = int(max(count + start, 0) if start < 0 else min(start, count))
+        self.queues: dict[str, list[Any]] = {"next-turn": [], "next-step": []}
+
+    def visit(self, index: int, event: Event) -> list[Finding] | None:
+        if index < self.start:
+            return None
+        queues = self.queues
         problem = _splice(queues, event.data)
-        if problem is not None:
-            yield ctx.finding(
-                RuleId.I1,
-                f"invalid persisted inbox splice at session seq {_show(event.seq)}: {problem}",
-                event=event,
-                context={"nextTurn": len(queues["next-turn"]), "nextStep": len(queues["next-step"])},
-            )
+        if problem is None:
+            return None
+        return [self.ctx.finding(
+            RuleId.I1,
+            f"invalid persisted inbox splice at session seq {_show(event.seq)}: {problem}",
+            event=event,
+            context={"nextTurn": len(queues["next-turn"]), "nextStep": len(queues["next-step"])},
+        )]
+
+    def finish(self) -> None:
+        return None
 
 
 def _splice(queues: dict[str, list[Any]], splice: Any) -> str | None:
