@@ -97,19 +97,7 @@ class CheckContext:
         self.events: list[Event] = log.events
         self._memo: dict[str, Any] = {}
         self._by_seq: dict[int, Event] | None = None
-        self._stored: list[Event] | None = None
         self._packed: tuple[list[int], dict[int, int]] | None = None
-
-    @property
-    def stored_events(self) -> list[Event]:
-        """The events stored as rows of their own, in log order: every event but the
-        members of packed chunk rows. A member's envelope is exactly ``{type, seq,
-        time, data}`` of an ``assistant/chunk`` with safe-integer seq and time and
-        no surface metadata (the row validator guarantees it), so rules about
-        envelopes and the surface may skip them."""
-        if self._stored is None:
-            self._stored = [ev for ev in self.events if ev.member is None]
-        return self._stored
 
     @property
     def packed_runs(self) -> tuple[list[int], dict[int, int]]:

@@ -21,6 +21,8 @@ from .rules import RuleId as R
 
 @rule_pass(R.Z1, R.Z2, R.Z3, R.Z4, R.Z5)
 def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
+    """Z1-Z5. A pass, not a walk: it reads only the physical layer (frames, lines, rows,
+    the torn tail), which a streaming reader still provides."""
     log = ctx.log
     torn = log.torn
     # the reader stops replaying the official byte layer at a foreign version; the physical layer still shows a tear

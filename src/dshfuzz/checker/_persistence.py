@@ -90,7 +90,10 @@ def _is_absolute(path: str) -> bool:
 
 @rule_pass(R.H1, R.H2)
 def header_rules(ctx: CheckContext) -> Iterator[Finding]:
-    """H1: the first line is a JSON object with type "session". H2: its fields."""
+    """H1: the first line is a JSON object with type "session". H2: its fields.
+
+    A pass, not a walk: it reads only the physical layer (the header line), which a
+    streaming reader still provides."""
     log = ctx.log
     h = log.header
     if h is None and log.limit is not None:
@@ -174,7 +177,10 @@ _OFFICIAL_BEYOND_LIMIT = {
 def limit_rules(ctx: CheckContext) -> Iterator[Finding]:
     """L1-L4: the reader limit that stopped the read. The finding is located in the
     file: a zstd line is attributed to its frame's byte offset (its offset in the
-    plaintext goes in the context)."""
+    plaintext goes in the context).
+
+    A pass, not a walk: it reads only the physical layer (the reader's limit record and
+    the frames), which a streaming reader still provides."""
     log = ctx.log
     hit = log.limit
     if hit is None:
@@ -205,6 +211,11 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
 
     A final line without its newline is a torn tail (the official reader drops
     it), not a corrupt line; the framing rules report it.
+
+    A pass, not a walk: it reads the physical layer (rows and lines), which a streaming
+    reader still provides; the one logical fact it needs, whether a turn/end follows a
+    corrupt row, is read from the rows after it (a streaming reader would decide the
+    few corrupt rows at the end).
     """
     rows = ctx.log.rows
     bad = [i for i, row in enumerate(rows) if row.kind != "event" and row.kind != "packed"]

@@ -31,16 +31,19 @@ first and, when it must account for the rest, finds the run's end in
 ``ctx.packed_runs[1]`` (keyed by the first member's position). A walk that raises is
 a checker bug treated as a crashing pass is: it keeps the findings it reported before
 the crash, leaves the loop (no more handlers, no ``finish``), and the others go on.
+A shared derived state that reports nothing is a :func:`state_walk` (the type scan of
+:mod:`._scan` is one): it runs on every check, before its readers. A walk may sit out
+(``types = ()``) until another wakes it (:func:`resubscribe`), as the seq rules wait
+for the scan's first misplaced seq.
 
-Step 2 (the passes that still read ``ctx.memo`` and :mod:`._scan` at random) fits the
-same loop: a shared derived state (the type scan, the upgraded events, the tool ledger,
-the lenient surface fold) becomes a walk of its own, registered before its readers, so
-that when a reader's handler runs for an event the state already includes it, and a
-reader asks it only about the events behind the loop. The readers keep their pending
-state (an open step, unanswered calls, an armed claim) and decide the end-of-log
-verdicts in ``finish()``, which runs in registration order, so a state's ``finish``
-precedes its readers'. Then the events behind the loop can be dropped and the reader
-can stream.
+Step 2 (the passes that still read ``ctx.memo`` at random) fits the same loop: each
+shared state they read (the upgraded events, the tool ledger, the lenient surface fold)
+becomes a state walk registered before its readers, so that when a reader's handler runs
+for an event the state already includes it, and a reader asks it only about the events
+behind the loop. The readers keep their pending state (an open step, unanswered calls,
+an armed claim) and decide the end-of-log verdicts in ``finish()``, which runs in
+registration order, so a state's ``finish`` precedes its readers'. Then the events behind
+the loop can be dropped and the reader can stream.
 """
 
 from __future__ import annotations
