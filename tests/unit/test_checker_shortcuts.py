@@ -1,10 +1,10 @@
 """The checker's visiting shortcuts are exact: a pass that visits only the positions the
 shared scan names gets the findings of the same pass visiting every event.
 
-The surface pass visits the surface types plus :func:`dshfuzz.checker._scan.irregular`
-(events that are not objects, have no string type, carry a seq other than their position
-or surface metadata); every other event is one it passes over. The logs here break
-exactly those envelope facts, in plain rows and in packed chunk rows."""
+The surface walk judges the surface types plus the events that are not objects, carry a
+seq other than their position or carry surface metadata; every other head is one it
+passes over. The logs here break exactly those envelope facts, in plain rows and in
+packed chunk rows."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from checker_logs import explain
 
-from dshfuzz.checker import CheckOptions, RuleId, _scan, check_log
+from dshfuzz.checker import CheckOptions, RuleId, _scan, _surface, check_log
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import encode_jsonl, parse_log
 
@@ -29,11 +29,6 @@ _ODD_VALUES = st.sampled_from([None, 7, "x", [], {}, 1.5, -1, "append", {"op": "
 def _facts(report: Any) -> list[tuple[Any, ...]]:
     return sorted((str(f.rule), -1 if f.seq is None else f.seq, f.line, f.message, tuple(map(str, f.refused_by)),
                    repr(sorted(f.context.items()))) for f in report.findings)
-
-
-def _every_head(ctx: Any, *types: Any) -> list[int]:
-    """What the pass visited before the scan named positions: every head of the log."""
-    return list(ctx.packed_runs[0])
 
 
 def _damage(events: list[Any], data: st.DataObject) -> None:
@@ -64,8 +59,7 @@ def test_the_surface_pass_visits_every_event_it_judges(generated: Any, data: st.
     options = CheckOptions(strict=True, rules=_SURFACE, format_version=version)
     log = parse_log(encode_jsonl(generated.header, [events]))
     shortcut = check_log(log, options)
-    with mock.patch("dshfuzz.checker._surface.irregular", _every_head), \
-            mock.patch("dshfuzz.checker._surface.positions", _every_head):
+    with mock.patch.object(_surface.SurfaceWalk, "visit", _surface.SurfaceWalk.judge):
         everything = check_log(parse_log(encode_jsonl(generated.header, [events])), options)
     assert _facts(shortcut) == _facts(everything), explain(shortcut, generated.header, events)
 

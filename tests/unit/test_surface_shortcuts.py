@@ -120,7 +120,7 @@ def _ref_step(self: SurfaceReplay, raw: dict[str, Any], seq: int) -> None:
         self._tool_result_rewrite(raw, shadowed)
     if seq in surface:
         return
-    surface.replace(shadowed, seq)
+    self.shadow(shadowed, seq)
 
 
 def _ref_rewrite(self: SurfaceReplay, raw: dict[str, Any], shadowed: list[int]) -> None:
@@ -262,6 +262,7 @@ def _general() -> list[Any]:
     """Patches restoring the general code of every shortcut."""
     handlers = {**_lifecycle._HANDLERS, "assistant/message": _ref_assistant_message}
     return [
+        mock.patch.object(_surface.SurfaceWalk, "visit", _surface.SurfaceWalk.judge),
         mock.patch.object(SurfaceReplay, "step", _ref_step),
         mock.patch.object(SurfaceReplay, "_tool_result_rewrite", _ref_rewrite),
         mock.patch.object(_surface, "_provenance", _ref_provenance),
@@ -478,13 +479,31 @@ def test_the_masked_comparison_answers_as_comparing_the_masked_copies(data: st.D
 def test_a_one_seq_citation_is_read_as_the_general_reading(src: Any, seq: int, v3: bool, kind: str) -> None:
     raw = {"sourceEventSeqs": src}
 
-    def outcome(provenance: Any) -> Any:
-        try:
-            return provenance(raw, kind, seq, RuleId.S6, v3)
-        except _Violation as v:
-            return (v.rule, str(v), v.refused_by, v.also, v.context)
+    assert _cited(_surface._provenance, raw, kind, seq, v3) == _cited(_ref_provenance, raw, kind, seq, v3)
 
-    assert outcome(_surface._provenance) == outcome(_ref_provenance)
+
+def _cited(provenance: Any, raw: dict[str, Any], kind: str, seq: int, v3: bool) -> Any:
+    """The seqs ``provenance`` finds cited (as a set), or the violation it raises."""
+    try:
+        return set(provenance(raw, kind, seq, RuleId.S6, v3))
+    except _Violation as v:
+        return (v.rule, str(v), v.refused_by, v.also, v.context)
+
+
+_IN_A_RUN = st.one_of(_ODD, st.sampled_from([True, False, 2.0, 3.5, float("nan"), -2, 2**53]))
+
+
+@given(st.integers(0, 6), st.integers(2, 6), st.integers(0, 14), st.booleans(), st.data())
+def test_a_run_citation_is_read_as_the_general_reading(first: int, n: int, seq: int, v3: bool, data: st.DataObject) -> None:
+    """A message citing consecutive earlier seqs (its chunks) is accepted at once; an element
+    that is no such int, or a run reaching the citing seq, takes the general reading."""
+    src: list[Any] = list(range(first, first + n))
+    for _ in range(data.draw(st.integers(0, 2), label="edits")):
+        at = data.draw(st.integers(0, n - 1), label="at")
+        src[at] = data.draw(st.one_of(_IN_A_RUN, st.just(float(first + at)), st.integers(first - 1, first + n)), label="element")
+    kind = data.draw(st.sampled_from(["tool/result", "assistant/message", "user/message"]), label="kind")
+    raw = {"sourceEventSeqs": src}
+    assert _cited(_surface._provenance, raw, kind, seq, v3) == _cited(_ref_provenance, raw, kind, seq, v3)
 
 
 _MASKED_CASES = {

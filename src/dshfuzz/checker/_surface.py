@@ -1,4 +1,5 @@
-"""Surface rules S1-S8: one linear-time replay of the official surface fold.
+"""Surface rules S1-S8: one linear-time replay of the official surface fold, as a walk
+(:class:`SurfaceWalk`) whose state is the current surface, not the log.
 
 The official ``foldSurface`` (S:395-455) keeps the surface as an array and finds
 replace bounds with ``indexOf``, which is quadratic on replace-heavy logs. This
@@ -26,15 +27,14 @@ carries no ``sourceEventSeqs``, and system/message is a surface type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
 
 from ._context import MAX_SAFE_INTEGER, CheckContext, is_nonneg_safe_int
 from ._finding import Finding
-from ._run import rule_pass
-from ._scan import irregular, positions
+from ._run import EVERY_EVENT, rule_walk
 from .rules import RULES
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
@@ -144,26 +144,32 @@ class LinearSurface:
             self._prev[after] = seq
 
 
-def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> set[int]:
-    """``assertProvenance`` up to (not including) the shadowed-coverage test."""
+def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> Container[int]:
+    """``assertProvenance`` up to (not including) the shadowed-coverage test: the cited seqs."""
     src = raw.get("sourceEventSeqs", MISSING)
     if src is MISSING:
         return set()
     if v3 and t == "assistant/message":
         raise _Violation(rule, 'session event "assistant/message" cannot carry sourceEventSeqs in format v3')
-    if src.__class__ is list and len(src) == 1:
-        only = src[0]
-        if only.__class__ is int and 0 <= only < seq:  # the common citation of one earlier event: nothing below can fail
-            return {only}
+    if src.__class__ is list and src:
+        first, n = src[0], len(src)
+        if first.__class__ is int:
+            if n == 1:
+                if 0 <= first < seq:  # the common citation of one earlier event: nothing below can fail
+                    return {first}
+            elif 1 < first and first + n <= seq and src == list(range(first, first + n)):
+                # a run of earlier seqs (a message citing its chunks): an element equal to a seq above 1
+                # is that int or a float the general reading takes as it, never a bool; so none can fail
+                return range(first, first + n)
     if type(src) is not list:
         raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _NOT_ARRAY)
     if not src and t != "assistant/message":  # the catalog states emptiness in S6 too, append or replace
         also = (R.S6,) if rule is not R.S6 else ()
         raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH, also=also)
-    if src and _INT_ONLY.issuperset(map(type, src)) and 0 <= min(src) and max(src) <= MAX_SAFE_INTEGER:
+    if src and _INT_ONLY.issuperset(map(type, src)) and 0 <= min(src) and (highest := max(src)) <= MAX_SAFE_INTEGER:
         # the common list, screened at C speed: only exact safe ints
         sources = set(src)
-        non_earlier = next((s for s in src if s >= seq), None) if max(src) >= seq else None
+        non_earlier = next((s for s in src if s >= seq), None) if highest >= seq else None
     else:
         sources = set()
         non_earlier = None
@@ -259,10 +265,17 @@ def _js_scalar_equal(a: Any, b: Any) -> bool:
 
 
 class SurfaceReplay:
-    """The fold state of one check; :meth:`step` applies one event or raises."""
+    """The fold state of one check; :meth:`step` applies one event or raises.
 
-    def __init__(self, events: list[Event], version: int | None) -> None:
-        self.events = events
+    ``surface`` holds the current nodes; ``by_seq`` the tool/result S7 compares a rewrite
+    of a node with, for current nodes only: the first tool/result event carrying the node's
+    seq among those judged since the node last came onto the surface, the one that brought
+    it included. A node's entry goes when a replace shadows it, and a tool/result that
+    leaves its seq off the surface leaves none (:meth:`settle`), so the state is the
+    surface's, not the log's. (The pass before the walk kept the first tool/result of each
+    seq in the whole log; the two differ only where a seq repeats, once S8 has failed.)"""
+
+    def __init__(self, version: int | None) -> None:
         self.v3 = version == 3
         self.types = SURFACE_V3 if self.v3 else SURFACE_V0
         self.start_key, self.end_key = ("startSeq", "endSeq") if self.v3 else ("start", "end")
@@ -299,17 +312,19 @@ class SurfaceReplay:
         if op is None:
             return
         surface = self.surface
+        on_surface = surface._rank  # the nodes, read without a Python-level __contains__
         if op == "append":
             # The node lands before its provenance is judged: the meter, which never reads
             # provenance, keeps it, so a later replace of it is no S4 of the meter's.
-            if seq not in surface:
+            if seq not in on_surface:
                 surface.append(seq)
-            _provenance(raw, t, seq, R.S3, self.v3)
+            if "sourceEventSeqs" in raw:
+                _provenance(raw, t, seq, R.S3, self.v3)
             return
         start, end = op
-        if start not in surface:
+        if start not in on_surface:
             raise _Violation(R.S4, f"surface replace: start seq {start} not found in surface")
-        if end not in surface:
+        if end not in on_surface:
             raise _Violation(R.S4, f"surface replace: end seq {end} not found in surface")
         if not surface.ordered(start, end):
             raise _Violation(R.S4, f"surface replace: start seq {start} is after end seq {end}")
@@ -325,9 +340,23 @@ class SurfaceReplay:
             )
         if t == "tool/result":
             self._tool_result_rewrite(raw, shadowed)
-        if seq in surface:
+        if seq in on_surface:
             return
-        surface.replace(shadowed, seq)
+        self.shadow(shadowed, seq)
+
+    def shadow(self, shadowed: list[int], seq: int) -> None:
+        """Replace ``shadowed`` by ``seq`` on the surface; their tool/results go with them."""
+        self.surface.replace(shadowed, seq)
+        by_seq = self.by_seq
+        if by_seq:
+            for node in shadowed:
+                by_seq.pop(node, None)
+
+    def settle(self, seq: int) -> None:
+        """After a tool/result carrying ``seq`` was judged: keep its entry only if the seq is
+        a current node (a repeated seq could bring it back later; S8 has failed by then)."""
+        if seq not in self.surface._rank:
+            self.by_seq.pop(seq, None)
 
     def _tool_result_rewrite(self, raw: dict[str, Any], shadowed: list[int]) -> None:
         """``assertToolResultRewrite`` (S:369-396)."""
@@ -340,35 +369,89 @@ class SurfaceReplay:
             raise _Violation(R.S7, "tool/result surface replacement may change only content", target=shadowed[0])
 
 
-@rule_pass(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8)
-def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
-    replay = SurfaceReplay(ctx.events, ctx.version)
-    surface_types = replay.types
-    first_failure: Finding | None = None
-    events = ctx.events
-    # any other event is an object of another type, seq at its position, no surface metadata: passed over below
-    for index in sorted({*irregular(ctx), *positions(ctx, surface_types)}):
-        ev = events[index]
+@rule_walk(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8, types=EVERY_EVENT)
+class SurfaceWalk:
+    """S1-S8 in log order: the fold applied to each head the loop hands over, S8's verdict
+    (the first failure) in :meth:`finish`.
+
+    :meth:`visit` sees every head. An object whose seq is the int equal to its position
+    and that carries no surface metadata is passed over after one seq test, two key tests
+    and, for its type, a set test (the fold does nothing with it unless its type is a
+    surface type; a type that is no string it ignores). A plain append of a surface type
+    at its position is applied there; any other event with surface metadata at its
+    position goes to :meth:`fold`, and the rest (no object, a seq off its position) to
+    :meth:`judge`, which is the general reading of any head. A packed run is handed over
+    by its first member only, as the pass before the walk read it: its members carry no
+    surface metadata and consecutive seqs from the first one's, so if one is off its
+    position the first is, and S8 has its verdict there.
+
+    State: the current surface nodes (:class:`LinearSurface`: three dicts of ints keyed by
+    node and a counter), the tool/result event of each current tool/result node
+    (``SurfaceReplay.by_seq``, dropped when the node is shadowed), and the first failure.
+    Nothing else outlives the head being judged."""
+
+    __slots__ = ("ctx", "replay", "kinds", "nodes", "first_failure")
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.replay = SurfaceReplay(ctx.version)
+        self.kinds = self.replay.types
+        self.nodes = self.replay.surface._rank  # the current nodes, one dict for the whole check
+        self.first_failure: Finding | None = None
+
+    def visit(self, index: int, ev: Event) -> list[Finding] | None:
+        raw = ev.raw
+        if raw.__class__ is dict:
+            seq = raw.get("seq")
+            if seq == index and seq.__class__ is int:
+                if "surfaceOp" not in raw:
+                    if "sourceEventSeqs" not in raw:
+                        kind = raw.get("type")
+                        if kind.__class__ is not str or kind not in self.kinds:
+                            return None
+                else:
+                    # no packed member gets here (a member carries no surface metadata)
+                    op = raw["surfaceOp"]
+                    kind = raw.get("type")
+                    if op == "append" and op.__class__ is str and kind.__class__ is str and kind in self.kinds:
+                        # the fold's commonest step inline, as SurfaceReplay.step takes it
+                        replay = self.replay
+                        if seq not in self.nodes:
+                            replay.surface.append(seq)
+                        if kind == "tool/result":
+                            replay.by_seq.setdefault(seq, ev)
+                        if "sourceEventSeqs" in raw:
+                            try:
+                                _provenance(raw, kind, seq, R.S3, replay.v3)
+                            except _Violation as v:
+                                return self.violated(v, ev, seq)
+                        return None
+                return self.fold(ev, raw, seq)
+        return self.judge(index, ev)
+
+    def judge(self, index: int, ev: Event) -> list[Finding] | None:
+        """The fold's verdict on the head at ``index``, whatever it is: its findings, if any."""
+        ctx = self.ctx
+        raw = ev.raw
         if ev.member is not None:
             # a packed chunk-row member: no surface metadata, and its seq is checked below only if it is off
-            if ev.raw["seq"] == index or first_failure is not None:
-                continue
-        raw = ev.raw
+            if raw["seq"] == index or self.first_failure is not None:
+                return None
         if raw.__class__ is not dict:
-            if first_failure is None:
-                first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object", event=ev)
-            continue
+            if self.first_failure is None:
+                self.first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object", event=ev)
+            return None
         seq = raw.get("seq", MISSING)
         if seq.__class__ is not int or seq != index:
             if not _seq_ok(seq):
-                if first_failure is None:
-                    first_failure = ctx.finding(
+                if self.first_failure is None:
+                    self.first_failure = ctx.finding(
                         R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev
                     )
-                continue
+                return None
             seq = int(seq)
-            if seq != index and first_failure is None:
-                first_failure = ctx.finding(
+            if seq != index and self.first_failure is None:
+                self.first_failure = ctx.finding(
                     R.S8,
                     f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}",
                     event=ev,
@@ -376,24 +459,42 @@ def surface_rules(ctx: CheckContext) -> Iterator[Finding]:
                     refused_by=RULES[R.E2].refused_by,
                 )
         t = raw.get("type")
-        if t.__class__ is str and t not in surface_types and "surfaceOp" not in raw and "sourceEventSeqs" not in raw:
-            continue
-        if t == "tool/result":
+        if t.__class__ is str and t not in self.kinds and "surfaceOp" not in raw and "sourceEventSeqs" not in raw:
+            return None
+        return self.fold(ev, raw, seq)
+
+    def fold(self, ev: Event, raw: dict[str, Any], seq: int) -> list[Finding] | None:
+        """Apply an object carrying the safe ``seq`` to the surface: its findings, if any."""
+        replay = self.replay
+        result = raw.get("type") == "tool/result"
+        if result:
             replay.by_seq.setdefault(seq, ev)
         try:
             replay.step(raw, seq)
         except _Violation as v:
-            finding = ctx.finding(v.rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
-            yield finding
-            for rule in v.also:
-                yield ctx.finding(rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
-            if first_failure is None:
-                first_failure = ctx.finding(
-                    R.S8,
-                    f"foldSurface throws at seq {seq}: {v}",
-                    event=ev,
-                    context={"rule": str(v.rule), **v.context},
-                    refused_by=finding.refused_by,
-                )
-    if first_failure is not None:
-        yield first_failure
+            if result:
+                replay.settle(seq)
+            return self.violated(v, ev, seq)
+        if result:
+            replay.settle(seq)
+        return None
+
+    def violated(self, v: _Violation, ev: Event, seq: int) -> list[Finding]:
+        """The findings of the failed check ``v`` at ``ev``; S8's verdict if it is the first."""
+        ctx = self.ctx
+        finding = ctx.finding(v.rule, str(v), event=ev, context=v.context, refused_by=v.refused_by)
+        found = [finding]
+        for rule in v.also:
+            found.append(ctx.finding(rule, str(v), event=ev, context=v.context, refused_by=v.refused_by))
+        if self.first_failure is None:
+            self.first_failure = ctx.finding(
+                R.S8,
+                f"foldSurface throws at seq {seq}: {v}",
+                event=ev,
+                context={"rule": str(v.rule), **v.context},
+                refused_by=finding.refused_by,
+            )
+        return found
+
+    def finish(self) -> list[Finding] | None:
+        return None if self.first_failure is None else [self.first_failure]
