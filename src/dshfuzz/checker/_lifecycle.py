@@ -29,9 +29,13 @@ from dshfuzz.model import MISSING, Event
 from dshfuzz.oracle._js import js_string, number_key, strict_equal
 
 from ._context import CheckContext
+from ._run import state_walk
 from ._scan import positions
 
-__all__ = ["Advert", "Refusal", "ToolLedger", "call_key", "show_id", "show_value", "tool_ledger", "upgraded_events"]
+__all__ = [
+    "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "ledger_events", "show_id", "show_value",
+    "tool_ledger", "upgraded_event", "upgraded_events",
+]
 
 
 def call_key(value: Any) -> Any:
@@ -149,7 +153,12 @@ _LEDGER_TYPES = ("turn/start", "turn/end", "step/end", "assistant/message", "too
 
 
 class _Walk:
-    """The single pass behind :func:`tool_ledger`."""
+    """The single pass behind :func:`tool_ledger`, fed one event at a time (:meth:`event`).
+
+    Its state is the pending state of the open turn and step (the advertised lifecycles,
+    the started and unmatched call keys, the adverts the loader would close) plus the
+    ledger's lists, each of which holds the refusals or adverts some W or P finding
+    reports (bounded by those findings, not by the log)."""
 
     def __init__(self) -> None:
         self.ledger = ToolLedger()
@@ -270,6 +279,13 @@ def _upgrade(event: Event) -> Event:
     return Event(raw, line=event.line, row=event.row, member=event.member, frame=event.frame)
 
 
+def upgraded_event(event: Event) -> Event:
+    """The event as load and released read it (a legacy flat message upgraded): what
+    :func:`upgraded_events` holds at its position."""
+    data = event.raw.get("data") if event.raw.__class__ is dict else None
+    return _upgrade(event) if type(data) is dict and "message" not in data else event
+
+
 def upgraded_events(ctx: CheckContext) -> list[Event]:
     """The log's events with legacy flat message shapes upgraded, as load and released see them."""
     def build() -> list[Event]:
@@ -284,8 +300,9 @@ def upgraded_events(ctx: CheckContext) -> list[Event]:
 
 
 def tool_ledger(ctx: CheckContext) -> ToolLedger:
-    """The tool-call ledger of ``ctx``'s log, computed once per check. The invariant
-    companion reads the stored events; the released walk reads them upgraded."""
+    """The tool-call ledger of ``ctx``'s log, computed once per check: the one
+    :class:`ToolLedgerWalk` published when it ran, else a walk over the whole log. The
+    invariant companion reads the stored events; the released walk reads them upgraded."""
 
     def build() -> ToolLedger:
         walk = _Walk()
@@ -294,4 +311,82 @@ def tool_ledger(ctx: CheckContext) -> ToolLedger:
             walk.event(index, ctx.events[index], upgraded[index])
         return walk.finish()
 
-    return ctx.memo("tool-ledger", build)
+    return ctx.memo(_LEDGER, build)
+
+
+_LEDGER = "tool-ledger"
+
+
+@state_walk(types={"tool/call": "visit", "tool/result": "result", "assistant/message": "advertise",
+                   "step/end": "boundary", "turn/start": "turn_start", "turn/end": "boundary"})
+class ToolLedgerWalk(_Walk):
+    """:func:`tool_ledger` as a state walk in the loop every walk shares: each event is
+    upgraded where it stands (no whole-log upgraded list) and fed to :class:`_Walk`, whose
+    ledger :meth:`finish` publishes for :func:`tool_ledger`, before its readers finish.
+
+    State: :class:`_Walk`'s (the open turn's and step's pending calls; the refusals and
+    unresolved adverts, bounded by the findings that report them), the open step's
+    assistant/messages that advertised a lifecycle (pending), and the events the
+    findings are located at (:func:`ledger_events`): each refused event, and the
+    assistant/message of each unresolved advert (bounded by the findings)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.advertising: dict[int, Event] = {}
+        self.located: dict[int, Event] = {}
+
+    def visit(self, index: int, event: Event) -> None:
+        ledger = self.ledger
+        refused = len(ledger.released) + len(ledger.invariants)
+        self.event(index, event, event)  # only a message is ever upgraded
+        if len(ledger.released) + len(ledger.invariants) != refused:
+            self.located[index] = event
+        return None
+
+    def result(self, index: int, event: Event) -> None:
+        ledger = self.ledger
+        refused = len(ledger.released) + len(ledger.invariants)
+        self.event(index, event, upgraded_event(event))
+        if len(ledger.released) + len(ledger.invariants) != refused:
+            self.located[index] = event
+        return None
+
+    def advertise(self, index: int, event: Event) -> None:
+        ledger, lifecycles = self.ledger, len(self.lifecycles)
+        refused = len(ledger.released)
+        self.event(index, event, upgraded_event(event))
+        if len(self.lifecycles) != lifecycles:
+            self.advertising[index] = event
+        if len(ledger.released) != refused:
+            self.located[index] = event
+        return None
+
+    def boundary(self, index: int, event: Event) -> None:
+        """step/end and turn/end leave the open lifecycles unresolved: their messages are located."""
+        for advert in self.lifecycles.values():
+            self.located[advert.message_index] = self.advertising[advert.message_index]
+        self.advertising.clear()
+        return self.visit(index, event)
+
+    def turn_start(self, index: int, event: Event) -> None:
+        self.advertising.clear()
+        return self.visit(index, event)
+
+    def finish(self) -> None:  # type: ignore[override]
+        ledger = _Walk.finish(self)
+        located = self.located
+        self.ctx.memo(_LEDGER, lambda: ledger)
+        self.ctx.memo(_LOCATED, lambda: located)
+        return None
+
+
+_LOCATED = "tool-ledger-located"
+
+
+def ledger_events(ctx: CheckContext) -> dict[int, Event] | None:
+    """The events :class:`ToolLedgerWalk` kept, by log position: every event a refusal of
+    :func:`tool_ledger` names, and the assistant/message of every unresolved advert;
+    ``None`` when the walk did not run (the whole log is then at hand). Asked only once the
+    loop is over (a reader's ``finish``)."""
+    return ctx.memo(_LOCATED, lambda: None)

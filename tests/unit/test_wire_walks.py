@@ -1,0 +1,110 @@
+"""The tool ledger as a state walk (:class:`~dshfuzz.checker._lifecycle.ToolLedgerWalk`):
+fed event by event in the shared loop, it publishes the same ledger the whole log gives
+(:func:`~dshfuzz.checker._lifecycle.tool_ledger` asked of a context no loop ran on), on
+generated logs, every mutator's mutants, logs with replaces and repeated seqs, and legacy
+flat messages; and it keeps the event of every refusal and unresolved advert."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from checker_logs import assistant_message, ev, header, minimal_events, session_log, tool_call_block
+
+from dshfuzz.checker import CheckOptions, check_log, implemented_rules
+from dshfuzz.checker._context import CheckContext
+from dshfuzz.checker._lifecycle import ToolLedgerWalk, ledger_events, tool_ledger
+from dshfuzz.checker._run import WALKS
+from dshfuzz.generators import generate
+from dshfuzz.model import SessionLog, encode_jsonl, parse_log
+from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded
+
+
+def _published(log: SessionLog) -> tuple[Any, Any]:
+    """The ledger and located events a full check's walk published, and the ledger asked of
+    a context over the whole log with the events it names."""
+    implemented_rules()
+    published: list[Any] = []
+    finish = ToolLedgerWalk.finish
+
+    def keep(self: ToolLedgerWalk) -> None:
+        finish(self)
+        published.extend([tool_ledger(self.ctx), ledger_events(self.ctx)])
+
+    ToolLedgerWalk.finish = keep  # type: ignore[method-assign]
+    try:
+        check_log(log, CheckOptions(strict=True))
+    finally:
+        ToolLedgerWalk.finish = finish  # type: ignore[method-assign]
+    whole = CheckContext(log, CheckOptions())
+    ledger = tool_ledger(whole)
+    named = {r.index for r in (*ledger.released, *ledger.invariants)} | {a.message_index for a in ledger.unresolved}
+    return published, [ledger, {i: whole.events[i] for i in named}]
+
+
+def _replaced(events: list[Any], rng: random.Random) -> list[Any]:
+    """``events`` with a few surface events turned into replaces of random ranges (some not
+    current, some ending before they start) and a few seqs repeated."""
+    events = copy.deepcopy(events)
+    surface = [e for e in events if type(e) is dict and "surfaceOp" in e]
+    for event in rng.sample(surface, min(len(surface), rng.randint(1, 6))):
+        start, end = rng.randrange(len(events)), rng.randrange(len(events))
+        event["surfaceOp"] = {"op": "replace", "start": start, "end": end, "startSeq": start, "endSeq": end}
+        event["sourceEventSeqs"] = list(range(start, end + 1))
+    for event in rng.sample(surface, min(len(surface), rng.randint(0, 2))):
+        event["seq"] = rng.randrange(len(events))
+    return events
+
+
+def _logs() -> list[SessionLog]:
+    logs = []
+    for version in (0, 1):
+        bases = list(generate(6, 40 + version, format_version=version, max_events=200, turns=(1, 4)))
+        logs += [parse_log(encode_jsonl(b.header, b.batch_events())) for b in bases]
+        rng = random.Random(version)
+        for name, mutator in sorted(MUTATORS.items()):
+            base = bases[rng.randrange(len(bases))]
+            try:
+                mutant = apply_seeded(mutator, base, rng.randrange(1 << 30))
+            except Inapplicable:
+                continue
+            logs.append(parse_log(mutant.data))
+    return logs
+
+
+def test_the_ledger_walk_is_registered_before_its_readers() -> None:
+    implemented_rules()
+    names = [w.name for w in WALKS]
+    ledger = names.index(f"{ToolLedgerWalk.__module__}.{ToolLedgerWalk.__qualname__}")
+    readers = [i for i, w in enumerate(WALKS) if w.cls.__module__.endswith(("_plugin", "_wire"))]
+    assert readers and ledger < min(readers)
+
+
+def test_the_walks_publish_what_the_whole_log_gives() -> None:
+    logs = _logs()
+    assert len(logs) > 40
+    rng = random.Random(7)
+    for log in list(logs):
+        events = [e.raw for e in log.events]
+        logs.append(session_log(log.header.raw, _replaced(events, rng)))
+    assert sum(1 for log in logs if any(type(e.raw) is dict and type(e.raw.get("surfaceOp")) is dict for e in log.events)) > 40
+    for log in logs:
+        walked, whole = _published(log)
+        assert walked == whole
+
+
+def test_a_legacy_flat_message_is_upgraded_where_it_stands() -> None:
+    events: list[Any] = minimal_events()
+    flat = ev(0, "assistant/message", {"turn": 1, "step": 1, "content": [tool_call_block("c1")],
+                                       "provenance": {"provider": "p"}}, surfaceOp="append")
+    result = ev(0, "tool/result", {"turn": 1, "step": 1, "callId": "c2", "content": [], "isError": False},
+                surfaceOp="append")
+    events[5:5] = [flat, result]
+    for i, value in enumerate(events):
+        value["seq"] = i
+    walked, whole = _published(session_log(header(), events))
+    assert walked == whole
+    ledger = walked[0]
+    assert [r.code for r in ledger.released].count("no-lifecycle") == 1
+    assert any(a.call_id == "c1" for a in ledger.unresolved)
