@@ -256,3 +256,31 @@ def test_the_scan_walk_publishes_what_the_scan_computes() -> None:
         sink = _run._Sink(Report(file=None, format_version=None, events=0, frames=0), set(), 1000, True)
         _run._run_walks(ctx, [w for w in WALKS if w.cls is _scan.TypeScan], sink)
         assert _scan._shared(ctx) == _scan._scan(CheckContext(log))
+
+
+def test_no_walk_outlives_its_check_in_the_context() -> None:
+    """The walks refer to the context; the context must not keep them (a cycle would keep the
+    whole log alive after the check, and the CLI runs without the cyclic collector)."""
+    import gc
+    import weakref
+
+    from dshfuzz.checker import _run
+    from dshfuzz.checker._finding import Report
+
+    log = _log_with_odd_events()
+    del log.events[2]  # misplaced seqs: the seq walk is woken by the scan
+    implemented_rules()
+    ctx = CheckContext(log)
+    sink = _run._Sink(Report(file=None, format_version=None, events=0, frames=0), set(_run.RULES), 1000, True)
+    _run._run_walks(ctx, list(WALKS), sink)
+    walk_classes = tuple(w.cls for w in WALKS)
+    assert not [v for v in ctx._memo.values() if isinstance(v, walk_classes)]
+    gone = weakref.ref(ctx)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del ctx, sink
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -139,6 +139,14 @@ class CheckContext:
             self._by_seq = index
         return self._by_seq
 
+    def release(self, values: list[Any]) -> None:
+        """Forget the memos holding one of ``values`` (by identity): the walks of a check are
+        published here while the loop runs and refer back to the context, and a cycle would
+        keep the whole log alive after the check (the CLI runs without the cyclic collector)."""
+        held = {id(v) for v in values}
+        for key in [k for k, v in self._memo.items() if id(v) in held]:
+            del self._memo[key]
+
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """Compute ``factory()`` once per check under ``key`` and share the result."""
         if key in self._memo:

@@ -330,6 +330,14 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
             live[walk] = walk.cls(ctx)
         except Exception:
             sink.crashed(walk.name)
+    constructed = [*live.values(), loop]
+    try:
+        _loop_and_finish(ctx, loop, live, sink)
+    finally:
+        ctx.release(constructed)
+
+
+def _loop_and_finish(ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], sink: _Sink) -> None:
     table, every = _dispatch(live)
     if table or every:
         events = ctx.events
