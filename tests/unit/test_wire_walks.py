@@ -1,8 +1,12 @@
-"""The tool ledger as a state walk (:class:`~dshfuzz.checker._lifecycle.ToolLedgerWalk`):
-fed event by event in the shared loop, it publishes the same ledger the whole log gives
-(:func:`~dshfuzz.checker._lifecycle.tool_ledger` asked of a context no loop ran on), on
-generated logs, every mutator's mutants, logs with replaces and repeated seqs, and legacy
-flat messages; and it keeps the event of every refusal and unresolved advert."""
+"""The tool ledger and the wire's lenient surface fold as state walks
+(:class:`~dshfuzz.checker._lifecycle.ToolLedgerWalk`, :class:`~dshfuzz.checker._wire.SurfaceFold`):
+fed event by event in the shared loop, they publish the same ledger, surface and request
+history the whole log gives (:func:`~dshfuzz.checker._lifecycle.tool_ledger`,
+:func:`~dshfuzz.checker._wire.surface_indices`, :func:`~dshfuzz.checker._wire.wire_messages`
+asked of a context no loop ran on) and the ledger keeps the event of every refusal and
+unresolved advert, on generated logs, every mutator's mutants, logs with
+replaces that shadow, skip or repeat nodes, and legacy flat messages; and the W rules,
+judged from what the walks kept, read no event outside it."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from checker_logs import assistant_message, ev, header, minimal_events, session_
 from dshfuzz.checker import CheckOptions, check_log, implemented_rules
 from dshfuzz.checker._context import CheckContext
 from dshfuzz.checker._lifecycle import ToolLedgerWalk, ledger_events, tool_ledger
+from dshfuzz.checker._wire import WireStream, surface_indices, wire_messages
 from dshfuzz.checker._run import WALKS
 from dshfuzz.generators import generate
 from dshfuzz.model import SessionLog, encode_jsonl, parse_log
@@ -22,6 +27,27 @@ from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded
 
 
 def _published(log: SessionLog) -> tuple[Any, Any]:
+    """What a full check's walks published (ledger, surface positions, request history), and
+    the same asked of a context over the whole log."""
+    implemented_rules()
+    published: list[Any] = []
+    finish = WireStream.finish
+
+    def keep(self: WireStream) -> Any:
+        ctx = self.ctx
+        published.extend([tool_ledger(ctx), surface_indices(ctx), wire_messages(ctx)])
+        return finish(self)
+
+    WireStream.finish = keep  # type: ignore[method-assign]
+    try:
+        check_log(log, CheckOptions(strict=True))
+    finally:
+        WireStream.finish = finish  # type: ignore[method-assign]
+    whole = CheckContext(log, CheckOptions())
+    return published, [tool_ledger(whole), surface_indices(whole), wire_messages(whole)]
+
+
+def _ledger_published(log: SessionLog) -> tuple[Any, Any]:
     """The ledger and located events a full check's walk published, and the ledger asked of
     a context over the whole log with the events it names."""
     implemented_rules()
@@ -92,6 +118,8 @@ def test_the_walks_publish_what_the_whole_log_gives() -> None:
     for log in logs:
         walked, whole = _published(log)
         assert walked == whole
+        walked, whole = _ledger_published(log)
+        assert walked == whole  # the ledger, and the events located: exactly those its findings name
 
 
 def test_a_legacy_flat_message_is_upgraded_where_it_stands() -> None:
@@ -108,3 +136,41 @@ def test_a_legacy_flat_message_is_upgraded_where_it_stands() -> None:
     ledger = walked[0]
     assert [r.code for r in ledger.released].count("no-lifecycle") == 1
     assert any(a.call_id == "c1" for a in ledger.unresolved)
+    assert ("c1",) in [m.calls for m in walked[2]] and "c2" in [m.answers for m in walked[2]]
+
+
+def test_the_wire_rules_read_only_the_events_the_walks_kept() -> None:
+    """Every W finding of these logs is located at an event the fold or the ledger kept: the
+    check's events are hidden from the wire walk's finish, which would fail on any other."""
+    implemented_rules()
+    finish = WireStream.finish
+    fired: list[Any] = []
+
+    def hidden(self: WireStream) -> Any:
+        ctx = self.ctx
+        kept = ctx.events
+        ctx.events = _Hidden()  # type: ignore[assignment]
+        try:
+            found = list(finish(self))
+        finally:
+            ctx.events = kept  # type: ignore[assignment]
+        fired.extend(f.rule for f in found)
+        return found
+
+    rng = random.Random(11)
+    WireStream.finish = hidden  # type: ignore[method-assign]
+    try:
+        for log in _logs()[:40]:
+            check_log(log, CheckOptions(strict=True))
+            check_log(session_log(log.header.raw, _replaced([e.raw for e in log.events], rng)), CheckOptions(strict=True))
+    finally:
+        WireStream.finish = finish  # type: ignore[method-assign]
+    assert {"W3", "W4", "W5"} <= {str(r) for r in fired}
+
+
+class _Hidden:
+    def __getitem__(self, position: int) -> Any:
+        raise AssertionError(f"the wire walk read event {position} at random")
+
+    def __len__(self) -> int:
+        raise AssertionError("the wire walk read the whole log")

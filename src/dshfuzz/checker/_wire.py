@@ -30,11 +30,17 @@ The stream is then judged as a strict OpenAI-compatible endpoint does:
   step), so W3 then names the provider alone;
 - W4: a call the released walk saw left unresolved whose assistant message is no
   longer on the surface: a later replace hid the gap from the provider.
+
+In a check the fold is a state walk (:class:`SurfaceFold`) keeping the current nodes
+only, and the rules a walk (:class:`WireStream`) that judges the final surface in
+``finish()``, after the fold and the tool ledger (:class:`~._lifecycle.ToolLedgerWalk`)
+have finished; :func:`surface_indices` and :func:`wire_messages` answer from the fold
+when it ran, and from the whole log otherwise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +49,12 @@ from dshfuzz.oracle._js import number_key
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import call_key, show_id, show_value, tool_ledger, upgraded_events
-from ._run import rule_pass
+from ._lifecycle import call_key, ledger_events, show_id, show_value, tool_ledger, upgraded_event
+from ._run import rule_walk, state_walk
 from ._scan import positions
 from .rules import OfficialLayer, RuleId
 
-__all__ = ["WireMessage", "surface_indices", "wire_messages"]
+__all__ = ["SurfaceFold", "WireMessage", "WireStream", "surface_indices", "wire_messages"]
 
 _L = OfficialLayer
 _V0_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -69,7 +75,9 @@ class _LenientFold:
     """The surface fold as a doubly linked list keyed by seq: O(1) per append and
     O(removed) per replace, so a log that keeps replacing its newest node stays linear.
     A node's order number preserves list order (a replacement inherits its start's),
-    which decides ``startIdx <= endIdx`` without scanning."""
+    which decides ``startIdx <= endIdx`` without scanning. ``index`` maps a node to what
+    the caller tracks for it (its log position in the whole-log fold, position and event in
+    :class:`SurfaceFold`), dropped when a replace shadows the node."""
 
     def __init__(self, version: int | None) -> None:
         v3 = version == 3
@@ -143,10 +151,66 @@ class _LenientFold:
         return out
 
 
+_NODES = "wire-surface-nodes"
+
+
+@state_walk(types={t: "visit" for t in _V3_SURFACE})
+class SurfaceFold(_LenientFold):
+    """The lenient fold as a state walk: the surface types' events fold as the loop hands
+    them over, and :meth:`finish` publishes the final surface for :func:`surface_indices`
+    and :func:`wire_messages`. State: the current nodes, each with its log position and
+    stored event (bounded by the surface: a node's event is dropped when a replace
+    shadows it), plus their link and order entries."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        super().__init__(ctx.version)
+        self.ctx = ctx
+        if ctx.version != 3:
+            self.types = {t: "visit" for t in _V0_SURFACE}
+
+    def visit(self, position: int, event: Event) -> None:
+        """:meth:`_LenientFold.fold` for one event, the node's entry being ``(position, event)``."""
+        raw = event.raw
+        op = raw.get("surfaceOp", MISSING)
+        key = raw.get("seq", MISSING)
+        if not (key.__class__ is int or key.__class__ is float):
+            key = number_key(key)
+        if op == "append":
+            index = self.index
+            if key in index:
+                return None
+            self.counter += 1
+            tail = self.tail
+            index[key], self.order[key], self.prev[key], self.next[key] = (position, event), self.counter, tail, None
+            if tail is None:
+                self.head = key
+            else:
+                self.next[tail] = key
+            self.tail = key
+        elif op.__class__ is dict and op.get("op") == "replace":
+            start_key, end_key = self.keys
+            self.replace((position, event), key, _seq_key(op.get(start_key, MISSING)), _seq_key(op.get(end_key, MISSING)))  # type: ignore[arg-type]
+        return None
+
+    def finish(self) -> None:
+        nodes: list[tuple[int, Event]] = self.indices()  # type: ignore[assignment]
+        self.ctx.memo(_NODES, lambda: nodes)
+        return None
+
+
+def _surface_nodes(ctx: CheckContext) -> list[tuple[int, Event]] | None:
+    """The final surface :class:`SurfaceFold` published (position and event per node), or
+    ``None`` when it did not run; asked only once the loop is over (a reader's ``finish``)."""
+    return ctx.memo(_NODES, lambda: None)
+
+
 def surface_indices(ctx: CheckContext) -> list[int]:
     """Log positions of the final surface's nodes, in model-visible order (computed once per check)."""
 
     def build() -> list[int]:
+        nodes = _surface_nodes(ctx)
+        if nodes is not None:
+            return [position for position, _ in nodes]
         fold = _LenientFold(ctx.version)
         fold.fold(ctx.events, positions(ctx, fold.types))
         return fold.indices()
@@ -215,9 +279,11 @@ def wire_messages(ctx: CheckContext) -> list[WireMessage]:
 
     def build() -> list[WireMessage]:
         out: list[WireMessage] = []
-        events = upgraded_events(ctx)
-        for index in surface_indices(ctx):
-            message = _message_of(events[index].raw)  # a node's event is an object: the scan found its type
+        nodes = _surface_nodes(ctx)
+        if nodes is None:
+            nodes = [(index, ctx.events[index]) for index in surface_indices(ctx)]
+        for index, event in nodes:
+            message = _message_of(upgraded_event(event).raw)  # a node's event is an object: the scan found its type
             if message is not None:
                 _serialise(index, message, out)
         for advert in tool_ledger(ctx).tail_pending:
@@ -244,9 +310,10 @@ class _Judge:
     of history; a call still pending then is unanswered (reported once). User text
     leaves the calls pending, so a tool message after it still answers one, and that
     late answer is what makes the catalog's ``[assistant(tool_calls), user(text), tool]``.
+    ``ctx.events`` gives the event at a log position: the check's, or :class:`_Located`.
     """
 
-    ctx: CheckContext
+    ctx: Any
     pending: dict[Any, _Pending] = field(default_factory=dict)
     unanswered: dict[int | None, list[Any]] = field(default_factory=dict)
     closed_by: dict[int | None, str] = field(default_factory=dict)
@@ -287,14 +354,37 @@ class _Judge:
         return "?" if index is None else show_value(self.ctx.events[index].seq)
 
 
-def _coords(ctx: CheckContext, index: int | None) -> Event | None:
-    return None if index is None else ctx.events[index]
+class _Located:
+    """The events a :class:`WireStream` may locate a finding at, by log position: the final
+    surface's nodes and the tool ledger's located events (see :func:`~._lifecycle.ledger_events`)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self, events: Mapping[int, Event]) -> None:
+        self.events = events
 
 
-@rule_pass(RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5)
-def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
-    """W1-W5 over the post-load request history and the raw tool results."""
-    judge = _Judge(ctx)
+@rule_walk(RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5, types=())
+class WireStream:
+    """W1-W5 over the post-load request history and the raw tool results, judged in
+    :meth:`finish` from the final surface (:class:`SurfaceFold`) and the tool ledger
+    (:class:`~._lifecycle.ToolLedgerWalk`), both finished by then. State: none of its own."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def finish(self) -> Iterator[Finding]:
+        ctx = self.ctx
+        nodes, located = _surface_nodes(ctx), ledger_events(ctx)
+        if nodes is None or located is None:
+            return _wire_findings(ctx, ctx)
+        return _wire_findings(ctx, _Located({**located, **dict(nodes)}))
+
+
+def _wire_findings(ctx: CheckContext, at: Any) -> Iterator[Finding]:
+    """The W findings; ``at.events[position]`` is the event at a log position the findings name."""
+    events: Sequence[Event] | Mapping[int, Event] = at.events
+    judge = _Judge(at)
     judge.read(wire_messages(ctx))
     ledger = tool_ledger(ctx)
     unresolved_at: dict[int, set[Any]] = {}
@@ -307,12 +397,12 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
         origin = "the loader's synthetic result" if message.index is None else "tool message"
         shown = show_id(message.answers)
         yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call awaiting an answer",
-                          event=_coords(ctx, message.index), context={"callId": shown})
+                          event=_coords(events, message.index), context={"callId": shown})
 
     for interposed, ids in judge.late.items():
         shown = [show_id(i) for i in ids]
         yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} sits between tool calls "
-                          f"{', '.join(shown)} and their tool messages", event=_coords(ctx, interposed),
+                          f"{', '.join(shown)} and their tool messages", event=_coords(events, interposed),
                           context={"callIds": shown})
 
     for index, ids in judge.unanswered.items():
@@ -322,7 +412,7 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
             RuleId.W3,
             f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} not answered before "
             f"{judge.closed_by[index]}; every later request fails",
-            event=_coords(ctx, index),
+            event=_coords(events, index),
             context={"callIds": shown},
             refused_by=(_L.RELEASED, _L.PROVIDER) if released else (_L.PROVIDER,),
         )
@@ -336,12 +426,16 @@ def wire_stream(ctx: CheckContext) -> Iterator[Finding]:
         shown = [show_id(i) for i in ids]
         yield ctx.finding(RuleId.W4, f"tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} left unanswered, "
                           "but a later surface replace already hides the gap from the provider",
-                          event=ctx.events[index], context={"callIds": shown})
+                          event=events[index], context={"callIds": shown})
 
-    yield from _w5(ctx, judge, ledger)
+    yield from _w5(ctx, events, judge, ledger)
 
 
-def _w5(ctx: CheckContext, judge: _Judge, ledger: Any) -> Iterator[Finding]:
+def _coords(events: Any, index: int | None) -> Event | None:
+    return None if index is None else events[index]
+
+
+def _w5(ctx: CheckContext, events: Any, judge: _Judge, ledger: Any) -> Iterator[Finding]:
     layers: dict[int, set[OfficialLayer]] = {}
     messages: dict[int, str] = {}
     ids: dict[int, Any] = {}
@@ -364,7 +458,7 @@ def _w5(ctx: CheckContext, judge: _Judge, ledger: Any) -> Iterator[Finding]:
         ids.setdefault(message.index, message.answers)
     order = {layer: i for i, layer in enumerate(OfficialLayer)}
     for index in sorted(layers):
-        yield ctx.finding(RuleId.W5, messages[index], event=ctx.events[index],
+        yield ctx.finding(RuleId.W5, messages[index], event=events[index],
                           context={"callId": show_id(ids[index])},
                           refused_by=tuple(sorted(layers[index], key=order.__getitem__)))
     for text, answered, pending in synthetic:
