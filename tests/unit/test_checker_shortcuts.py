@@ -105,7 +105,7 @@ def test_an_ascending_citation_is_read_as_the_general_reading_reads_it(generated
     skipping a packed run cited whole; with sources reordered, repeated, thinned or made
     to name later seqs, other steps, non-chunks or runs cut short, and a chunk's turn or
     step made odd, the findings are those of the general reading alone."""
-    from dshfuzz.checker._engine import _Structure
+    from dshfuzz.checker._engine import TurnStepStructure
 
     events = copy.deepcopy(generated.events)
     chunks = [e for e in events if e["type"] == "assistant/chunk"]
@@ -124,7 +124,7 @@ def test_an_ascending_citation_is_read_as_the_general_reading_reads_it(generated
                                         data.draw(_CITED_VALUES, label="cited"))
     options = CheckOptions(strict=True, rules=_ENGINE)
     shortcut = check_log(parse_log(encode_jsonl(generated.header, [events])), options)
-    with mock.patch.object(_Structure, "ascending_citation", lambda self, *args: None):
+    with mock.patch.object(TurnStepStructure, "ascending_citation", lambda self, *args: None):
         general = check_log(parse_log(encode_jsonl(generated.header, [events])), options)
     assert _facts(shortcut) == _facts(general), explain(shortcut, generated.header, events)
 
@@ -179,7 +179,7 @@ _OTHER_STEP = {"first run cut short before a chunk of another step": 10}
 
 @pytest.mark.parametrize("name", sorted(_RUN_CITATIONS))
 def test_a_citation_of_packed_runs_is_read_as_the_general_reading_reads_it(name: str) -> None:
-    from dshfuzz.checker._engine import _Structure
+    from dshfuzz.checker._engine import TurnStepStructure
 
     head, events = _two_runs()
     events[16]["sourceEventSeqs"] = _RUN_CITATIONS[name]
@@ -189,7 +189,7 @@ def test_a_citation_of_packed_runs_is_read_as_the_general_reading_reads_it(name:
     assert sorted(r.events.start for r in log.rows if r.kind == "packed") == [5, 12]
     options = CheckOptions(strict=True, rules=_ENGINE)
     shortcut = check_log(log, options)
-    with mock.patch.object(_Structure, "ascending_citation", lambda self, *args: None):
+    with mock.patch.object(TurnStepStructure, "ascending_citation", lambda self, *args: None):
         general = check_log(parse_log(encode_jsonl(head, [events])), options)
     assert _facts(shortcut) == _facts(general), explain(shortcut, head, events)
 

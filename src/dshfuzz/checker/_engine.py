@@ -3,7 +3,7 @@ reasons (T5) and the inbox replay (I1).
 
 Three official moments judge turn/step structure, each with its own state machine:
 the invariant companion (SI:20-102), the token meter's ``_foldEvent`` (TM:510-572)
-and the released validator's relationship walk (V01:2270). :class:`_Structure`
+and the released validator's relationship walk (V01:2270). :class:`TurnStepStructure`
 runs all three side by side over the raw events. Each refusal becomes a finding
 (step numbering is T3; cited chunks, usage samples and the context window the
 meter's projections sum are T2; every other enclosure or pairing break is T1)
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from itertools import islice
+from itertools import chain, islice
 from operator import add, lt, sub
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +37,7 @@ from dshfuzz.oracle._js import (
 from ._context import MAX_SAFE_INTEGER, CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
-from ._run import rule_pass, rule_walk
-from ._scan import positions
+from ._run import rule_walk
 from .rules import OfficialLayer, RuleId
 
 __all__: list[str] = []
@@ -71,6 +70,7 @@ _show = show_value
 @dataclass(slots=True)
 class _Hit:
     index: int
+    event: Event
     rule: RuleId
     message: str
     layers: set[OfficialLayer]
@@ -80,85 +80,130 @@ _SETTLE_AT = 256
 """Pending hits and null-turn events past which the walk hands settled ones out."""
 
 
-class _Structure:
-    """The invariant companion, the token meter and the released walk, side by side.
+@rule_walk(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1,
+           types={kind: "chunk" if kind == "assistant/chunk" else "visit" for kind in sorted(_WALKED)})
+class TurnStepStructure:
+    """T1 T2 T3 from the invariant companion, the token meter and the released walk, side
+    by side; T4 and M1 on the events whose turn is null or missing, naming the moments that
+    refuse those events.
 
     A refusal of several moments on one event is one hit naming them all, so hits wait
     until their event is behind the walk; the walk then hands them out (with the T4/M1
     verdicts of null-turn events, which name the same moments) and keeps only what is
     pending: memory stays bounded however many events a hostile log breaks. Only the
     end-of-log verdicts (usage totals, context window) name an earlier event, one of
-    the at most three that :meth:`pinned` holds back."""
+    the at most three that :meth:`pinned` holds back.
+
+    State: the pending hits and null-turn verdicts with their events (at most
+    :data:`_SETTLE_AT` plus the three pinned), the two machines' open turn and step, the
+    meter's open step/start data, the usage totals, the newest usage sample, the first
+    problem sample and the last request/context (each with its event), and the chunks of
+    the open step (the chunks it cites are still read by position: see :meth:`cited_chunks`).
+
+    Settling is decided at each head the walk is handed; an event of another type adds no
+    hit and moves no machine, so the settled batches (and the order findings reach the
+    cap in) are those of the pass that settled at every head, once :meth:`finish` settles
+    first what that pass settled at the log's trailing heads."""
+
+    __slots__ = ("ctx", "events", "runs", "hits", "nulls", "due", "covered", "inv_turn", "inv_step", "next_turn",
+                 "next_step", "meter_step", "header_seen", "last_context", "usage_totals", "last_usage",
+                 "usage_problem", "step_chunks", "step_key")
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.events = ctx.events
-        self.heads, self.runs = ctx.packed_runs
+        self.runs = ctx.packed_runs[1]
         self.hits: dict[tuple[int, RuleId], _Hit] = {}
-        self.nulls: dict[int, tuple[bool, bool]] = {}
+        self.nulls: dict[int, tuple[bool, bool, Event]] = {}
+        # more than _SETTLE_AT hits and null-turn verdicts are pending
+        self.due = False
+        # the position after the last head folded (and its packed run)
+        self.covered = 0
         self.inv_turn: Any = None
         self.inv_step: Any = None
         self.next_turn = 1
         self.next_step = 1
         self.meter_step: dict[str, Any] | None = None
         self.header_seen = False
-        self.last_context: int | None = None
+        self.last_context: tuple[int, Event] | None = None
         self.usage_totals: tuple[Any, ...] = (0, 0, 0, 0)
-        self.last_usage: tuple[Any, Any, tuple[Any, ...], int] | None = None
-        self.usage_problem: tuple[int, str] | None = None
+        self.last_usage: tuple[Any, Any, tuple[Any, ...], int, Event] | None = None
+        self.usage_problem: tuple[int, Event, str] | None = None
         # the chunk of each head the walk found naming the open step, since the last step/start
         # (opened as ``step_key``): a citation of them need not read them again
         self.step_chunks: dict[int, Any] = {}
         self.step_key: tuple[Any, Any] = (None, None)
 
-    def hit(self, index: int, rule: RuleId, layer: OfficialLayer, message: str) -> None:
+    def hit(self, index: int, event: Event, rule: RuleId, layer: OfficialLayer, message: str) -> None:
         key = (index, rule)
         found = self.hits.get(key)
         if found is None:
-            self.hits[key] = _Hit(index, rule, message, {layer})
+            self.hits[key] = _Hit(index, event, rule, message, {layer})
+            self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
         else:
             found.layers.add(layer)
 
-    def run(self) -> Iterator[Finding]:
-        """Walk the events at the heads; a packed run whose first member names the open step
-        is decided by it, since its members share their turn and step and no member moves
-        either machine (they are delta chunks, never usage samples)."""
-        events = self.events
-        runs = self.runs
-        visit = self.visit
-        hits, nulls, step_chunks = self.hits, self.nulls, self.step_chunks
-        for index in self.heads:
-            if len(hits) + len(nulls) > _SETTLE_AT:
-                yield from self.settle(index, self.pinned())
-            event = events[index]
-            raw = event.raw
-            # The common case inline: a chunk with exact ints naming the open step.
-            if raw.__class__ is dict and raw.get("type") == "assistant/chunk":
-                data = raw.get("data")
-                turn, step = self.inv_turn, self.inv_step
-                if data.__class__ is dict and turn.__class__ is int and step.__class__ is int:
-                    chunk_turn, chunk_step = data.get("turn"), data.get("step")
-                    if (chunk_turn.__class__ is int and chunk_turn == turn
-                            and chunk_step.__class__ is int and chunk_step == step):
-                        chunk = step_chunks[index] = data.get("chunk", MISSING)
-                        if chunk.__class__ is dict and chunk.get("type") == "usage":
-                            self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
-                        continue
-            visit(index, event)
-            stop = runs.get(index)
-            if stop is not None:
-                for member in range(index + 1, stop):
-                    visit(member, events[member])
+    def chunk(self, index: int, event: Event) -> list[Finding] | None:
+        """An assistant/chunk head; returns the findings settled before it, when enough are
+        pending. The common case inline: a chunk with exact ints naming the open step decides
+        its packed run, whose members share its turn and step and move neither machine (they
+        are delta chunks, never usage samples); otherwise the head and each member of its run
+        (the run the loop is on) are folded in turn."""
+        settled = list(self.settle(index, self.pinned())) if self.due else None
+        data = event.raw.get("data")
+        turn, step = self.inv_turn, self.inv_step
+        if data.__class__ is dict and turn.__class__ is int and step.__class__ is int:
+            chunk_turn, chunk_step = data.get("turn"), data.get("step")
+            if (chunk_turn.__class__ is int and chunk_turn == turn
+                    and chunk_step.__class__ is int and chunk_step == step):
+                chunk = self.step_chunks[index] = data.get("chunk", MISSING)
+                if chunk.__class__ is dict and chunk.get("type") == "usage":
+                    self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
+                    self.covered = self.runs.get(index, index + 1)
+                return settled
+        fold = self.fold
+        fold(index, event)
+        stop = self.runs.get(index)
+        if stop is not None:
+            events = self.events
+            for member in range(index + 1, stop):
+                fold(member, events[member])
+        self.covered = stop or index + 1
+        return settled
+
+    def visit(self, index: int, event: Event) -> list[Finding] | None:
+        """Any other head the machines read (never a packed run: runs are chunks); returns the
+        findings settled before it, when enough are pending."""
+        settled = list(self.settle(index, self.pinned())) if self.due else None
+        # fold's reading of a non-chunk event, inline: one call less on every walked head
+        raw = event.raw
+        kind = raw["type"]
+        data = raw.get("data", MISSING)
+        if kind in _NULL_TURN_TYPES and not (
+                type(data) is dict and type(data.get("turn")) is int and type(data.get("step")) is int):
+            self.null_turn(index, event)
+        self.structure(index, event, kind, data)
+        self.meter(index, event, kind, data)
+        self.covered = index + 1
+        return settled
+
+    def finish(self) -> Iterator[Finding]:
+        """What the pass settled at the first head after the last one the walk was handed (if
+        any), the end-of-log verdicts, then every finding still pending. Pending findings are
+        due only when no handed head followed the one that made them so."""
+        trailing = self.due and self.covered < len(self.events)
+        settled = list(self.settle(len(self.events), self.pinned())) if trailing else []
         self.context_window()
         self.usage_verdict()
-        yield from self.settle(len(events), frozenset())
+        return chain(settled, self.settle(len(self.events), frozenset()))
 
     def pinned(self) -> frozenset[int | None]:
         """The events an end-of-log verdict may still name: the last request/context, the first
         problem sample and the newest usage sample so far."""
         last = self.last_usage[3] if self.last_usage is not None else None
         problem = self.usage_problem[0] if self.usage_problem is not None else None
-        return frozenset((self.last_context, last, problem))
+        context = self.last_context[0] if self.last_context is not None else None
+        return frozenset((context, last, problem))
 
     def settle(self, before: int, pinned: frozenset[int | None]) -> Iterator[Finding]:
         """The findings of the events before ``before`` but ``pinned``, in log order; each
@@ -168,17 +213,18 @@ class _Structure:
             if hit.index < before and hit.index not in pinned:
                 hits.setdefault(hit.index, []).append(self.hits.pop(key))
         nulls = {i: self.nulls.pop(i) for i in list(self.nulls) if i < before and i not in pinned}
+        self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
         ctx = self.ctx
         for index in sorted(hits.keys() | nulls.keys()):
-            event = self.events[index]
             layers: set[OfficialLayer] = set()
             for hit in sorted(hits.get(index, ()), key=lambda h: h.rule):
                 layers |= hit.layers
-                yield ctx.finding(hit.rule, hit.message, event=event, refused_by=_ordered(hit.layers))
+                yield ctx.finding(hit.rule, hit.message, event=hit.event, refused_by=_ordered(hit.layers))
             if index in nulls:
-                yield from _null_turn_findings(ctx, event, *nulls[index], _ordered(layers))
+                t4, m1, event = nulls[index]
+                yield from _null_turn_findings(ctx, event, t4, m1, _ordered(layers))
 
-    def visit(self, index: int, event: Event) -> None:
+    def fold(self, index: int, event: Event) -> None:
         """Fold one event into the three machines."""
         raw = event.raw
         kind = raw.get("type") if type(raw) is dict else None
@@ -191,11 +237,16 @@ class _Structure:
                 self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
         elif kind in _NULL_TURN_TYPES and not (
                 type(data) is dict and type(data.get("turn")) is int and type(data.get("step")) is int):
-            t4, m1 = _null_turn(event)  # the int coordinates above are neither
-            if t4 or m1:
-                self.nulls[index] = (t4, m1)
+            self.null_turn(index, event)
         self.structure(index, event, kind, data)
         self.meter(index, event, kind, data)
+
+    def null_turn(self, index: int, event: Event) -> None:
+        """Keep the T4/M1 verdicts of an event whose coordinates are not both ints."""
+        t4, m1 = _null_turn(event)
+        if t4 or m1:
+            self.nulls[index] = (t4, m1, event)
+            self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
 
     def usage_sample(self, index: int, event: Event, usage: Any, *, released_reads: bool) -> None:
         """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
@@ -208,17 +259,17 @@ class _Structure:
         buckets = _exact_buckets(usage)
         if buckets is None:
             if usage is None or usage is MISSING:
-                self.hit(index, RuleId.T2, _L.METER, f"token meter: the usage sample at seq {_show(event.seq)} is missing")
+                self.hit(index, event, RuleId.T2, _L.METER, f"token meter: the usage sample at seq {_show(event.seq)} is missing")
                 return
             if released_reads and not _released_usage(usage):
-                self.hit(index, RuleId.T2, _L.RELEASED, f"token meter: the usage sample at seq {_show(event.seq)} is not "
+                self.hit(index, event, RuleId.T2, _L.RELEASED, f"token meter: the usage sample at seq {_show(event.seq)} is not "
                          "exactly {inputTokens, outputTokens, totalTokens?, cacheReadTokens?, cacheWriteTokens?, "
                          "reasoningTokens?} with non-negative integer counts")
             fields = usage if type(usage) is dict else {}  # a primitive's properties read as undefined
             buckets = tuple(_js_count(fields.get(k, MISSING), optional=k.startswith("cache"))
                             for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"))
             if self.usage_problem is None and not all(_count_ok(b) for b in buckets):
-                self.usage_problem = (index, "holds a token count that is not a non-negative integer")
+                self.usage_problem = (index, event, "holds a token count that is not a non-negative integer")
         last = self.last_usage
         previous = last[2] if last is not None and _same(last[0], turn) and _same(last[1], step) else None
         if previous is None or not all(map(strict_equal, previous, buckets)):  # an equal repeat is a no-op (TM:262)
@@ -232,7 +283,7 @@ class _Structure:
                     js_add(js_subtract(t, 0 if p is None or p is MISSING else p), b)
                     for t, p, b in zip(totals, before, buckets)
                 )
-        self.last_usage = (turn, step, buckets, index)
+        self.last_usage = (turn, step, buckets, index, event)
 
     def usage_verdict(self) -> None:
         """The projections' schemas: every total and the newest pressure are non-negative integers."""
@@ -242,23 +293,24 @@ class _Structure:
         pressure = js_add(js_add(newest[0], newest[2]), newest[3])
         if all(_count_ok(t) for t in self.usage_totals) and _count_ok(pressure):
             return
-        index, problem = self.usage_problem or (self.last_usage[3], "leaves token totals that are not non-negative integers")
-        self.hit(index, RuleId.T2, _L.METER,
-                 f"token meter: the usage sample at seq {_show(self.events[index].seq)} {problem}")
+        index, event, problem = self.usage_problem or (
+            *self.last_usage[3:], "leaves token totals that are not non-negative integers")
+        self.hit(index, event, RuleId.T2, _L.METER, f"token meter: the usage sample at seq {_show(event.seq)} {problem}")
 
     def context_window(self) -> None:
         """The last request/context's contextWindow is the pressure projection's positive-integer window (TM:320)."""
         if self.last_context is None:
             return
-        window = _get(self.events[self.last_context].data, "contextWindow")
+        index, event = self.last_context
+        window = _get(event.data, "contextWindow")
         if window is not MISSING and not (is_safe_integer(window) and window > 0):
-            self.hit(self.last_context, RuleId.T2, _L.METER,
+            self.hit(index, event, RuleId.T2, _L.METER,
                      f"token meter: contextWindow {_show(window)} is not a positive integer")
 
-    def both(self, index: int, rule: RuleId, message: str) -> None:
+    def both(self, index: int, event: Event, rule: RuleId, message: str) -> None:
         """A refusal the invariant companion and the released walk share (their checks coincide)."""
-        self.hit(index, rule, _L.INVARIANTS, message)
-        self.hit(index, rule, _L.RELEASED, message)
+        self.hit(index, event, rule, _L.INVARIANTS, message)
+        self.hit(index, event, rule, _L.RELEASED, message)
 
     def structure(self, index: int, event: Event, kind: str, data: Any) -> None:
         """The invariant companion's ``validateEvent`` plus the released walk's turn/step checks."""
@@ -271,60 +323,60 @@ class _Structure:
                     # the common event names the open int step: require_open_step finds nothing
                     if not (type(turn) is int and type(step) is int and type(inv_turn) is int and type(inv_step) is int
                             and turn == inv_turn and step == inv_step):
-                        self.require_open_step(index, kind, rule, turn, step)
+                        self.require_open_step(index, event, kind, rule, turn, step)
                 else:
-                    self.require_open_step(index, kind, rule, _field(data, "turn"), _field(data, "step"))
+                    self.require_open_step(index, event, kind, rule, _field(data, "turn"), _field(data, "step"))
                 if kind == "step/end":
                     self.inv_step = None
                     self.next_step += 1
             elif kind == "turn/start":
                 turn = _field(data, "turn")
                 if self.inv_turn is not None:
-                    self.both(index, rule, f"turn/start {_show(turn)} while turn {_show(self.inv_turn)} is still open")
+                    self.both(index, event, rule, f"turn/start {_show(turn)} while turn {_show(self.inv_turn)} is still open")
                 if not strict_equal(turn, self.next_turn):
-                    self.both(index, rule, f"turn/start expected turn {self.next_turn}, got {_show(turn)}")
+                    self.both(index, event, rule, f"turn/start expected turn {self.next_turn}, got {_show(turn)}")
                 self.inv_turn, self.inv_step, self.next_step = turn, None, 1
             elif kind == "turn/end":
                 turn = _field(data, "turn")
                 if not strict_equal(self.inv_turn, turn):
-                    self.both(index, rule, f"turn/end {_show(turn)} does not match open turn {_show(self.inv_turn)}")
+                    self.both(index, event, rule, f"turn/end {_show(turn)} does not match open turn {_show(self.inv_turn)}")
                 if self.inv_step is not None:
-                    self.both(index, rule, f"turn/end {_show(turn)} while step {_show(self.inv_step)} is still open")
+                    self.both(index, event, rule, f"turn/end {_show(turn)} while step {_show(self.inv_step)} is still open")
                 self.inv_turn, self.inv_step = None, None
                 self.next_turn += 1
             elif kind == "step/start":
                 turn, step = _field(data, "turn"), _field(data, "step")
                 if not strict_equal(self.inv_turn, turn):
-                    self.both(index, rule, f"step/start in turn {_show(turn)} but open turn is {_show(self.inv_turn)}")
+                    self.both(index, event, rule, f"step/start in turn {_show(turn)} but open turn is {_show(self.inv_turn)}")
                 if self.inv_step is not None:
-                    self.both(index, rule, f"step/start {_show(step)} while step {_show(self.inv_step)} is still open")
+                    self.both(index, event, rule, f"step/start {_show(step)} while step {_show(self.inv_step)} is still open")
                 if not strict_equal(step, self.next_step):
-                    self.both(index, RuleId.T3, f"step/start expected step {self.next_step} in turn {_show(turn)}, got {_show(step)}")
+                    self.both(index, event, RuleId.T3, f"step/start expected step {self.next_step} in turn {_show(turn)}, got {_show(step)}")
                 self.inv_step = step
                 self.step_chunks.clear()
                 self.step_key = (self.inv_turn, step)
             elif kind == "tool/result":
                 if self.inv_turn is None:
-                    self.both(index, rule, "tool/result surface replacement appended outside any open turn")
+                    self.both(index, event, rule, "tool/result surface replacement appended outside any open turn")
             elif kind in _TURN_SCOPED and self.inv_turn is None:
                 message = f"{kind} appended outside any open turn (core execution events must be turn-enclosed)"
                 if kind == "todo/write":
                     # The released walk has no todo/write case (V01:2369-2375 check only request/*).
-                    self.hit(index, rule, _L.INVARIANTS, message)
+                    self.hit(index, event, rule, _L.INVARIANTS, message)
                 else:
-                    self.both(index, rule, message)
+                    self.both(index, event, rule, message)
         except _Unreadable:
-            self.both(index, rule, f"{kind} data is {_show(data) if data is not MISSING else 'missing'}, so its turn cannot be read")
+            self.both(index, event, rule, f"{kind} data is {_show(data) if data is not MISSING else 'missing'}, so its turn cannot be read")
 
-    def require_open_step(self, index: int, kind: str, rule: RuleId, turn: Any, step: Any) -> None:
+    def require_open_step(self, index: int, event: Event, kind: str, rule: RuleId, turn: Any, step: Any) -> None:
         inv_turn, inv_step = self.inv_turn, self.inv_step
         shared = not _same(inv_turn, turn) or not _same(inv_step, step)
         if shared or inv_turn is None or inv_step is None:
             message = f"{kind} names turn {_show(turn)}/step {_show(step)} but open is turn {_show(inv_turn)}/step {_show(inv_step)}"
             if shared:
-                self.both(index, rule, message)
+                self.both(index, event, rule, message)
             else:
-                self.hit(index, rule, _L.RELEASED, message)
+                self.hit(index, event, rule, _L.RELEASED, message)
 
     def meter(self, index: int, event: Event, kind: str, data: Any) -> None:
         """The token meter's ``_foldEvent`` pairing (TM:510-545) and cited chunks (TM:578-594)."""
@@ -332,10 +384,10 @@ class _Structure:
         if kind == "request/header":
             self.header_seen = True
         elif kind == "request/context":
-            self.last_context = index
+            self.last_context = (index, event)
         elif kind == "step/start":
             if self.meter_step is not None:
-                self.hit(index, rule, _L.METER, f"token meter: step/start at seq {_show(event.seq)} arrived before turn "
+                self.hit(index, event, rule, _L.METER, f"token meter: step/start at seq {_show(event.seq)} arrived before turn "
                          f"{_show(self.meter_step.get('turn', MISSING))}/step {_show(self.meter_step.get('step', MISSING))} ended")
             self.meter_step = dict(data) if type(data) is dict else {}
         elif kind in ("step/end", "assistant/message"):
@@ -343,7 +395,7 @@ class _Structure:
             if data is None or data is MISSING or opened is None or not _same(
                 opened.get("turn", MISSING), _get(data, "turn")
             ) or not _same(opened.get("step", MISSING), _get(data, "step")):
-                self.hit(index, rule, _L.METER, f"token meter: {kind} at seq {_show(event.seq)} has no matching step/start event")
+                self.hit(index, event, rule, _L.METER, f"token meter: {kind} at seq {_show(event.seq)} has no matching step/start event")
                 if kind == "step/end":
                     self.meter_step = None
                 return
@@ -355,13 +407,20 @@ class _Structure:
                     self.cited_chunks(index, event)
 
     def cited_chunks(self, index: int, event: Event) -> None:
-        """``_estimateProviderAssistant``: cited seqs are earlier, unique, same-step chunks that assemble."""
+        """``_estimateProviderAssistant``: cited seqs are earlier, unique, same-step chunks that assemble.
+
+        The one place the walk still reads ``ctx.events`` by position (here, in
+        :meth:`ascending_citation` and :meth:`cited_problem`, with the cited head's packed run
+        end): the meter looks a cited seq up in the whole log, so a damaged citation may name a
+        chunk of an earlier step with the same turn/step, or (when seqs are not positions) a
+        position past the message. Only the open step's chunk heads found on the fast path are
+        kept (:attr:`step_chunks`)."""
         sources = event.sourceEventSeqs
         if sources is MISSING:
             return
         prefix = "token meter: assistant/message at seq "
         if type(sources) is not list:
-            self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} sourceEventSeqs is not iterable")
+            self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} sourceEventSeqs is not iterable")
             return
         events = self.events
         runs = self.runs
@@ -375,7 +434,7 @@ class _Structure:
             if chunks is not None:
                 problem = _assembly_problem(chunks)
                 if problem is not None:
-                    self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(seq)} cites chunks that do not assemble: {problem}")
+                    self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(seq)} cites chunks that do not assemble: {problem}")
                 return
         seen: set[Any] = set()
         chunks = []
@@ -402,12 +461,12 @@ class _Structure:
                     continue
             problem = self.cited_problem(event, source, seen)
             if problem is not None:
-                self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} {problem}")
+                self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} {problem}")
                 return
             chunks.append(_get(events[int(source)].data, "chunk"))
         problem = _assembly_problem(chunks)
         if problem is not None:
-            self.hit(index, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} cites chunks that do not assemble: {problem}")
+            self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} cites chunks that do not assemble: {problem}")
 
     def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int) -> list[Any] | None:
         """The cited chunks when the citation is the common one: strictly ascending ints from 0
@@ -629,13 +688,6 @@ def _null_turn_findings(
                           "a replace", event=event, refused_by=layers)
 
 
-@rule_pass(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1)
-def turn_step_structure(ctx: CheckContext) -> Iterator[Finding]:
-    """T1 T2 T3 from one walk of the three official turn/step moments; T4 and M1 on the
-    events whose turn is null or missing, naming the moments that refuse those events."""
-    return _Structure(ctx).run()
-
-
 def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:
     """Why the v0 loader (migrateLegacyTurnEndEvent, SP:579-659) and the released
     migration (normalizeLegacyTurnEnd + turnEndReasonValue, V01:1068/2096) refuse a turn/end."""
@@ -768,29 +820,43 @@ def _llm_failure_problem(failure: Any) -> str | None:
     return None
 
 
-@rule_pass(RuleId.T2)
-def shadow_price_claims(ctx: CheckContext) -> Iterator[Finding]:
+@rule_walk(RuleId.T2, types={"compaction/summary": "arm", "compaction/prune": "arm", "user/message": "visit",
+                              "assistant/message": "visit", "tool/result": "visit"})
+class ShadowPriceClaims:
     """T2, the meter's other source reference (``contextPressure``, TM:112-144): a surface
     replace right after a ``compaction/summary`` or ``compaction/prune`` must replace
-    exactly the range that event priced; any event in between disarms the claim."""
-    events = ctx.events
-    # a claim arms only the event right after its pricing event
-    for priced in positions(ctx, ["compaction/summary", "compaction/prune"]):
-        index = priced + 1
-        if index == len(events):
-            break
-        previous = events[priced].raw
-        claim = _claim(previous) if type(previous.get("data")) is dict else None
-        event = events[index]
+    exactly the range that event priced; any event in between disarms the claim.
+
+    State: the armed claim (the position it arms and its range), and the refusals found,
+    handed out in ``finish()`` so that they reach the cap after every T2 of
+    :class:`TurnStepStructure`, as the pass's did (O(refusals) findings, at most one per
+    pricing event)."""
+
+    __slots__ = ("ctx", "armed_at", "claim", "refusals")
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.armed_at = -1
+        self.claim: tuple[Any, Any] | None = None
+        self.refusals: list[Finding] = []
+
+    def arm(self, index: int, event: Event) -> None:
+        # a claim arms only the event right after its pricing event
+        previous = event.raw
+        self.armed_at = index + 1
+        self.claim = _claim(previous) if type(previous.get("data")) is dict else None
+
+    def visit(self, index: int, event: Event) -> None:
+        claim = self.claim
+        if index != self.armed_at or claim is None:
+            return
         raw = event.raw
-        if claim is None or type(raw) is not dict:
-            continue
         op = raw.get("surfaceOp", MISSING)
-        if raw.get("type") not in _SURFACE_TYPES or type(op) is not dict:
-            continue
+        if type(op) is not dict:
+            return
         start, end = op.get("start", MISSING), op.get("end", MISSING)
         if not (strict_equal(claim[0], start) and strict_equal(claim[1], end)):
-            yield ctx.finding(
+            self.refusals.append(self.ctx.finding(
                 RuleId.T2,
                 f"token surface: replace at seq {show_value(raw.get('seq', MISSING))} over range "
                 f"{show_value(start)}-{show_value(end)} has no adjacent shadow price (armed claim covers "
@@ -798,7 +864,10 @@ def shadow_price_claims(ctx: CheckContext) -> Iterator[Finding]:
                 event=event,
                 refused_by=(OfficialLayer.METER,),
                 context={"claim": [show_value(claim[0]), show_value(claim[1])]},
-            )
+            ))
+
+    def finish(self) -> list[Finding]:
+        return self.refusals
 
 
 def _claim(summary: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -806,9 +875,6 @@ def _claim(summary: dict[str, Any]) -> tuple[Any, Any] | None:
     if type(shadowed) is not dict:
         return None
     return shadowed.get("start", MISSING), shadowed.get("end", MISSING)
-
-
-_SURFACE_TYPES = ("user/message", "assistant/message", "tool/result")
 
 
 @rule_walk(RuleId.T5, types=("turn/end",))
