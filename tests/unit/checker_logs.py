@@ -125,3 +125,18 @@ def assert_fires_only_on_broken(rule: RuleId, why: str, broken: Any, twin: Any, 
     assert rule in fired(report), f"{why}: {rule} did not fire\n" + explain(report, broken.header, broken.events)
     twin_report = check(twin.header, twin.events)
     assert not fired(twin_report) & (twin_lacks or {rule}), explain(twin_report, twin.header, twin.events)
+
+
+def insert_drawn_records(events: list[Any], data: Any, records: Any, *, most: int) -> None:
+    """Insert 1..``most`` records drawn from ``records`` (a strategy of ``(type, data)``) at drawn
+    positions of ``events``, each an append stamped with its position; then maybe renumber every
+    seq to its position. ``data`` is Hypothesis' ``st.data()`` object."""
+    from hypothesis import strategies as st
+
+    for _ in range(data.draw(st.integers(1, most), label="inserted")):
+        at = data.draw(st.integers(0, len(events)), label="at")
+        kind, payload = data.draw(records, label="record")
+        events.insert(at, {"type": kind, "seq": at, "time": 0, "data": payload, "surfaceOp": "append"})
+    if data.draw(st.booleans(), label="renumber"):
+        for i, event in enumerate(events):
+            event["seq"] = i

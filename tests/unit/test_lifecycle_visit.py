@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from checker_logs import insert_drawn_records
 from reference_oracle_logs import HEADER, edited, tool_turn
 
 from dshfuzz.generators import FeatureWeights, session_logs
@@ -213,13 +214,7 @@ def _later_reads(events: list[Any], data: st.DataObject) -> None:
         st.builds(lambda turn: ("turn/start", {"turn": turn}), st.sampled_from([1, 2, 3])),
         st.builds(lambda turn: ("turn/end", {"turn": turn, "reason": {"kind": "completed"}}), st.sampled_from([1, 2])),
     )
-    for _ in range(data.draw(st.integers(1, 5), label="inserted")):
-        at = data.draw(st.integers(0, len(events)), label="at")
-        kind, payload = data.draw(records, label="record")
-        events.insert(at, {"type": kind, "seq": at, "time": 0, "data": payload, "surfaceOp": "append"})
-    if data.draw(st.booleans(), label="renumber"):
-        for i, event in enumerate(events):
-            event["seq"] = i
+    insert_drawn_records(events, data, records, most=5)
 
 
 @given(st.data())

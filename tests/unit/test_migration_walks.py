@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from checker_logs import insert_drawn_records
 from reference_oracle_logs import HEADER, edited, tool_turn
 
 from dshfuzz.checker import CheckOptions, RuleId, check_log
@@ -62,13 +63,7 @@ def _titles_anywhere(events: list[Any], data: st.DataObject) -> None:
         st.builds(lambda text, kind: ("user/message", {"source": {"kind": kind}, "content": [{"type": "text", "text": text}]}),
                   st.sampled_from(["hi", "a\nb"]), st.sampled_from(["user", "plugin"])),
     )
-    for _ in range(data.draw(st.integers(1, 6), label="inserted")):
-        at = data.draw(st.integers(0, len(events)), label="at")
-        kind, payload = data.draw(records, label="record")
-        events.insert(at, {"type": kind, "seq": at, "time": 0, "data": payload, "surfaceOp": "append"})
-    if data.draw(st.booleans(), label="renumber"):
-        for i, event in enumerate(events):
-            event["seq"] = i
+    insert_drawn_records(events, data, records, most=6)
 
 
 @settings(max_examples=150)

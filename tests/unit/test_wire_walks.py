@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 from typing import Any
 
 from checker_logs import assistant_message, ev, header, minimal_events, session_log, tool_call_block
@@ -26,23 +27,30 @@ from dshfuzz.model import SessionLog, encode_jsonl, parse_log
 from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded
 
 
-def _published(log: SessionLog) -> tuple[Any, Any]:
-    """What a full check's walks published (ledger, surface positions, request history), and
-    the same asked of a context over the whole log."""
+def _grabbed_at_finish(log: SessionLog, walk: type, grab: Callable[[CheckContext], list[Any]]) -> list[Any]:
+    """What ``grab`` reads from the check's context once ``walk`` has finished, in a full check."""
     implemented_rules()
     published: list[Any] = []
-    finish = WireStream.finish
+    finish = walk.finish
 
-    def keep(self: WireStream) -> Any:
-        ctx = self.ctx
-        published.extend([tool_ledger(ctx), surface_indices(ctx), wire_messages(ctx)])
-        return finish(self)
+    def keep(self: Any) -> Any:
+        found = finish(self)
+        published.extend(grab(self.ctx))
+        return found
 
-    WireStream.finish = keep  # type: ignore[method-assign]
+    walk.finish = keep  # type: ignore[method-assign]
     try:
         check_log(log, CheckOptions(strict=True))
     finally:
-        WireStream.finish = finish  # type: ignore[method-assign]
+        walk.finish = finish  # type: ignore[method-assign]
+    return published
+
+
+def _published(log: SessionLog) -> tuple[Any, Any]:
+    """What a full check's walks published (ledger, surface positions, request history), and
+    the same asked of a context over the whole log."""
+    published = _grabbed_at_finish(
+        log, WireStream, lambda ctx: [tool_ledger(ctx), surface_indices(ctx), wire_messages(ctx)])
     whole = CheckContext(log, CheckOptions())
     return published, [tool_ledger(whole), surface_indices(whole), wire_messages(whole)]
 
@@ -50,19 +58,7 @@ def _published(log: SessionLog) -> tuple[Any, Any]:
 def _ledger_published(log: SessionLog) -> tuple[Any, Any]:
     """The ledger and located events a full check's walk published, and the ledger asked of
     a context over the whole log with the events it names."""
-    implemented_rules()
-    published: list[Any] = []
-    finish = ToolLedgerWalk.finish
-
-    def keep(self: ToolLedgerWalk) -> None:
-        finish(self)
-        published.extend([tool_ledger(self.ctx), ledger_events(self.ctx)])
-
-    ToolLedgerWalk.finish = keep  # type: ignore[method-assign]
-    try:
-        check_log(log, CheckOptions(strict=True))
-    finally:
-        ToolLedgerWalk.finish = finish  # type: ignore[method-assign]
+    published = _grabbed_at_finish(log, ToolLedgerWalk, lambda ctx: [tool_ledger(ctx), ledger_events(ctx)])
     whole = CheckContext(log, CheckOptions())
     ledger = tool_ledger(whole)
     named = {r.index for r in (*ledger.released, *ledger.invariants)} | {a.message_index for a in ledger.unresolved}
