@@ -106,3 +106,11 @@ def test_off_a_terminal_the_live_reporter_prints_findings_and_periodic_progress(
     assert sum(line.startswith("dshfuzz: ") and "logs judged" in line for line in lines) >= 60
     assert all(len(line) > 0 for line in lines)
     assert progress_line(reporter.summary).startswith("dshfuzz: 60 logs judged")
+
+
+def test_on_a_terminal_the_live_view_folds_every_event_and_draws_the_findings():
+    out = io.StringIO()
+    reporter = LiveReporter(Console(file=out, width=120, force_terminal=True, color_system=None))
+    assert list(reporter.consume(_campaign(2))) == _campaign(2)
+    assert reporter.summary.examples == 60 and len(reporter.summary.findings) == 2
+    assert "torn-tail-line1" in out.getvalue(), "a new finding is drawn at once"

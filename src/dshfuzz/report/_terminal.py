@@ -119,9 +119,15 @@ class LiveReporter:
         from rich.live import Live
 
         with Live(_status(self.summary), console=self.console, refresh_per_second=4, transient=True) as live:
+            drawn = 0.0
             for event in events:
+                known = len(self.summary.findings)
                 self.summary.add(event)
-                live.update(_status(self.summary))
+                now = time.monotonic()
+                # the view redraws 4 times a second: rebuilding it for each of 60 logs a second is waste
+                if now - drawn >= 0.25 or len(self.summary.findings) > known:
+                    drawn = now
+                    live.update(_status(self.summary))
                 yield event
 
     def _plain(self, events: Iterable[CampaignEvent]) -> Iterator[CampaignEvent]:
