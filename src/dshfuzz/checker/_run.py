@@ -321,8 +321,43 @@ def resubscribe(ctx: CheckContext) -> None:
 _LOOP = "walk-loop"
 
 
+WINDOWED = __import__("os").environ.get("DSHFUZZ_WINDOWED") == "1"
+"""Probe (temporary, while the streaming reader is built): hand the walks only what a
+streaming reader can, ``ctx.events`` readable at the current head's row alone and
+``ctx.packed_runs[1]`` holding the current run alone."""
+
+
+class _Window:
+    """``ctx.events`` as a streaming reader gives it: the events read so far (``len``), of which
+    only the current head and the rest of its packed run can be read."""
+
+    __slots__ = ("source", "lo", "hi", "count")
+
+    def __init__(self, source: list[Event]) -> None:
+        self.source = source
+        self.lo = self.hi = self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> Event:
+        if i.__class__ is int and self.lo <= i < self.hi:
+            return self.source[i]
+        raise LookupError(f"streamed events: position {i} is not the current row ({self.lo}..{self.hi - 1})")
+
+    def __iter__(self):
+        raise LookupError("streamed events cannot be iterated")
+
+
 def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
     """Construct the walks, hand them the heads of the log in one loop, then finish them."""
+    if WINDOWED:
+        heads, runs = ctx.packed_runs
+        window = _Window(ctx.events)
+        current: dict[int, int] = {}
+        ctx._packed = (heads, current)
+        ctx.events = window  # type: ignore[assignment]
+        ctx._probe = (heads, runs, window, current)  # type: ignore[attr-defined]
     loop = ctx.memo(_LOOP, _Loop)
     live: dict[Walk, Any] = {}
     for walk in walks:
@@ -339,11 +374,23 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
 
 def _loop_and_finish(ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], sink: _Sink) -> None:
     table, every = _dispatch(live)
+    probe = getattr(ctx, "_probe", None)
+    if probe is not None:
+        heads, runs, window, current = probe
+        events = window.source
+    else:
+        heads, events = ctx.packed_runs[0], ctx.events
     if table or every:
-        events = ctx.events
         take = sink.take
-        for i in ctx.packed_runs[0]:
+        for i in heads:
             ev = events[i]
+            if probe is not None:
+                current.clear()
+                stop = runs.get(i)
+                if stop is not None:
+                    current[i] = stop
+                window.lo, window.hi = i, stop or i + 1
+                window.count = window.hi
             raw = ev.raw
             if raw.__class__ is dict:
                 kind = raw.get("type")
@@ -361,6 +408,10 @@ def _loop_and_finish(ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], sink
                     table, every = _dispatch(live)
             if loop.changed:
                 table, every = _woken(ctx, loop, live, subscribers, i, ev, sink)
+    if probe is not None:
+        current.clear()
+        window.lo = window.hi = 0
+        window.count = len(events)
     for walk, instance in live.items():
         try:
             found = instance.finish()
