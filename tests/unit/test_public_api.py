@@ -34,6 +34,7 @@ PUBLIC = {
         "MIN_RUN",
         "MISSING",
         "Row",
+        "RowConsumer",
         "RowDecodeError",
         "SURFACE_TYPES",
         "SessionHeader",
@@ -42,6 +43,7 @@ PUBLIC = {
         "ZSTD_MAGIC",
         "batch_text",
         "compress_frame",
+        "compression_by_name",
         "decode_frame",
         "decode_storage_record",
         "dumpb",
@@ -63,6 +65,7 @@ PUBLIC = {
         "scan_frames",
         "skippable_frame",
         "sniff_compression",
+        "stream_log",
         "unpack_rows",
     },
     "dshfuzz.generators": {

@@ -7,7 +7,8 @@ and writes logs through the names exported here.
 
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
-from ._reader import parse_log, read_log, sniff_compression
+from ._reader import compression_by_name, parse_log, read_log, sniff_compression, stream_log
+from ._stream import RowConsumer
 from ._rows import (
     MIN_RUN,
     RowDecodeError,
@@ -70,12 +71,14 @@ __all__ = [
     "Limits",
     "Line",
     "Row",
+    "RowConsumer",
     "RowDecodeError",
     "SessionHeader",
     "SessionLog",
     "TornTail",
     "batch_text",
     "compress_frame",
+    "compression_by_name",
     "decode_frame",
     "decode_storage_record",
     "dumpb",
@@ -97,5 +100,6 @@ __all__ = [
     "scan_frames",
     "skippable_frame",
     "sniff_compression",
+    "stream_log",
     "unpack_rows",
 ]

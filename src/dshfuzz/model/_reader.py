@@ -60,6 +60,7 @@ from ._types import (
     TextSource,
     TornTail,
 )
+from ._stream import CompactLines, CompactRows, RowConsumer, StreamedEvents
 from ._zstd import (
     ZSTD_MAGIC,
     FrameDecodeError,
@@ -70,7 +71,7 @@ from ._zstd import (
     scan_frames,
 )
 
-__all__ = ["parse_log", "read_log", "sniff_compression"]
+__all__ = ["compression_by_name", "parse_log", "read_log", "sniff_compression", "stream_log"]
 
 _ZSTD_PREFIX = "corrupt Zstandard session log: "
 _BLOCK = 1024 * 1024
@@ -94,14 +95,17 @@ def read_log(path: str | PathLike[str], *, limits: Limits = DEFAULT_LIMITS) -> S
     suffix: ``.jsonl.zstd`` is zstd and ``.jsonl`` plain; any other name is sniffed.
     """
     name = str(path)
-    data = Path(path).read_bytes()
+    return parse_log(Path(path).read_bytes(), compression=compression_by_name(name), path=name, limits=limits)
+
+
+def compression_by_name(name: str) -> Compression | None:
+    """The encoding the official backend configures for a log file named ``name``: zstd for
+    ``.jsonl.zstd``, none for ``.jsonl``, and ``None`` (sniff the bytes) for any other name."""
     if name.endswith(".jsonl.zstd"):
-        compression: Compression | None = "zstd"
-    elif name.endswith(".jsonl"):
-        compression = "none"
-    else:
-        compression = None
-    return parse_log(data, compression=compression, path=name, limits=limits)
+        return "zstd"
+    if name.endswith(".jsonl"):
+        return "none"
+    return None
 
 
 def parse_log(
@@ -117,11 +121,39 @@ def parse_log(
     (:attr:`SessionLog.limit` says which and where); the model then holds the
     prefix before it.
     """
+    return _read(data, compression, path, limits, None)
+
+
+def stream_log(
+    data: bytes,
+    consumer: RowConsumer,
+    *,
+    compression: Compression | None = None,
+    path: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> SessionLog:
+    """Read a log as :func:`parse_log` does, handing each row's events to ``consumer`` as they
+    are read (``consumer.row(first, stop)``, once ``log.events[first:stop]`` holds them) and
+    keeping none: the log returned holds the physical layer compactly (see
+    :mod:`dshfuzz.model._stream`) and ``len(log.events)`` events it no longer has. Never raises
+    on any input (an exception out of ``consumer`` propagates)."""
+    return _read(data, compression, path, limits, consumer)
+
+
+def _read(
+    data: bytes, compression: Compression | None, path: str | None, limits: Limits, consumer: RowConsumer | None
+) -> SessionLog:
     data = bytes(data)
     if compression is None:
         compression = sniff_compression(data)
     log = SessionLog(header=None, compression=compression, path=path, size=len(data), lossy_suspects=[])
     reader = _Reader(log, limits)
+    if consumer is not None:
+        log.events = StreamedEvents()  # type: ignore[assignment]
+        log.lines = CompactLines(lambda: reader.source)  # type: ignore[assignment]
+        log.rows = CompactRows()  # type: ignore[assignment]
+        reader.emit = consumer.row
+        consumer.begin(log)
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -152,9 +184,11 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
     complete_end: int | None = None
     budget = _Inflation(reader.limits, len(data))
     plaintext = reader.source = _Plaintext()
+    # a streamed read keeps each frame as a view of the file, not a second copy of it
+    whole: bytes | memoryview = memoryview(data) if reader.emit is not None else data
     for index, lay in enumerate(layouts):
         frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
-        frame.data = data[lay.offset : lay.end]
+        frame.data = whole[lay.offset : lay.end]  # type: ignore[assignment]
         log.frames.append(frame)
         if lay.kind == "skippable":
             frame.status, frame.error = "skippable", lay.error
@@ -321,6 +355,10 @@ def _assign_lines_to_frames(log: SessionLog) -> None:
     """``Frame.lines``: the lines that start in each frame (as ``Line.frame`` says; the
     lines of a frame are consecutive, and ``log.frames[i]`` is frame ``i``)."""
     frames = log.frames
+    if isinstance(log.lines, CompactLines):
+        for index, first, last in log.lines.frame_spans():
+            frames[index].lines = range(first, last + 1)
+        return
     for index, run in groupby(log.lines, _FRAME_OF):
         first = next(run)
         rest = deque(run, maxlen=1)  # the run's last line, without a Python step per line
@@ -441,6 +479,7 @@ class _Reader:
         self.unreadable = 0
         self.max_lines = sys.maxsize
         self.compressed_end = 0
+        self.emit: Callable[[int, int], None] | None = None
 
     def refuse(self, code: str, message: str, **where: Any) -> None:
         if self.log.refusal is None:
@@ -617,10 +656,14 @@ class _Reader:
             rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
             self._scan_row(events[first_event].raw, number, end, count)
+            if self.emit is not None:
+                self.emit(first_event, first_event + count)
         else:
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
             self._scan_row(value, number, end, 1)
+            if self.emit is not None:
+                self.emit(first_event, first_event + 1)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log

@@ -1,0 +1,125 @@
+"""A streamed read is the whole read, minus what it does not keep.
+
+``stream_log`` hands each row's events to a consumer as they are read and keeps the
+physical layer compactly. The reader's verdicts and the physical layer must be exactly
+those of ``parse_log``, on valid, mutated and damaged logs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshfuzz.generators import session_logs
+from dshfuzz.model import SessionLog, parse_log, stream_log
+from dshfuzz.mutators import MUTATORS, mutants
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
+
+
+class _Collect:
+    """A consumer that keeps every event handed over, with the row it came in."""
+
+    def __init__(self) -> None:
+        self.raws: list[Any] = []
+        self.rows: list[tuple[int, int]] = []
+        self.log: SessionLog | None = None
+
+    def begin(self, log: SessionLog) -> None:
+        self.log = log
+
+    def row(self, first: int, stop: int) -> None:
+        assert self.log is not None
+        assert first == len(self.raws), "rows are handed over in order, none skipped"
+        self.rows.append((first, stop))
+        self.raws.extend(self.log.events[i].raw for i in range(first, stop))
+
+
+def _physical(log: SessionLog) -> dict[str, Any]:
+    return {
+        "header": None if log.header is None else (log.header.raw, log.header.line, log.header.frame),
+        "lines": [(x.number, x.frame, x.offset, x.size, x.terminated, x.error, x.data) for x in log.lines],
+        "rows": [(r.line, r.kind, r.events, r.frame, r.error) for r in log.rows],
+        "irregular row values": [r.value for r in log.rows if r.kind not in ("event", "packed")],
+        "frames": [(f.index, f.offset, f.size, f.status, f.lines, f.error, bytes(f.data)) for f in log.frames],
+        "diagnostics": log.diagnostics,
+        "refusal": log.refusal,
+        "committed": log.committed_events,
+        "torn": log.torn,
+        "limit": log.limit,
+        "suspects": log.lossy_suspects,
+        "events": len(log.events),
+    }
+
+
+def _same_read(data: bytes, compression: Any = None) -> None:
+    whole = parse_log(data, compression=compression)
+    consumer = _Collect()
+    streamed = stream_log(data, consumer, compression=compression)
+    assert _physical(streamed) == _physical(whole)
+    assert consumer.raws == [e.raw for e in whole.events]
+    assert consumer.rows == [(r.events.start, r.events.stop) for r in whole.rows if r.events]
+
+
+@pytest.mark.parametrize("name", ["valid-v0.jsonl", "valid-v0.jsonl.zstd"])
+def test_the_fixture_streams_as_it_reads(name: str) -> None:
+    data = (FIXTURES / name).read_bytes()
+    _same_read(data)
+
+
+@given(session_logs(format_version=0, max_events=80), st.booleans())
+def test_generated_logs_stream_as_they_read(log, zstd: bool) -> None:
+    data = log.to_zstd() if zstd else log.to_jsonl()
+    _same_read(data)
+
+
+@given(st.data())
+def test_every_mutant_streams_as_it_reads(data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(sorted(MUTATORS)))
+    mutant = data.draw(mutants(name))
+    _same_read(mutant.data, mutant.compression)
+
+
+@given(st.binary(max_size=1024))
+def test_random_bytes_stream_as_they_read(data: bytes) -> None:
+    _same_read(data)
+
+
+@given(st.integers(0, 10_000), st.binary(min_size=1, max_size=8))
+def test_a_damaged_fixture_streams_as_it_reads(position: int, junk: bytes) -> None:
+    for name in ("valid-v0.jsonl", "valid-v0.jsonl.zstd"):
+        data = (FIXTURES / name).read_bytes()
+        at = position % len(data)
+        damaged = data[:at] + junk + data[at + len(junk):]
+        _same_read(damaged, "zstd" if name.endswith("zstd") else "none")
+
+
+def test_a_streamed_read_keeps_only_the_row_being_handed_over() -> None:
+    seen: list[str] = []
+
+    class Peek(_Collect):
+        def row(self, first: int, stop: int) -> None:
+            events = self.log.events  # type: ignore[union-attr]
+            assert len(events) == stop
+            if first:
+                with pytest.raises(LookupError, match="keeps only the row"):
+                    events[first - 1]
+            seen.append(events[first].type)
+
+    log = stream_log((FIXTURES / "valid-v0.jsonl.zstd").read_bytes(), Peek())
+    assert len(seen) == len(log.rows) and len(log.events) == 76
+    with pytest.raises(LookupError):
+        list(log.events)
+
+
+def test_an_ordinary_line_comes_back_with_its_text_but_not_its_value() -> None:
+    data = (FIXTURES / "valid-v0.jsonl").read_bytes()
+    log = stream_log(data, _Collect())
+    whole = parse_log(data)
+    assert log.lines[0].value == whole.lines[0].value  # the header line is kept whole
+    assert [x.text for x in log.lines] == [x.text for x in whole.lines]
+    assert log.lines[-1].value is not whole.lines[-1].value
