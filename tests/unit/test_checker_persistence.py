@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dshfuzz.checker import CheckOptions, OfficialLayer, RuleId, check_log
+from dshfuzz.checker import CheckContext, CheckOptions, OfficialLayer, RuleId, check_log
 from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, compress_frame, dumps, loads, parse_log
 
 from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
@@ -203,12 +203,17 @@ def test_e10_in_format_3_requires_omitting_system_and_empty_lists() -> None:
 
 
 def _with_rows(texts_and_values: list[tuple[str, Any, str]]):
-    """A log whose event rows are given as (line text, parsed value, row kind)."""
+    """A log whose event rows are given as (line text, parsed value, row kind); an "event" row
+    holds its event, as the reader builds it."""
     log = session_log(header(), [])
     for text, value, kind in texts_and_values:
         n = len(log.lines) + 1
         log.lines.append(Line(n, text, value, error=None if kind != "not-json" else "bad JSON"))
-        log.rows.append(Row(line=n, kind=kind, value=value))
+        held = range(0)
+        if kind == "event":
+            held = range(len(log.events), len(log.events) + 1)
+            log.events.append(Event(value, line=n, row=len(log.rows)))
+        log.rows.append(Row(line=n, kind=kind, value=value, events=held))
     return log
 
 
@@ -338,3 +343,28 @@ def test_e4_finds_a_lossy_number_in_a_zstd_log_wherever_the_frames_cut(token: st
              if f.rule is RuleId.E4]
     plain = [f.line for f in check_log(parse_log(text), CheckOptions(strict=True)).findings if f.rule is RuleId.E4]
     assert lines == plain == [index + 2], f"{where} holding {token}: E4 on lines {lines} (plain log: {plain})"
+
+
+def test_e4_screens_the_suspect_lines_as_the_reader_reveals_them() -> None:
+    """A streaming reader appends the ranges of suspect lines as it reads (those covering a line
+    before that line's events are handed over): the envelope walk screens each range as the
+    loop reaches it, and keeps only the lossy lines among those behind it."""
+    from dshfuzz.checker._persistence import Envelope
+
+    events = minimal_events()
+    events[2]["data"]["n"] = _LOSSY
+    events[5]["data"]["n"] = _LOSSY
+    text = "".join(dumps(x) + "\n" for x in [header(), *events]).replace(dumps(_LOSSY), "-0").encode()
+    log = parse_log(text)
+    whole = [f.line for f in check_log_strict(parse_log(text)).findings if f.rule is RuleId.E4]
+    assert whole == [4, 7]
+    spans = list(log.lossy_suspects)
+    assert spans
+    log.lossy_suspects.clear()  # the same list the walk holds, revealed line by line below
+    walk = Envelope(CheckContext(log))
+    found = []
+    for index, event in enumerate(log.events):
+        log.lossy_suspects.extend(s for s in spans if s.start <= event.line and s not in log.lossy_suspects)
+        found += [f.line for f in walk.visit(index, event) or () if f.rule is RuleId.E4]
+        assert all(n <= event.line for n in walk.lossy_lines)
+    assert found == whole and walk.lossy_lines == {4, 7}

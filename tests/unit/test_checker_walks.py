@@ -245,7 +245,9 @@ def test_a_walk_woken_while_an_event_is_dispatched_is_handed_that_event_and_ever
     assert seen == [i for i in heads if i >= first_step_end]
 
 
-def test_the_scan_walk_publishes_what_the_scan_computes() -> None:
+def test_the_scan_walk_publishes_what_every_event_says() -> None:
+    """The scan keeps two facts, whatever the log's length: whether every event carries its
+    position as seq, and where the last turn/end stands (position and line)."""
     from dshfuzz.checker import _run, _scan
     from dshfuzz.checker._finding import Report
 
@@ -255,7 +257,14 @@ def test_the_scan_walk_publishes_what_the_scan_computes() -> None:
         ctx = CheckContext(log)
         sink = _run._Sink(Report(file=None, format_version=None, events=0, frames=0), set(), 1000, True)
         _run._run_walks(ctx, [w for w in WALKS if w.cls is _scan.TypeScan], sink)
-        assert _scan._shared(ctx) == _scan._scan(CheckContext(log))
+        events = log.events
+        turn_ends = [i for i, e in enumerate(events) if type(e.raw) is dict and e.raw.get("type") == "turn/end"]
+        assert _scan.scanned(ctx) == _scan.Scanned(
+            all(type(e.raw) is dict and type(e.raw.get("seq")) is int and e.raw["seq"] == i for i, e in enumerate(events)),
+            turn_ends[-1] if turn_ends else -1,
+            events[turn_ends[-1]].line if turn_ends else 0,
+        )
+        assert turn_ends
 
 
 def test_no_walk_outlives_its_check_in_the_context() -> None:

@@ -19,7 +19,7 @@ from dshfuzz.checker import CheckContext, CheckOptions, RuleId, check_log
 from dshfuzz.model import Event, SessionHeader, SessionLog
 from dshfuzz.oracle import Accepted
 from dshfuzz.oracle import wire_stream as reference_wire_stream
-from dshfuzz.checker._wire import surface_indices
+from dshfuzz.checker._wire import SurfaceFold, surface_indices
 
 WIRE = {RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5}
 
@@ -187,6 +187,11 @@ def test_replace_heavy_surfaces_fold_linearly() -> None:
         b.push("user/message", b.user_message(f"r{i}"), surfaceOp={"op": "replace", "start": target, "end": target},
                sourceEventSeqs=[target])
     ctx = CheckContext(session_log(b.header, b.events))
+    fold = SurfaceFold(ctx)
+    for position, event in enumerate(ctx.events):
+        if event.type in fold.types:
+            fold.visit(position, event)
+    fold.finish()
     assert [ctx.events[i].seq for i in surface_indices(ctx)] == b.surface
 
 

@@ -134,18 +134,17 @@ def _ref_rewrite(self: SurfaceReplay, raw: dict[str, Any], shadowed: list[int]) 
         raise _Violation(RuleId.S7, "tool/result surface replacement may change only content", target=shadowed[0])
 
 
-def _ref_fold(self: Any, events: list[Event], at: list[int]) -> None:
-    for index in at:
-        raw = events[index].raw
-        op = raw.get("surfaceOp", MISSING)
-        key = _wire._seq_key(raw.get("seq", MISSING))
-        if op == "append":
-            if key in self.index:
-                continue
+def _ref_fold_visit(self: Any, position: int, event: Event) -> None:
+    raw = event.raw
+    op = raw.get("surfaceOp", MISSING)
+    key = _wire._seq_key(raw.get("seq", MISSING))
+    if op == "append":
+        if key not in self.index:
             self.counter += 1
-            self.link(key, index, self.counter, self.tail, None)
-        elif type(op) is dict and op.get("op") == "replace":
-            self.replace(index, key, _wire._seq_key(op.get(self.keys[0], MISSING)), _wire._seq_key(op.get(self.keys[1], MISSING)))
+            self.link(key, (position, event), self.counter, self.tail, None)
+    elif type(op) is dict and op.get("op") == "replace":
+        self.replace((position, event), key, _wire._seq_key(op.get(self.keys[0], MISSING)),
+                     _wire._seq_key(op.get(self.keys[1], MISSING)))
 
 
 def _ref_message_of(raw: dict[str, Any]) -> Any:
@@ -267,7 +266,7 @@ def _general() -> list[Any]:
         mock.patch.object(SurfaceReplay, "_tool_result_rewrite", _ref_rewrite),
         mock.patch.object(_surface, "_provenance", _ref_provenance),
         mock.patch.object(_surface, "_js_equal", _ref_js_equal),
-        mock.patch.object(_wire._LenientFold, "fold", _ref_fold),
+        mock.patch.object(_wire.SurfaceFold, "visit", _ref_fold_visit),
         mock.patch.object(_wire, "_message_of", _ref_message_of),
         mock.patch.object(_wire, "_serialise", _ref_serialise),
         mock.patch.object(_wire._Judge, "read", _ref_read),

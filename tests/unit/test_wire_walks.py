@@ -1,12 +1,12 @@
 """The tool ledger and the wire's lenient surface fold as state walks
 (:class:`~dshfuzz.checker._lifecycle.ToolLedgerWalk`, :class:`~dshfuzz.checker._wire.SurfaceFold`):
-fed event by event in the shared loop, they publish the same ledger, surface and request
-history the whole log gives (:func:`~dshfuzz.checker._lifecycle.tool_ledger`,
-:func:`~dshfuzz.checker._wire.surface_indices`, :func:`~dshfuzz.checker._wire.wire_messages`
-asked of a context no loop ran on) and the ledger keeps the event of every refusal and
-unresolved advert, on generated logs, every mutator's mutants, logs with
-replaces that shadow, skip or repeat nodes, and legacy flat messages; and the W rules,
-judged from what the walks kept, read no event outside it."""
+fed head by head in the shared loop, they publish (:func:`~dshfuzz.checker._lifecycle.tool_ledger`,
+:func:`~dshfuzz.checker._wire.surface_indices`, :func:`~dshfuzz.checker._wire.wire_messages`)
+the same ledger, surface and request history as the same walks handed every event of the
+whole log outside a check, and every refusal and unresolved advert of the ledger carries
+the event at its position, on generated logs, every mutator's mutants, logs with replaces
+that shadow, skip or repeat nodes, and legacy flat messages; and the W rules, judged from
+what the walks kept, read no event outside it."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from checker_logs import assistant_message, ev, header, minimal_events, session_
 
 from dshfuzz.checker import CheckOptions, check_log, implemented_rules
 from dshfuzz.checker._context import CheckContext
-from dshfuzz.checker._lifecycle import ToolLedgerWalk, ledger_events, tool_ledger
-from dshfuzz.checker._wire import WireStream, surface_indices, wire_messages
+from dshfuzz.checker._lifecycle import ToolLedgerWalk, tool_ledger
+from dshfuzz.checker._wire import SurfaceFold, WireStream, surface_indices, wire_messages
 from dshfuzz.checker._run import WALKS
 from dshfuzz.generators import generate
 from dshfuzz.model import SessionLog, encode_jsonl, parse_log
@@ -46,23 +46,37 @@ def _grabbed_at_finish(log: SessionLog, walk: type, grab: Callable[[CheckContext
     return published
 
 
+def _whole(log: SessionLog) -> list[Any]:
+    """The ledger, surface positions and request history of the ledger and fold walks handed
+    every event of the log in turn, outside a check (no shared loop, no window)."""
+    ctx = CheckContext(log, CheckOptions())
+    walks = [ToolLedgerWalk(ctx), SurfaceFold(ctx)]
+    for index, event in enumerate(log.events):
+        kind = event.raw.get("type") if type(event.raw) is dict else None
+        for walk in walks:
+            method = walk.types.get(kind) if type(kind) is str else None
+            if method is not None:
+                getattr(walk, method)(index, event)
+    for walk in walks:
+        walk.finish()
+    return [tool_ledger(ctx), surface_indices(ctx), wire_messages(ctx)]
+
+
 def _published(log: SessionLog) -> tuple[Any, Any]:
     """What a full check's walks published (ledger, surface positions, request history), and
-    the same asked of a context over the whole log."""
+    the same from the walks handed the whole log."""
     published = _grabbed_at_finish(
         log, WireStream, lambda ctx: [tool_ledger(ctx), surface_indices(ctx), wire_messages(ctx)])
-    whole = CheckContext(log, CheckOptions())
-    return published, [tool_ledger(whole), surface_indices(whole), wire_messages(whole)]
+    return published, _whole(log)
 
 
-def _ledger_published(log: SessionLog) -> tuple[Any, Any]:
-    """The ledger and located events a full check's walk published, and the ledger asked of
-    a context over the whole log with the events it names."""
-    published = _grabbed_at_finish(log, ToolLedgerWalk, lambda ctx: [tool_ledger(ctx), ledger_events(ctx)])
-    whole = CheckContext(log, CheckOptions())
-    ledger = tool_ledger(whole)
-    named = {r.index for r in (*ledger.released, *ledger.invariants)} | {a.message_index for a in ledger.unresolved}
-    return published, [ledger, {i: whole.events[i] for i in named}]
+def _located_where_they_stand(log: SessionLog, ledger: Any) -> None:
+    """Every refusal carries the stored event at its position, every unresolved advert its
+    assistant/message."""
+    for refusal in (*ledger.released, *ledger.invariants):
+        assert refusal.event is log.events[refusal.index]
+    for advert in (*ledger.unresolved, *ledger.tail_pending):
+        assert advert.message is log.events[advert.message_index]
 
 
 def _replaced(events: list[Any], rng: random.Random) -> list[Any]:
@@ -114,8 +128,7 @@ def test_the_walks_publish_what_the_whole_log_gives() -> None:
     for log in logs:
         walked, whole = _published(log)
         assert walked == whole
-        walked, whole = _ledger_published(log)
-        assert walked == whole  # the ledger, and the events located: exactly those its findings name
+        _located_where_they_stand(log, walked[0])
 
 
 def test_a_legacy_flat_message_is_upgraded_where_it_stands() -> None:

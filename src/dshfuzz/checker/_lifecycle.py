@@ -30,11 +30,10 @@ from dshfuzz.oracle._js import js_string, number_key, strict_equal
 
 from ._context import CheckContext
 from ._run import state_walk
-from ._scan import positions
 
 __all__ = [
-    "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "ledger_events", "show_id", "show_value",
-    "tool_ledger", "upgraded_event", "upgraded_events",
+    "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "show_id", "show_value", "tool_ledger",
+    "upgraded_event",
 ]
 
 
@@ -60,7 +59,8 @@ def show_id(value: Any) -> str:
 
 @dataclass(slots=True)
 class Advert:
-    """One advertised call: the assistant/message position that named it, and its state."""
+    """One advertised call: the assistant/message that named it (its position and the stored
+    event, where a finding about the call is located), and its state."""
 
     call_id: Any
     message_index: int
@@ -68,16 +68,19 @@ class Advert:
     arguments: Any
     state: str = "advertised"
     call_index: int | None = None
+    message: Event | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """One event an official moment refuses: the event's log position, the call id and why."""
+    """One event an official moment refuses: the event's log position, the call id and why,
+    and the stored event itself (where the finding is located)."""
 
     index: int
     call_id: Any
     code: str
     message: str
+    event: Event | None = None
 
 
 @dataclass(slots=True)
@@ -149,16 +152,14 @@ def _tool_call_blocks(data: Any) -> list[dict[str, Any]]:
     return [b for b in content if type(b) is dict and b.get("type") == "tool-call"]
 
 
-_LEDGER_TYPES = ("turn/start", "turn/end", "step/end", "assistant/message", "tool/call", "tool/result")
-
-
 class _Walk:
     """The single pass behind :func:`tool_ledger`, fed one event at a time (:meth:`event`).
 
     Its state is the pending state of the open turn and step (the advertised lifecycles,
-    the started and unmatched call keys, the adverts the loader would close) plus the
-    ledger's lists, each of which holds the refusals or adverts some W or P finding
-    reports (bounded by those findings, not by the log)."""
+    each with its assistant/message event, the started and unmatched call keys, the adverts
+    the loader would close) plus the ledger's lists, each of which holds the refusals (each
+    with its event) or adverts some W or P finding reports (bounded by those findings, not
+    by the log)."""
 
     def __init__(self) -> None:
         self.ledger = ToolLedger()
@@ -167,9 +168,10 @@ class _Walk:
         self.tail: dict[Any, Advert] = {}
         self.unmatched: set[Any] = set()
         self.turn_open = False
+        self.current: Event | None = None  # the stored event being walked, which a refusal names
 
     def released(self, index: int, call_id: Any, code: str, message: str) -> None:
-        self.ledger.released.append(Refusal(index, call_id, code, message))
+        self.ledger.released.append(Refusal(index, call_id, code, message, self.current))
 
     def close_step(self, index: int, boundary: str) -> None:
         for advert in self.lifecycles.values():
@@ -178,7 +180,9 @@ class _Walk:
         self.lifecycles.clear()
 
     def event(self, index: int, raw: Event, event: Event) -> None:
-        upgraded = event.raw  # an object: the scan found its type
+        """Walk the stored event ``raw`` at ``index``, read as ``event`` (its upgrade)."""
+        self.current = raw
+        upgraded = event.raw  # an object: the loop found its type
         kind = upgraded["type"]
         data = upgraded.get("data", MISSING)
         if kind == "tool/call":
@@ -220,7 +224,7 @@ class _Walk:
             for block in _tool_call_blocks(data):
                 call_id = block.get("id", MISSING)
                 key = call_key(call_id)
-                advert = Advert(call_id, index, block.get("name", MISSING), block.get("arguments", MISSING))
+                advert = Advert(call_id, index, block.get("name", MISSING), block.get("arguments", MISSING), message=raw)
                 self.tail[key] = advert
                 if key in self.lifecycles:
                     self.released(index, call_id, "repeated", f"assistant/message repeats advertised tool call {show_id(call_id)}")
@@ -249,7 +253,7 @@ class _Walk:
         if call_id is MISSING and _get(_get(data, "message"), "source") is MISSING:
             return
         if call_key(call_id) not in self.started and not _is_synthetic_not_started(data):
-            self.ledger.invariants.append(Refusal(index, call_id, "no-call", f"tool/result for {show_id(call_id)} with no prior tool/call in this step"))
+            self.ledger.invariants.append(Refusal(index, call_id, "no-call", f"tool/result for {show_id(call_id)} with no prior tool/call in this step", raw))
 
     def finish(self) -> ToolLedger:
         if self.turn_open:
@@ -280,113 +284,48 @@ def _upgrade(event: Event) -> Event:
 
 
 def upgraded_event(event: Event) -> Event:
-    """The event as load and released read it (a legacy flat message upgraded): what
-    :func:`upgraded_events` holds at its position."""
+    """The event as load and released read it (a legacy flat message upgraded)."""
     data = event.raw.get("data") if event.raw.__class__ is dict else None
     return _upgrade(event) if type(data) is dict and "message" not in data else event
 
 
-def upgraded_events(ctx: CheckContext) -> list[Event]:
-    """The log's events with legacy flat message shapes upgraded, as load and released see them."""
-    def build() -> list[Event]:
-        events = list(ctx.events)
-        for i in positions(ctx, ["assistant/message", "tool/result"]):
-            data = events[i].raw.get("data")  # an object: the scan found its type
-            if type(data) is dict and "message" not in data:  # else :func:`_upgrade` keeps it as it is
-                events[i] = _upgrade(events[i])
-        return events
-
-    return ctx.memo("upgraded-events", build)
-
-
 def tool_ledger(ctx: CheckContext) -> ToolLedger:
-    """The tool-call ledger of ``ctx``'s log, computed once per check: the one
-    :class:`ToolLedgerWalk` published when it ran, else a walk over the whole log. The
-    invariant companion reads the stored events; the released walk reads them upgraded."""
-
-    def build() -> ToolLedger:
-        walk = _Walk()
-        upgraded = upgraded_events(ctx)
-        for index in positions(ctx, _LEDGER_TYPES):
-            walk.event(index, ctx.events[index], upgraded[index])
-        return walk.finish()
-
-    return ctx.memo(_LEDGER, build)
+    """The tool-call ledger of the check, as :class:`ToolLedgerWalk` published it; asked once
+    the loop is over (a reader's ``finish``). The invariant companion reads the stored events;
+    the released walk reads them upgraded."""
+    ledger = ctx.memo(_LEDGER, lambda: None)
+    if ledger is None:
+        raise LookupError("the tool ledger has not finished: it is published by the check's walk loop")
+    return ledger
 
 
 _LEDGER = "tool-ledger"
 
 
-@state_walk(types={"tool/call": "visit", "tool/result": "result", "assistant/message": "advertise",
-                   "step/end": "boundary", "turn/start": "turn_start", "turn/end": "boundary"})
+@state_walk(types={"tool/call": "visit", "tool/result": "upgraded", "assistant/message": "upgraded",
+                   "step/end": "visit", "turn/start": "visit", "turn/end": "visit"})
 class ToolLedgerWalk(_Walk):
     """:func:`tool_ledger` as a state walk in the loop every walk shares: each event is
     upgraded where it stands (no whole-log upgraded list) and fed to :class:`_Walk`, whose
     ledger :meth:`finish` publishes for :func:`tool_ledger`, before its readers finish.
 
-    State: :class:`_Walk`'s (the open turn's and step's pending calls; the refusals and
-    unresolved adverts, bounded by the findings that report them), the open step's
-    assistant/messages that advertised a lifecycle (pending), and the events the
-    findings are located at (:func:`ledger_events`): each refused event, and the
-    assistant/message of each unresolved advert (bounded by the findings)."""
+    State: :class:`_Walk`'s: the open turn's and step's pending calls (each advert with its
+    assistant/message event), and the refusals and unresolved adverts, each with the event
+    its findings are located at (bounded by the findings that report them)."""
 
     def __init__(self, ctx: CheckContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.advertising: dict[int, Event] = {}
-        self.located: dict[int, Event] = {}
 
     def visit(self, index: int, event: Event) -> None:
-        ledger = self.ledger
-        refused = len(ledger.released) + len(ledger.invariants)
         self.event(index, event, event)  # only a message is ever upgraded
-        if len(ledger.released) + len(ledger.invariants) != refused:
-            self.located[index] = event
         return None
 
-    def result(self, index: int, event: Event) -> None:
-        ledger = self.ledger
-        refused = len(ledger.released) + len(ledger.invariants)
+    def upgraded(self, index: int, event: Event) -> None:
         self.event(index, event, upgraded_event(event))
-        if len(ledger.released) + len(ledger.invariants) != refused:
-            self.located[index] = event
         return None
-
-    def advertise(self, index: int, event: Event) -> None:
-        ledger, lifecycles = self.ledger, len(self.lifecycles)
-        refused = len(ledger.released)
-        self.event(index, event, upgraded_event(event))
-        if len(self.lifecycles) != lifecycles:
-            self.advertising[index] = event
-        if len(ledger.released) != refused:
-            self.located[index] = event
-        return None
-
-    def boundary(self, index: int, event: Event) -> None:
-        """step/end and turn/end leave the open lifecycles unresolved: their messages are located."""
-        for advert in self.lifecycles.values():
-            self.located[advert.message_index] = self.advertising[advert.message_index]
-        self.advertising.clear()
-        return self.visit(index, event)
-
-    def turn_start(self, index: int, event: Event) -> None:
-        self.advertising.clear()
-        return self.visit(index, event)
 
     def finish(self) -> None:  # type: ignore[override]
         ledger = _Walk.finish(self)
-        located = self.located
         self.ctx.memo(_LEDGER, lambda: ledger)
-        self.ctx.memo(_LOCATED, lambda: located)
         return None
-
-
-_LOCATED = "tool-ledger-located"
-
-
-def ledger_events(ctx: CheckContext) -> dict[int, Event] | None:
-    """The events :class:`ToolLedgerWalk` kept, by log position: every event a refusal of
-    :func:`tool_ledger` names, and the assistant/message of every unresolved advert;
-    ``None`` when the walk did not run (the whole log is then at hand). Asked only once the
-    loop is over (a reader's ``finish``)."""
-    return ctx.memo(_LOCATED, lambda: None)

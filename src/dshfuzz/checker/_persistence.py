@@ -23,7 +23,7 @@ from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._migration import released_refuses_lossy
 from ._run import EVERY_EVENT, resubscribe, rule_pass, rule_walk
-from ._scan import running_scan, seqs_are_positions, type_index
+from ._scan import running_scan, scanned
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
 
@@ -214,16 +214,16 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
 
     A pass, not a walk: it reads the physical layer (rows and lines), which a streaming
     reader still provides; the one logical fact it needs, whether a turn/end follows a
-    corrupt row, is read from the rows after it (a streaming reader would decide the
-    few corrupt rows at the end).
+    corrupt row, is the line of the last turn/end, which the type scan records as it passes
+    (rows stand in line order, and a corrupt row holds no event, so a turn/end follows it
+    exactly when that line is past the row's).
     """
     rows = ctx.log.rows
-    bad = [i for i, row in enumerate(rows) if row.kind != "event" and row.kind != "packed"]
+    bad = [row for row in rows if row.kind != "event" and row.kind != "packed"]
     if not bad:
         return
-    turn_end_after = _turn_end_suffix(ctx)
-    for i in bad:
-        row = rows[i]
+    last_turn_end_line = scanned(ctx).last_turn_end_line
+    for row in bad:
         kind = row.kind
         if kind in ("not-json", "empty"):
             line = ctx.log.lines[row.line - 1] if 0 < row.line <= len(ctx.log.lines) else None
@@ -232,7 +232,8 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
             why = "empty line" if kind == "empty" else (row.error or "not valid JSON")
             # jsonl: the loader keeps the prefix as a torn tail unless a turn/end follows (SPJ:270-277);
             # zstd: a complete frame must commit every record (SPJ:984)
-            committed = turn_end_after[i + 1] or ctx.log.compression == "zstd"
+            later_turn_end = last_turn_end_line > row.line
+            committed = later_turn_end or ctx.log.compression == "zstd"
             refused = (L.LOAD, L.RELEASED) if committed else (L.RELEASED,)
             yield ctx.finding(
                 R.R1,
@@ -240,30 +241,12 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
                 line=row.line,
                 frame=row.frame,
                 refused_by=refused,
-                context={"laterTurnEnd": turn_end_after[i + 1]},
+                context={"laterTurnEnd": later_turn_end},
             )
         elif kind == "malformed-packed":
             why = _packed_row_error(row.value) or row.error or "malformed storage row"
             rule = R.R3 if why.endswith((_PACKED_SEQ, _PACKED_TIME)) else R.R2
             yield ctx.finding(rule, why, line=row.line, frame=row.frame)
-
-
-def _turn_end_suffix(ctx: CheckContext) -> list[bool]:
-    """``out[i]``: some row at index >= i holds (or expands to) a turn/end."""
-    rows = ctx.log.rows
-    events = ctx.events
-    out = [False] * (len(rows) + 1)
-    seen = False
-    for i in range(len(rows) - 1, -1, -1):
-        row = rows[i]
-        if not seen:
-            v = row.value
-            if _is_record(v) and v.get("type") == "turn/end":
-                seen = True
-            elif any(events[j].type == "turn/end" for j in row.events if j < len(events)):
-                seen = True
-        out[i] = seen
-    return out
 
 
 def _packed_row_error(value: Any) -> str | None:
@@ -346,9 +329,7 @@ class SeqOrder:
         if scan is not None:
             self.types = ()
             scan.on_first_misplaced.append(self.wake)
-        elif seqs_are_positions(ctx):
-            self.types = ()
-        else:
+        else:  # no scan to wake it (a walk built outside a check): every head from the first
             self.seqs = []
 
     def wake(self, index: int) -> None:
@@ -389,8 +370,7 @@ class SeqOrder:
         if seqs is None:
             return
         ctx = self.ctx
-        turn_ends = type_index(ctx).get("turn/end")
-        last_turn_end = turn_ends[-1] if turn_ends else -1
+        last_turn_end = scanned(ctx).last_turn_end
         seqs.sort()
         expected = 0
         gaps: list[int] = []
@@ -450,21 +430,9 @@ def _maybe_lossy(text: str) -> bool:
 _SCREEN_BLOCK = 256
 
 
-def _lossy_lines(log: SessionLog) -> set[int]:
-    """The numbers of the event lines (all but the first) holding a non-lossless number.
-    Only the lines the model's screen could not clear (:func:`may_hold_lossy_number`; the
-    reader records them as it goes, almost every log has none) are examined one by one."""
-    suspects = _suspects_screened(log) if log.lossy_suspects is not None else _suspects_by_block(log.lines)
-    return {
-        line.number for line in suspects
-        if line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
-    }
-
-
-def _suspects_screened(log: SessionLog) -> list[Line]:
-    """The lines the reader's screen flagged (its ranges may run past the last line read)."""
-    lines = log.lines
-    return [lines[n - 1] for span in log.lossy_suspects or () for n in span if n <= len(lines)]
+def _is_lossy(line: Line) -> bool:
+    """Whether an event line (any but the first) holds a non-lossless number."""
+    return line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
 
 
 def _suspects_by_block(lines: list[Line]) -> list[Line]:
@@ -513,9 +481,11 @@ def _lossy_token(text: str) -> str | None:
 class Envelope:
     """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750).
 
-    State: none per event; each event is judged as the walk passes it. The one thing
-    known up front is the set of lines holding a non-lossless number (from the reader's
-    screen of the physical lines, a handful at most). A packed member's envelope is exact
+    State: none per event; each event is judged as the walk passes it. The walk keeps the
+    numbers of the lines holding a non-lossless number (a handful at most), screened as the
+    loop reaches them from the ranges the reader's screen could not clear
+    (``log.lossy_suspects``, which grows as lines are read; a log the reader did not build is
+    screened whole up front), and its place in those ranges. A packed member's envelope is exact
     by construction, so members are skipped, unless their row's line holds a lossy
     number: then the head hands the whole run over (its members share that line)."""
 
@@ -526,12 +496,21 @@ class Envelope:
         version = ctx.version
         self.version = version
         self.known = known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
-        self.lossy_lines = _lossy_lines(ctx.log)
+        log = ctx.log
+        self.suspects = log.lossy_suspects
+        self.span = 0  # the first suspect range not yet screened through
+        self.screened = 1  # every suspect line up to this one has been screened
+        if self.suspects is None:  # a log the reader did not build: its lines are all at hand
+            self.lossy_lines = {line.number for line in _suspects_by_block(log.lines) if _is_lossy(line)}
+        else:
+            self.lossy_lines: set[int] = set()
         # the common case takes one branch: a known, payload-free type in an exact envelope
         self.plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
 
     def visit(self, index: int, ev: Event) -> Iterator[Finding] | None:
         lossy_lines = self.lossy_lines
+        if self.suspects and ev.line > self.screened:  # almost every log has no suspect line
+            lossy_lines = self._screen(ev.line)
         if ev.member is not None:
             if not lossy_lines or ev.line not in lossy_lines:
                 return None
@@ -553,6 +532,24 @@ class Envelope:
                 if t in MESSAGE_TYPES and message_shape_error(t, raw["data"]) is None:
                     return None
         return self._judge(ev)
+
+    def _screen(self, upto: int) -> set[int]:
+        """Screen the suspect lines through ``upto``, the line being handed over: the reader
+        appends the ranges covering a line before that line's events, in line order, so the
+        ranges from :attr:`span` on hold every suspect line not screened yet."""
+        spans, lines, k, start = self.suspects, self.ctx.log.lines, self.span, self.screened + 1
+        lossy = self.lossy_lines
+        while k < len(spans):
+            span = spans[k]
+            stop = min(span.stop, upto + 1)
+            for n in range(max(span.start, start), stop):
+                if _is_lossy(lines[n - 1]):
+                    lossy.add(n)
+            if stop < span.stop:  # the rest of this range is not read yet
+                break
+            k += 1
+        self.span, self.screened = k, upto
+        return lossy
 
     def _run(self, index: int) -> Iterator[Finding]:
         """A packed row on a lossy line: each member, the head and then the rest of its run."""

@@ -36,8 +36,7 @@ def _get(value: Any, key: str) -> Any:
 
 
 def upgraded_event(event: Event) -> Event:
-    """The event as load and released read it (a legacy flat message upgraded), what
-    :func:`~._lifecycle.upgraded_events` holds at its position."""
+    """The event as load and released read it (a legacy flat message upgraded)."""
     data = event.data
     return _upgrade(event) if type(data) is dict and "message" not in data else event
 
@@ -255,27 +254,27 @@ class ResultOutput:
 class CallIdPositions:
     """P5: the released lifecycle's disagreements between the three call-id positions.
 
-    Its verdicts are the tool ledger's (:func:`~._lifecycle.tool_ledger`), a shared derived
-    state the walk reads in :meth:`finish`; the walk keeps nothing of its own (step 2 makes
-    the ledger a walk, whose refusals this one then reads as they are settled)."""
+    Its verdicts are the tool ledger's (:func:`~._lifecycle.tool_ledger`), the state walk
+    :class:`~._lifecycle.ToolLedgerWalk` publishes before this walk's :meth:`finish` reads it:
+    each refusal carries the event it names (the refused event, or the step/end or turn/end
+    that leaves calls unresolved). The walk keeps nothing of its own."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
 
     def finish(self) -> Iterator[Finding]:
         ctx = self.ctx
-        unresolved: dict[int, list[Any]] = {}
+        unresolved: dict[int, tuple[Event, list[Any]]] = {}
         for refusal in tool_ledger(ctx).released:
             if refusal.code == "no-lifecycle":
                 continue
             if refusal.code == "unresolved":
-                unresolved.setdefault(refusal.index, []).append(refusal.call_id)
+                unresolved.setdefault(refusal.index, (refusal.event, []))[1].append(refusal.call_id)  # type: ignore[arg-type]
                 continue
-            yield ctx.finding(RuleId.P5, refusal.message, event=ctx.events[refusal.index],
+            yield ctx.finding(RuleId.P5, refusal.message, event=refusal.event,
                               context={"callId": show_id(refusal.call_id)})
-        for index, ids in unresolved.items():
-            boundary = ctx.events[index].type
+        for boundary, ids in unresolved.values():
             shown = [show_id(i) for i in ids]
-            yield ctx.finding(RuleId.P5, f"{boundary} closes with advertised tool call{'s' if len(ids) > 1 else ''} "
-                              f"{', '.join(shown)} that no tool/result answers", event=ctx.events[index],
+            yield ctx.finding(RuleId.P5, f"{boundary.type} closes with advertised tool call{'s' if len(ids) > 1 else ''} "
+                              f"{', '.join(shown)} that no tool/result answers", event=boundary,
                               context={"callIds": shown})

@@ -34,8 +34,8 @@ The stream is then judged as a strict OpenAI-compatible endpoint does:
 In a check the fold is a state walk (:class:`SurfaceFold`) keeping the current nodes
 only, and the rules a walk (:class:`WireStream`) that judges the final surface in
 ``finish()``, after the fold and the tool ledger (:class:`~._lifecycle.ToolLedgerWalk`)
-have finished; :func:`surface_indices` and :func:`wire_messages` answer from the fold
-when it ran, and from the whole log otherwise.
+have finished; :func:`surface_indices` and :func:`wire_messages` answer from what the fold
+published.
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ from dshfuzz.oracle._js import number_key
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import call_key, ledger_events, show_id, show_value, tool_ledger, upgraded_event
+from ._lifecycle import call_key, show_id, show_value, tool_ledger, upgraded_event
 from ._run import rule_walk, state_walk
-from ._scan import positions
 from .rules import OfficialLayer, RuleId
 
 __all__ = ["SurfaceFold", "WireMessage", "WireStream", "surface_indices", "wire_messages"]
@@ -76,8 +75,8 @@ class _LenientFold:
     O(removed) per replace, so a log that keeps replacing its newest node stays linear.
     A node's order number preserves list order (a replacement inherits its start's),
     which decides ``startIdx <= endIdx`` without scanning. ``index`` maps a node to what
-    the caller tracks for it (its log position in the whole-log fold, position and event in
-    :class:`SurfaceFold`), dropped when a replace shadows the node."""
+    the caller tracks for it (in :class:`SurfaceFold`, its position and event), dropped when
+    a replace shadows the node."""
 
     def __init__(self, version: int | None) -> None:
         v3 = version == 3
@@ -116,33 +115,8 @@ class _LenientFold:
             cursor = following
         self.link(key, index, kept, before, after)
 
-    def fold(self, events: list[Event], at: list[int]) -> None:
-        """Apply the events at the positions ``at`` in turn: an append links the node after the
-        tail unless its seq is on the surface; a replace goes to :meth:`replace`; anything else
-        leaves the surface alone."""
-        index, order, prev, following = self.index, self.order, self.prev, self.next
-        start_key, end_key = self.keys
-        for position in at:
-            raw = events[position].raw
-            op = raw.get("surfaceOp", MISSING)
-            key = raw.get("seq", MISSING)
-            if not (key.__class__ is int or key.__class__ is float):
-                key = number_key(key)
-            if op == "append":
-                if key in index:
-                    continue
-                self.counter += 1
-                tail = self.tail
-                index[key], order[key], prev[key], following[key] = position, self.counter, tail, None
-                if tail is None:
-                    self.head = key
-                else:
-                    following[tail] = key
-                self.tail = key
-            elif op.__class__ is dict and op.get("op") == "replace":
-                self.replace(position, key, _seq_key(op.get(start_key, MISSING)), _seq_key(op.get(end_key, MISSING)))
-
-    def indices(self) -> list[int]:
+    def indices(self) -> list[Any]:
+        """What ``index`` holds for each node, in surface order."""
         out = []
         cursor = self.head
         while cursor is not None:
@@ -198,24 +172,18 @@ class SurfaceFold(_LenientFold):
         return None
 
 
-def _surface_nodes(ctx: CheckContext) -> list[tuple[int, Event]] | None:
-    """The final surface :class:`SurfaceFold` published (position and event per node), or
-    ``None`` when it did not run; asked only once the loop is over (a reader's ``finish``)."""
-    return ctx.memo(_NODES, lambda: None)
+def _surface_nodes(ctx: CheckContext) -> list[tuple[int, Event]]:
+    """The final surface :class:`SurfaceFold` published (position and event per node); asked
+    only once the loop is over (a reader's ``finish``)."""
+    nodes = ctx.memo(_NODES, lambda: None)
+    if nodes is None:
+        raise LookupError("the wire's surface fold has not finished: it is published by the check's walk loop")
+    return nodes
 
 
 def surface_indices(ctx: CheckContext) -> list[int]:
     """Log positions of the final surface's nodes, in model-visible order (computed once per check)."""
-
-    def build() -> list[int]:
-        nodes = _surface_nodes(ctx)
-        if nodes is not None:
-            return [position for position, _ in nodes]
-        fold = _LenientFold(ctx.version)
-        fold.fold(ctx.events, positions(ctx, fold.types))
-        return fold.indices()
-
-    return ctx.memo("wire-surface", build)
+    return ctx.memo("wire-surface", lambda: [position for position, _ in _surface_nodes(ctx)])
 
 
 @dataclass(slots=True)
@@ -279,10 +247,7 @@ def wire_messages(ctx: CheckContext) -> list[WireMessage]:
 
     def build() -> list[WireMessage]:
         out: list[WireMessage] = []
-        nodes = _surface_nodes(ctx)
-        if nodes is None:
-            nodes = [(index, ctx.events[index]) for index in surface_indices(ctx)]
-        for index, event in nodes:
+        for index, event in _surface_nodes(ctx):
             message = _message_of(upgraded_event(event).raw)  # a node's event is an object: the scan found its type
             if message is not None:
                 _serialise(index, message, out)
@@ -310,7 +275,7 @@ class _Judge:
     of history; a call still pending then is unanswered (reported once). User text
     leaves the calls pending, so a tool message after it still answers one, and that
     late answer is what makes the catalog's ``[assistant(tool_calls), user(text), tool]``.
-    ``ctx.events`` gives the event at a log position: the check's, or :class:`_Located`.
+    ``ctx.events`` (a :class:`_Located`) gives the event at a log position a message names.
     """
 
     ctx: Any
@@ -356,7 +321,8 @@ class _Judge:
 
 class _Located:
     """The events a :class:`WireStream` may locate a finding at, by log position: the final
-    surface's nodes and the tool ledger's located events (see :func:`~._lifecycle.ledger_events`)."""
+    surface's nodes, the events of the tool ledger's refusals and the assistant/messages of its
+    unresolved adverts."""
 
     __slots__ = ("events",)
 
@@ -375,10 +341,11 @@ class WireStream:
 
     def finish(self) -> Iterator[Finding]:
         ctx = self.ctx
-        nodes, located = _surface_nodes(ctx), ledger_events(ctx)
-        if nodes is None or located is None:
-            return _wire_findings(ctx, ctx)
-        return _wire_findings(ctx, _Located({**located, **dict(nodes)}))
+        ledger = tool_ledger(ctx)
+        located: dict[int, Event] = {r.index: r.event for r in (*ledger.invariants, *ledger.released)}  # type: ignore[misc]
+        located.update((advert.message_index, advert.message) for advert in ledger.unresolved)
+        located.update(_surface_nodes(ctx))
+        return _wire_findings(ctx, _Located(located))
 
 
 def _wire_findings(ctx: CheckContext, at: Any) -> Iterator[Finding]:
