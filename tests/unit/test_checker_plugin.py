@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_loop_logs import Builder
-from checker_logs import assert_fires_only_on_broken, build_twins, check, explain, fired
+from checker_logs import assert_fires_only_on_broken, build_twins, check, explain, fired, header, minimal_events, session_log
 
 from dshfuzz.checker import RuleId
 from dshfuzz.generators import FeatureWeights, session_logs
@@ -176,3 +176,23 @@ def test_p4_spares_the_meter_for_a_result_without_surface_op() -> None:
     del result["surfaceOp"]
     p4 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.P4]
     assert p4 and all(str(layer) != "meter" for f in p4 for layer in f.refused_by), p4
+
+
+def test_an_object_call_id_answered_is_never_taken_for_a_later_one() -> None:
+    """P3 keeps the keys of the call ids answered so far, but not an object's: it is ``===``
+    only to itself, and once a streaming reader drops its tool/result, a later call's object
+    may sit at its address. That call has no answer."""
+    from dshfuzz.checker._context import CheckContext
+    from dshfuzz.checker._plugin import CallPairing
+    from dshfuzz.model import Event
+
+    walk = CallPairing(CheckContext(session_log(header(), minimal_events())))
+    result = Event({"type": "tool/result", "seq": 0, "time": 0, "surfaceOp": "append",
+                    "data": {"message": {"source": {"callId": {"k": 1}}}}}, line=2)
+    first = id(result.raw["data"]["message"]["source"]["callId"])
+    walk.result(0, result)
+    del result
+    others = [{"k": 1} for _ in range(64)]
+    other = next((o for o in others if id(o) == first), others[0])
+    walk.call(1, Event({"type": "tool/call", "seq": 1, "time": 0, "data": {"callId": other}}, line=3))
+    assert [f.rule for f in walk.finish()] == [RuleId.P3]

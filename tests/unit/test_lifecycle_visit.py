@@ -266,3 +266,20 @@ def test_the_walk_keeps_what_it_was_fed_where_the_verdict_falls() -> None:
         walk.feed(index, event, origin=("record", index))
     verdict = walk.verdict(len(events))
     assert verdict.seq == 18 and walk.origin(18) == ("record", 18)
+
+
+def test_an_object_id_the_walk_stored_is_never_taken_for_a_later_one() -> None:
+    """An object where a commandId belongs is ``===`` only to itself: once its command/run is fed
+    and dropped (a streaming caller keeps no record), a command/done naming another object has
+    no prior command/run, even one the allocator placed where the first one was."""
+    walk = RelationWalk(HEADER)
+    record = {"type": "command/run", "seq": 0, "time": 0, "data": {"commandId": {"k": 1}}}
+    first = id(record["data"]["commandId"])
+    walk.feed(0, record)
+    del record
+    walk.feed(1, {"type": "plugin/note", "seq": 1, "time": 0, "data": {}})  # the walk lets go of the last record fed
+    others = [{"k": 1} for _ in range(64)]
+    other = next((o for o in others if id(o) == first), others[0])
+    walk.feed(2, {"type": "command/done", "seq": 2, "time": 0, "data": {"commandId": other, "kind": "failure"}})
+    verdict = walk.verdict(3)
+    assert isinstance(verdict, Violation) and verdict.code == "command-done-unmatched"

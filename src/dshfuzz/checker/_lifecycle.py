@@ -32,14 +32,23 @@ from ._context import CheckContext
 from ._run import state_walk
 
 __all__ = [
-    "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "show_id", "show_value", "tool_ledger",
-    "upgraded_event",
+    "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "named_again", "show_id", "show_value",
+    "tool_ledger", "upgraded_event",
 ]
 
 
 def call_key(value: Any) -> Any:
-    """The key under which a JavaScript ``Map``/``Set`` identifies a call id."""
+    """The key under which a JavaScript ``Map``/``Set`` identifies a call id (an object or an
+    array by identity: see :func:`named_again`)."""
     return number_key(value)
+
+
+def named_again(value: Any) -> bool:
+    """Whether a later record can name the call id ``value``: not when it is an object or an
+    array, which is ``===`` only to itself. A set of keys that outlives the record must not
+    hold such a key: it is the object's ``id()``, which a later object may reuse once a
+    streaming reader has dropped the record."""
+    return value.__class__ is not dict and value.__class__ is not list
 
 
 def show_value(value: Any) -> str:
@@ -188,7 +197,8 @@ class _Walk:
         if kind == "tool/call":
             call_id = _get(data, "callId")
             key = call_key(call_id)
-            self.started.add(key)
+            if named_again(call_id):
+                self.started.add(key)
             if key in self.tail:
                 self.tail[key].call_index = index
             advert = self.lifecycles.get(key)
@@ -199,7 +209,8 @@ class _Walk:
                 or not strict_equal(advert.arguments, _get(data, "arguments"))
             ):
                 self.released(index, call_id, "unmatched-call", f"tool/call {show_id(call_id)} does not match one advertised tool call")
-                self.unmatched.add(key)
+                if named_again(call_id):
+                    self.unmatched.add(key)
             else:
                 advert.state = "started"
                 advert.call_index = index

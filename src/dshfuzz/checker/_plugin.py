@@ -18,7 +18,7 @@ from dshfuzz.oracle._js import strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import _upgrade, call_key, show_id, tool_ledger
+from ._lifecycle import _upgrade, call_key, named_again, show_id, tool_ledger
 from ._run import rule_walk
 from ._wire import surface_indices
 from .rules import OfficialLayer, RuleId
@@ -79,8 +79,8 @@ class CallPairing:
     result as load upgrades it), wherever that result stands in the log.
 
     State: the keys of the call ids answered so far (O(results) small values: a call may
-    come after its answer) and the calls still unanswered, which are the findings
-    :meth:`finish` reports, in log order."""
+    come after its answer; an object or array id, which no call can name, is not kept) and
+    the calls still unanswered, which are the findings :meth:`finish` reports, in log order."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
@@ -88,8 +88,10 @@ class CallPairing:
         self.pending: dict[Any, list[tuple[int, Event, Any]]] = {}
 
     def result(self, index: int, event: Event) -> None:
-        key = call_key(_get(_get(_get(upgraded_event(event).data, "message"), "source"), "callId"))
-        self.answered.add(key)
+        call_id = _get(_get(_get(upgraded_event(event).data, "message"), "source"), "callId")
+        key = call_key(call_id)
+        if named_again(call_id):
+            self.answered.add(key)
         self.pending.pop(key, None)
         return None
 

@@ -174,8 +174,10 @@ class RelationWalk:
     The rest is the walk's pending state: open turn and step, the open step's unsettled tool
     calls, the surface (node seqs), the open compaction, and per retry chain, scheduled
     attempt, code-dispatch start and command the few values a later record is compared with.
-    Records keyed by identity (a container id, ``_js.number_key``) must outlive the walk's use
-    of the key; the callers today keep every record."""
+    A container where an id or a seq belongs is keyed by identity (``_js.number_key``: its
+    ``id()``), so a key the walk stores must not be reused by a later object: ``held`` keeps
+    each container the walk keyed a stored entry with, O(such records), which only a damaged
+    log has (a caller that drops the records it fed may then not free those)."""
 
     def __init__(self, header: Any) -> None:
         self.header = header if type(header) is dict else {}
@@ -208,6 +210,13 @@ class RelationWalk:
         self.done = False
         self.fed: Any = None
         self.origins: dict[int, Any] = {}
+        self.held: list[Any] = []
+
+    def _hold(self, *values: Any) -> None:
+        """Keep alive the containers among ``values``, which key a stored entry by identity."""
+        for value in values:
+            if value.__class__ is dict or value.__class__ is list:
+                self.held.append(value)
 
     def feed(self, index: int, event: Any, origin: Any = None) -> None:
         """Check the record at position ``index``: a JSON value, or a model event read as its raw
@@ -248,6 +257,7 @@ class RelationWalk:
             if boundary and self.compaction is not None:
                 start = _js.number_key(self.compaction["startSeq"])
                 if start not in self.stale:  # unless a later seed boundary leaves it open
+                    self._hold(self.compaction["startSeq"])
                     self._wait(self._crossing, start, etype)
             handler = _HANDLERS.get(etype)
             if handler is not None:
@@ -303,6 +313,7 @@ class RelationWalk:
             self.orphan_start = MISSING
         else:
             if self.orphan_start is not MISSING:
+                self._hold(self.orphan_start)
                 self.stale.add(_js.number_key(self.orphan_start))
             self.orphan_start = MISSING
 
@@ -524,6 +535,7 @@ class RelationWalk:
             ):
                 raise _Fail("ptc-start-mismatch", "tool/code-dispatch does not match its start")
             self.ptc_starts[child_key] = _SETTLED_DISPATCH  # its start is no longer compared
+        self._hold(child)
         self.ptc_roots[child_key] = root
 
     def _llm_retry(self, event: Any, data: dict[str, Any], seq: Any) -> None:
@@ -547,6 +559,7 @@ class RelationWalk:
             raise _Fail("retry-id", "llm/retry must preserve retryId across one policy chain")
         if prior is None and _identity(retry_id) in self.retry_ids:
             raise _Fail("retry-id", f"llm/retry reuses retryId {_json(retry_id)} across policy chains")
+        self._hold(*(data.get(k, MISSING) for k in ("turn", "step", "provider", "policyKey", "retry", "retryId")))
         self.retry_chains[chain] = (data.get("retry", MISSING), retry_id)
         self.retry_ids.add(_identity(retry_id))
         self.scheduled.setdefault(
@@ -649,6 +662,7 @@ class RelationWalk:
         command_id = data.get("commandId", MISSING)
         if _js.number_key(command_id) in self.command_runs:
             raise _Fail("command-repeated", f"command/run repeats commandId {_js.js_string(command_id)}")
+        self._hold(command_id)
         self.command_runs.add(_js.number_key(command_id))
 
     def _command_done(self, event: Any, data: dict[str, Any], seq: Any) -> None:
