@@ -484,8 +484,8 @@ class Envelope:
     State: none per event; each event is judged as the walk passes it. The walk keeps the
     numbers of the lines holding a non-lossless number (a handful at most), screened as the
     loop reaches them from the ranges the reader's screen could not clear
-    (``log.lossy_suspects``, which grows as lines are read; a log the reader did not build is
-    screened whole up front), and its place in those ranges. A packed member's envelope is exact
+    (``log.lossy_suspects``, which grows as lines are read; for a log the reader did not build,
+    the lines a block screen flags up front), and its place in those ranges. A packed member's envelope is exact
     by construction, so members are skipped, unless their row's line holds a lossy
     number: then the head hands the whole run over (its members share that line)."""
 
@@ -497,22 +497,21 @@ class Envelope:
         self.version = version
         self.known = known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
         log = ctx.log
-        self.suspects = log.lossy_suspects
+        suspects = log.lossy_suspects
+        if suspects is None:  # a log the reader did not build: its lines are all at hand
+            suspects = [range(line.number, line.number + 1) for line in _suspects_by_block(log.lines)]
+        self.suspects = suspects
         self.span = 0  # the first suspect range not yet screened through
         self.screened = 1  # every suspect line up to this one has been screened
-        if self.suspects is None:  # a log the reader did not build: its lines are all at hand
-            self.lossy_lines = {line.number for line in _suspects_by_block(log.lines) if _is_lossy(line)}
-        else:
-            self.lossy_lines: set[int] = set()
+        self.lossy_lines: set[int] = set()
         # the common case takes one branch: a known, payload-free type in an exact envelope
         self.plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
 
     def visit(self, index: int, ev: Event) -> Iterator[Finding] | None:
-        lossy_lines = self.lossy_lines
-        if self.suspects and ev.line > self.screened:  # almost every log has no suspect line
-            lossy_lines = self._screen(ev.line)
+        # almost every log has no suspect range: then no line is lossy, and the walk screens nothing
+        lossy_lines: Any = self.suspects
         if ev.member is not None:
-            if not lossy_lines or ev.line not in lossy_lines:
+            if not lossy_lines or ev.line not in self._screen(ev.line):
                 return None
             return self._run(index)
         raw = ev.raw
@@ -533,12 +532,14 @@ class Envelope:
                     return None
         return self._judge(ev)
 
-    def _screen(self, upto: int) -> set[int]:
+    def _screen(self, upto: int | None) -> set[int]:
         """Screen the suspect lines through ``upto``, the line being handed over: the reader
         appends the ranges covering a line before that line's events, in line order, so the
         ranges from :attr:`span` on hold every suspect line not screened yet."""
-        spans, lines, k, start = self.suspects, self.ctx.log.lines, self.span, self.screened + 1
         lossy = self.lossy_lines
+        if upto is None or upto <= self.screened:
+            return lossy
+        spans, lines, k, start = self.suspects, self.ctx.log.lines, self.span, self.screened + 1
         while k < len(spans):
             span = spans[k]
             stop = min(span.stop, upto + 1)
@@ -559,7 +560,7 @@ class Envelope:
 
     def _judge(self, ev: Event) -> Iterator[Finding]:
         ctx = self.ctx
-        lossy_lines = self.lossy_lines
+        lossy_lines = self._screen(ev.line) if self.suspects else self.lossy_lines
         raw = ev.raw
         if raw.__class__ is not dict:
             yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)
