@@ -257,3 +257,35 @@ def test_the_scan_says_seqs_are_positions_exactly_when_every_event_carries_its_p
     every = all(type(ev.raw) is dict and type(ev.raw.get("seq")) is int and ev.raw["seq"] == i
                 for i, ev in enumerate(ctx.events))
     assert _scan.seqs_are_positions(ctx) == every
+
+
+_ODD_JSON = st.sampled_from([None, 0, 1, 1.0, True, "0", "x", [], {}, [0], float("nan")])
+_CHUNKS = st.one_of(
+    _ODD_JSON,
+    st.fixed_dictionaries({"type": st.sampled_from(["block-start", "text-delta", "reasoning-delta", "tool-call-delta",
+                                                    "block-end", "usage", "finish", "other", 1])},
+                          optional={"index": st.one_of(st.integers(0, 2), _ODD_JSON),
+                                    "blockType": st.one_of(st.sampled_from(["text", "reasoning", "tool-call", "image"]), _ODD_JSON),
+                                    "block": st.one_of(_ODD_JSON, st.fixed_dictionaries(
+                                        {"type": st.sampled_from(["text", "reasoning", "tool-call", "tool-result", "x"])},
+                                        optional={"text": _ODD_JSON, "name": _ODD_JSON, "arguments": _ODD_JSON,
+                                                  "content": st.one_of(_ODD_JSON, st.lists(_ODD_JSON, max_size=2))}))}),
+)
+
+
+@given(st.lists(_CHUNKS, max_size=8))
+def test_a_chunk_is_kept_as_a_skeleton_the_assembler_reads_alike(chunks: list[Any]) -> None:
+    """What the structure walk keeps of a chunk a later citation may name: chunks of one key
+    share the skeleton of the first, and any citation assembles their skeletons as it
+    assembles the chunks (a repeated skeleton changes nothing, so a citation takes each once)."""
+    from dshfuzz.checker._engine import _VERDICT_BLOCKS, _assembly_problem, _block_problem, _cite_key, _skeleton
+
+    assert all(_block_problem(block) == verdict for verdict, block in _VERDICT_BLOCKS.items())
+    first: dict[Any, Any] = {}
+    kept = []
+    for chunk in chunks:
+        key = _cite_key(chunk)
+        kept.append(_skeleton(chunk) if key is None else first.setdefault(key, _skeleton(chunk)))
+    assert _assembly_problem(kept) == _assembly_problem(chunks)
+    once = list({id(s): s for s in kept}.values())
+    assert _assembly_problem(once) == _assembly_problem(chunks)

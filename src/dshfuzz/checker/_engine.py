@@ -17,10 +17,13 @@ when no moment refuses it (the client renderer still loops on it).
 from __future__ import annotations
 
 import math
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from operator import add, lt, sub
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dshfuzz.model import MISSING, Event
@@ -80,6 +83,31 @@ _SETTLE_AT = 256
 """Pending hits and null-turn events past which the walk hands settled ones out."""
 
 
+@dataclass(slots=True)
+class _Citation:
+    """A message's citation being read source by source (TM:578-594): where the reading
+    stands, and the position it waits for when a source names one the walk has not read."""
+
+    index: int
+    event: Event
+    sources: list[Any]
+    seq: Any
+    turn: Any
+    step: Any
+    # the next source to read
+    at: int = 0
+    # the position the source before ``at`` names, not yet read (-1: none)
+    awaiting: int = -1
+    seen: set[Any] = field(default_factory=set)
+    chunks: list[Any] = field(default_factory=list)
+
+
+_NOT_CHUNK, _NO_DATA, _RARE = 0, 1, 255
+"""Bytes of :attr:`TurnStepStructure.cite_kinds`: a position holding no assistant/chunk, a
+chunk whose data is null or missing, and a chunk whose skeleton is kept by position
+(:attr:`TurnStepStructure.cite_rare`); every other byte numbers a shared skeleton."""
+
+
 @rule_walk(RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1,
            types={kind: "chunk" if kind == "assistant/chunk" else "visit" for kind in sorted(_WALKED)})
 class TurnStepStructure:
@@ -97,8 +125,11 @@ class TurnStepStructure:
     State: the pending hits and null-turn verdicts with their events (at most
     :data:`_SETTLE_AT` plus the three pinned), the two machines' open turn and step, the
     meter's open step/start data, the usage totals, the newest usage sample, the first
-    problem sample and the last request/context (each with its event), and the chunks of
-    the open step (the chunks it cites are still read by position: see :meth:`cited_chunks`).
+    problem sample and the last request/context (each with its event), and what the meter
+    reads of a cited position (see :meth:`cited_chunks`): the open step's chunk heads (kept
+    whole until a citation or the step's end flushes them), one byte per earlier position up
+    to the last chunk (1 MB on the 1M synthetic log), the turn/step of each run of chunks
+    sharing them (18.6k entries there), and the citations waiting for a position not yet read.
 
     Settling is decided at each head the walk is handed; an event of another type adds no
     hit and moves no machine, so the settled batches (and the order findings reach the
@@ -107,7 +138,8 @@ class TurnStepStructure:
 
     __slots__ = ("ctx", "events", "runs", "hits", "nulls", "due", "covered", "inv_turn", "inv_step", "next_turn",
                  "next_step", "meter_step", "header_seen", "last_context", "usage_totals", "last_usage",
-                 "usage_problem", "step_chunks", "step_key")
+                 "usage_problem", "cite_kinds", "cite_skeletons", "cite_ids", "cite_rare", "key_at", "key_turns",
+                 "key_steps", "waiting", "journal", "step_chunks", "step_runs")
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
@@ -129,19 +161,36 @@ class TurnStepStructure:
         self.usage_totals: tuple[Any, ...] = (0, 0, 0, 0)
         self.last_usage: tuple[Any, Any, tuple[Any, ...], int, Event] | None = None
         self.usage_problem: tuple[int, Event, str] | None = None
-        # the chunk of each head the walk found naming the open step, since the last step/start
-        # (opened as ``step_key``): a citation of them need not read them again
+        # what a citation reads of each position: _NOT_CHUNK, _NO_DATA, _RARE or a skeleton's number
+        self.cite_kinds = bytearray()
+        self.cite_skeletons: list[Any] = [None, None, _SKIPPED]
+        self.cite_ids: dict[Any, int] = {"usage": _SKIPPED_ID}
+        self.cite_rare: dict[int, Any] = {}
+        # the turn/step of the chunks from each position on (a new entry where they change)
+        self.key_at = array("q")
+        self.key_turns: list[Any] = []
+        self.key_steps: list[Any] = []
+        self.waiting: list[_Citation] = []
+        # the chunk heads found naming the open int step (inv_turn/inv_step) since the last
+        # flush, with the end of each packed run among them
         self.step_chunks: dict[int, Any] = {}
-        self.step_key: tuple[Any, Any] = (None, None)
+        self.step_runs: dict[int, int] = {}
+        # the heads (with their pinned events) at which a settlement was due while a citation waited
+        self.journal: list[tuple[int, frozenset[int | None]]] = []
 
     def hit(self, index: int, event: Event, rule: RuleId, layer: OfficialLayer, message: str) -> None:
         key = (index, rule)
         found = self.hits.get(key)
         if found is None:
             self.hits[key] = _Hit(index, event, rule, message, {layer})
-            self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
+            self.due = bool(self.waiting) or len(self.hits) + len(self.nulls) > _SETTLE_AT
         else:
             found.layers.add(layer)
+
+    def recount(self) -> None:
+        """Whether the next head the walk is handed settles: more than :data:`_SETTLE_AT`
+        findings are pending, or a citation waits (its verdict is due before the next batch)."""
+        self.due = bool(self.waiting) or len(self.hits) + len(self.nulls) > _SETTLE_AT
 
     def chunk(self, index: int, event: Event) -> list[Finding] | None:
         """An assistant/chunk head; returns the findings settled before it, when enough are
@@ -149,21 +198,28 @@ class TurnStepStructure:
         its packed run, whose members share its turn and step and move neither machine (they
         are delta chunks, never usage samples); otherwise the head and each member of its run
         (the run the loop is on) are folded in turn."""
-        settled = list(self.settle(index, self.pinned())) if self.due else None
+        settled = self.settled(index) if self.due else None
         data = event.raw.get("data")
         turn, step = self.inv_turn, self.inv_step
+        stop = self.runs.get(index)
         if data.__class__ is dict and turn.__class__ is int and step.__class__ is int:
             chunk_turn, chunk_step = data.get("turn"), data.get("step")
             if (chunk_turn.__class__ is int and chunk_turn == turn
                     and chunk_step.__class__ is int and chunk_step == step):
-                chunk = self.step_chunks[index] = data.get("chunk", MISSING)
+                chunk = data.get("chunk", MISSING)
+                # kept as it is until a citation reads it or the step ends (:meth:`flush`)
+                self.step_chunks[index] = chunk
+                if stop is not None:
+                    self.step_runs[index] = stop
                 if chunk.__class__ is dict and chunk.get("type") == "usage":
                     self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
-                    self.covered = self.runs.get(index, index + 1)
+                    self.covered = stop or index + 1
                 return settled
+        if self.step_chunks:
+            self.flush()
+        self.note_chunk(index, stop or index + 1, data if data.__class__ is dict else event.data)
         fold = self.fold
         fold(index, event)
-        stop = self.runs.get(index)
         if stop is not None:
             events = self.events
             for member in range(index + 1, stop):
@@ -174,7 +230,7 @@ class TurnStepStructure:
     def visit(self, index: int, event: Event) -> list[Finding] | None:
         """Any other head the machines read (never a packed run: runs are chunks); returns the
         findings settled before it, when enough are pending."""
-        settled = list(self.settle(index, self.pinned())) if self.due else None
+        settled = self.settled(index) if self.due else None
         # fold's reading of a non-chunk event, inline: one call less on every walked head
         raw = event.raw
         kind = raw["type"]
@@ -188,14 +244,58 @@ class TurnStepStructure:
         return settled
 
     def finish(self) -> Iterator[Finding]:
-        """What the pass settled at the first head after the last one the walk was handed (if
-        any), the end-of-log verdicts, then every finding still pending. Pending findings are
-        due only when no handed head followed the one that made them so."""
-        trailing = self.due and self.covered < len(self.events)
-        settled = list(self.settle(len(self.events), self.pinned())) if trailing else []
+        """The verdicts of the citations still waiting (a position past the log names no
+        event) and the batches their wait held back, what the pass settled at the first head
+        after the last one the walk was handed (if any), the end-of-log verdicts, then every
+        finding still pending. Pending findings are due only when no handed head followed the
+        one that made them so."""
+        total = len(self.events)
+        if self.waiting:
+            if self.step_chunks:
+                self.flush()
+            self.resume(total, total)
+        settled = self.replay() if self.journal else []
+        self.recount()
+        if self.due and self.covered < total:
+            settled.extend(self.settle(total, self.pinned()))
         self.context_window()
         self.usage_verdict()
-        return chain(settled, self.settle(len(self.events), frozenset()))
+        return chain(settled, self.settle(total, frozenset()))
+
+    def settled(self, index: int) -> list[Finding] | None:
+        """The findings handed out at the head ``index`` (when :attr:`due`). While a citation
+        waits for a position, its message's verdict is unknown and so is the batch a
+        settlement would hand out: the heads where one may be due are kept (:attr:`journal`,
+        only while more than :data:`_SETTLE_AT` findings could be pending) and replayed once
+        no citation waits, so the batches are those the whole-log reading hands out."""
+        if self.waiting:
+            if self.step_chunks:
+                self.flush()
+            self.resume(index, None)
+            if self.waiting:
+                if len(self.hits) + len(self.nulls) + len(self.waiting) > _SETTLE_AT:
+                    self.journal.append((index, self.pinned()))
+                return None
+        settled = self.replay() if self.journal else []
+        if len(self.hits) + len(self.nulls) > _SETTLE_AT:
+            settled.extend(self.settle(index, self.pinned()))
+        else:
+            self.due = False
+        return settled
+
+    def replay(self) -> list[Finding]:
+        """The batches held back while a citation waited: at each kept head, the findings of
+        earlier events (bar the pinned) when more than :data:`_SETTLE_AT` of them were pending."""
+        journal, self.journal = self.journal, []
+        indices = sorted([index for index, _ in self.hits] + list(self.nulls))
+        settled: list[Finding] = []
+        popped = 0
+        for head, pinned in journal:
+            if bisect_left(indices, head) - popped > _SETTLE_AT:
+                before = len(self.hits) + len(self.nulls)
+                settled.extend(self.settle(head, pinned))
+                popped += before - len(self.hits) - len(self.nulls)
+        return settled
 
     def pinned(self) -> frozenset[int | None]:
         """The events an end-of-log verdict may still name: the last request/context, the first
@@ -213,7 +313,7 @@ class TurnStepStructure:
             if hit.index < before and hit.index not in pinned:
                 hits.setdefault(hit.index, []).append(self.hits.pop(key))
         nulls = {i: self.nulls.pop(i) for i in list(self.nulls) if i < before and i not in pinned}
-        self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
+        self.recount()
         ctx = self.ctx
         for index in sorted(hits.keys() | nulls.keys()):
             layers: set[OfficialLayer] = set()
@@ -246,7 +346,7 @@ class TurnStepStructure:
         t4, m1 = _null_turn(event)
         if t4 or m1:
             self.nulls[index] = (t4, m1, event)
-            self.due = len(self.hits) + len(self.nulls) > _SETTLE_AT
+            self.recount()
 
     def usage_sample(self, index: int, event: Event, usage: Any, *, released_reads: bool) -> None:
         """Fold one usage sample as the meter's projections do (TM:195-290): per turn/step the
@@ -327,9 +427,13 @@ class TurnStepStructure:
                 else:
                     self.require_open_step(index, event, kind, rule, _field(data, "turn"), _field(data, "step"))
                 if kind == "step/end":
+                    if self.step_chunks:
+                        self.flush()
                     self.inv_step = None
                     self.next_step += 1
             elif kind == "turn/start":
+                if self.step_chunks:
+                    self.flush()
                 turn = _field(data, "turn")
                 if self.inv_turn is not None:
                     self.both(index, event, rule, f"turn/start {_show(turn)} while turn {_show(self.inv_turn)} is still open")
@@ -337,6 +441,8 @@ class TurnStepStructure:
                     self.both(index, event, rule, f"turn/start expected turn {self.next_turn}, got {_show(turn)}")
                 self.inv_turn, self.inv_step, self.next_step = turn, None, 1
             elif kind == "turn/end":
+                if self.step_chunks:
+                    self.flush()
                 turn = _field(data, "turn")
                 if not strict_equal(self.inv_turn, turn):
                     self.both(index, event, rule, f"turn/end {_show(turn)} does not match open turn {_show(self.inv_turn)}")
@@ -352,9 +458,9 @@ class TurnStepStructure:
                     self.both(index, event, rule, f"step/start {_show(step)} while step {_show(self.inv_step)} is still open")
                 if not strict_equal(step, self.next_step):
                     self.both(index, event, RuleId.T3, f"step/start expected step {self.next_step} in turn {_show(turn)}, got {_show(step)}")
+                if self.step_chunks:
+                    self.flush()
                 self.inv_step = step
-                self.step_chunks.clear()
-                self.step_key = (self.inv_turn, step)
             elif kind == "tool/result":
                 if self.inv_turn is None:
                     self.both(index, event, rule, "tool/result surface replacement appended outside any open turn")
@@ -409,128 +515,215 @@ class TurnStepStructure:
     def cited_chunks(self, index: int, event: Event) -> None:
         """``_estimateProviderAssistant``: cited seqs are earlier, unique, same-step chunks that assemble.
 
-        The one place the walk still reads ``ctx.events`` by position (here, in
-        :meth:`ascending_citation` and :meth:`cited_problem`, with the cited head's packed run
-        end): the meter looks a cited seq up in the whole log, so a damaged citation may name a
-        chunk of an earlier step with the same turn/step, or (when seqs are not positions) a
-        position past the message. Only the open step's chunk heads found on the fast path are
-        kept (:attr:`step_chunks`)."""
+        The meter looks a cited seq up in the whole log, so a damaged citation may name a chunk
+        of the open step (the common case), a chunk of an earlier step with the same or another
+        turn/step, a non-chunk, or (when seqs are not positions) a position after the message,
+        even past the log's end. The walk reads none of them again: it keeps what the meter
+        reads of every chunk it is handed (:meth:`note_chunk`), one byte per position up to
+        the last chunk (:attr:`cite_kinds`: no chunk, a chunk without data, or the number of a
+        shared *skeleton*, the chunk as :func:`_assembly_problem` reads it, without its text)
+        and the turn/step of each run of chunks that share them (:attr:`key_at`; both are
+        compared with :func:`_same`, as the meter compares them). A source naming a position
+        not read yet makes the citation wait (:attr:`waiting`) until the walk is past it, or
+        until :meth:`finish`, where a position past the log names no event."""
         sources = event.sourceEventSeqs
         if sources is MISSING:
             return
-        prefix = "token meter: assistant/message at seq "
         if type(sources) is not list:
-            self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} sourceEventSeqs is not iterable")
+            self.hit(index, event, RuleId.T2, _L.METER, f"{_CITING}{_show(event.seq)} sourceEventSeqs is not iterable")
             return
-        events = self.events
-        runs = self.runs
-        n_events = len(events)
+        if self.step_chunks:
+            self.flush()
         seq = event.seq
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
-        inline = type(seq) is int and seq < n_events and type(turn) is int and type(step) is int
-        if inline:
-            chunks = self.ascending_citation(sources, seq, turn, step)
+        if type(seq) is int and type(turn) is int and type(step) is int:
+            chunks = self.ascending_citation(sources, seq, turn, step, index)
             if chunks is not None:
                 problem = _assembly_problem(chunks)
                 if problem is not None:
-                    self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(seq)} cites chunks that do not assemble: {problem}")
+                    self.hit(index, event, RuleId.T2, _L.METER, f"{_CITING}{_show(seq)} cites chunks that do not assemble: {problem}")
                 return
-        seen: set[Any] = set()
-        chunks = []
-        at, count = 0, len(sources)
-        while at < count:
-            source = sources[at]
-            at += 1
-            # The common case inline: an int seq naming an earlier chunk of the same int step.
-            if inline and type(source) is int and 0 <= source < seq and source not in seen:
-                cited = events[source].raw
-                cited_data = cited.get("data") if type(cited) is dict and cited.get("type") == "assistant/chunk" else None
-                if (type(cited_data) is dict and cited_data.get("turn") == turn and cited_data.get("step") == step
-                        and type(cited_data["turn"]) is int and type(cited_data["step"]) is int):
-                    seen.add(source)
-                    chunks.append(cited_data.get("chunk", MISSING))
-                    # The rest of a packed run cited in order adds nothing the head did not
-                    # (same turn, step, delta kind and block index); it only fills ``seen``.
-                    stop = runs.get(source)
-                    if stop is not None and stop <= seq:
-                        rest = range(source + 1, stop)
-                        if sources[at : at + len(rest)] == list(rest) and seen.isdisjoint(rest):
-                            seen.update(rest)
-                            at += len(rest)
-                    continue
-            problem = self.cited_problem(event, source, seen)
-            if problem is not None:
-                self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} {problem}")
-                return
-            chunks.append(_get(events[int(source)].data, "chunk"))
-        problem = _assembly_problem(chunks)
-        if problem is not None:
-            self.hit(index, event, RuleId.T2, _L.METER, f"{prefix}{_show(event.seq)} cites chunks that do not assemble: {problem}")
+        citation = _Citation(index, event, sources, seq, turn, step)
+        if not self.read_citation(citation, index + 1, None):
+            self.waiting.append(citation)
+            self.due = True
 
-    def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int) -> list[Any] | None:
-        """The cited chunks when the citation is the common one: strictly ascending ints from 0
-        up to ``seq``, each naming a chunk of the int ``turn``/``step`` (else ``None``, and the
-        general reading decides). Ascending seqs repeat none, and a packed run is cited whole
-        exactly when the seq a run's length on from its head is its last member; its other
-        members then add nothing the head did not (same turn, step, delta kind and index).
-        A chunk the walk found naming this same open step is taken from :attr:`step_chunks`."""
+    def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int, index: int) -> list[Any] | None:
+        """The cited chunks' skeletons when the citation is the common one (else ``None``, and
+        the general reading decides): strictly ascending ints from 0, all before the message
+        and its seq, naming chunks of the int ``turn``/``step`` that the walk has read. Ascending
+        seqs repeat none; each skeleton is taken once, since a chunk read as one already read
+        changes nothing in the assembly (the members of a packed run share their head's)."""
         if not sources:
             return []
-        if not (_INT_ONLY.issuperset(map(type, sources)) and sources[0] >= 0 and sources[-1] < seq
+        first, last = sources[0], sources[-1]
+        if not (_INT_ONLY.issuperset(map(type, sources)) and first >= 0 and last < seq and last < index
                 and all(map(lt, sources, islice(sources, 1, None)))):
             return None
-        events = self.events
-        runs = self.runs
-        known = self.step_chunks if self.step_key == (turn, step) else {}
-        chunks: list[Any] = []
-        at, count = 0, len(sources)
-        while at < count:
-            source = sources[at]
-            at += 1
-            chunk = known.get(source, _UNKNOWN)
-            if chunk is _UNKNOWN:
-                cited = events[source].raw
-                if cited.__class__ is not dict or cited.get("type") != "assistant/chunk":
-                    return None
-                data = cited.get("data")
-                if data.__class__ is not dict:
-                    return None
-                cited_turn, cited_step = data.get("turn"), data.get("step")
-                if (cited_turn.__class__ is not int or cited_turn != turn
-                        or cited_step.__class__ is not int or cited_step != step):
-                    return None
-                chunk = data.get("chunk", MISSING)
-            chunks.append(chunk)
-            stop = runs.get(source)
-            if stop is not None and stop <= seq:
-                last = at + stop - source - 2
-                if last < count and sources[last] == stop - 1:
-                    at = last + 1
-        return chunks
+        key_at = self.key_at
+        if not key_at or key_at[-1] > first:
+            return None
+        key_turn, key_step = self.key_turns[-1], self.key_steps[-1]
+        if not (key_turn.__class__ is int and key_turn == turn and key_step.__class__ is int and key_step == step):
+            return None
+        kinds = self.cite_kinds
+        if last >= len(kinds):
+            return None
+        ids = kinds[first : last + 1] if last - first + 1 == len(sources) else bytearray(map(kinds.__getitem__, sources))
+        if _NOT_CHUNK in ids or _NO_DATA in ids or _RARE in ids:
+            return None
+        skeletons = self.cite_skeletons
+        return [skeletons[cid] for cid in dict.fromkeys(ids)]
 
-    def cited_problem(self, event: Event, source: Any, seen: set[Any]) -> str | None:
-        """Why the meter refuses one cited seq (numbers only reach ``seen``, where 1 and 1.0 coincide as in a JS Set)."""
-        if type(source) not in (int, float) or type(event.seq) not in (int, float):
-            return f"source seq {_show(source)} is not a seq"
-        if source >= event.seq:
-            return f"source seq {_show(source)} is not earlier"
-        if source in seen:
-            return f"repeats source seq {_show(source)}"
-        seen.add(source)
-        if not is_safe_integer(source) or not 0 <= source < len(self.events):
+    def read_citation(self, citation: _Citation, passed: int, total: int | None) -> bool:
+        """Read ``citation`` on from where it stands, as the meter reads it (the general
+        reading); ``passed``: the positions before it are read; ``total``: the log's length, in
+        :meth:`finish`. True once decided (a refusal is a hit on the message), False while it
+        waits for a position not read yet (:attr:`_Citation.awaiting`)."""
+        sources, seen, seq = citation.sources, citation.seen, citation.seq
+        problem = None
+        if citation.awaiting >= 0:
+            if total is None and citation.awaiting >= passed:
+                return False
+            problem = self.cited_problem(citation, citation.awaiting, sources[citation.at - 1], total)
+            citation.awaiting = -1
+        count = len(sources)
+        while problem is None and citation.at < count:
+            source = sources[citation.at]
+            citation.at += 1
+            # numbers only reach ``seen``, where 1 and 1.0 coincide as in a JS Set
+            if type(source) not in (int, float) or type(seq) not in (int, float):
+                problem = f"source seq {_show(source)} is not a seq"
+            elif source >= seq:
+                problem = f"source seq {_show(source)} is not earlier"
+            elif source in seen:
+                problem = f"repeats source seq {_show(source)}"
+            else:
+                seen.add(source)
+                if not is_safe_integer(source) or source < 0:
+                    problem = f"source seq {_show(source)} names no event"
+                elif total is None and source >= passed:
+                    citation.awaiting = int(source)
+                    return False
+                else:
+                    problem = self.cited_problem(citation, int(source), source, total)
+        if problem is not None:
+            self.hit(citation.index, citation.event, RuleId.T2, _L.METER, f"{_CITING}{_show(seq)} {problem}")
+            return True
+        problem = _assembly_problem(citation.chunks)
+        if problem is not None:
+            self.hit(citation.index, citation.event, RuleId.T2, _L.METER,
+                     f"{_CITING}{_show(seq)} cites chunks that do not assemble: {problem}")
+        return True
+
+    def cited_problem(self, citation: _Citation, position: int, source: Any, total: int | None) -> str | None:
+        """Why the meter refuses the (read) ``position`` a source names; else its skeleton joins
+        the citation's chunks."""
+        if total is not None and position >= total:
             return f"source seq {_show(source)} names no event"
-        cited = self.events[int(source)]
-        if cited.type != "assistant/chunk":
+        kinds = self.cite_kinds
+        cid = kinds[position] if position < len(kinds) else _NOT_CHUNK
+        if cid == _NOT_CHUNK:
             return f"source seq {_show(source)} is not assistant/chunk"
-        cited_data = cited.data
-        if cited_data is None or cited_data is MISSING:
+        if cid == _NO_DATA:
             return f"source seq {_show(source)} has no data"
-        if not _same(_get(cited_data, "turn"), _get(event.data, "turn")) or not _same(
-            _get(cited_data, "step"), _get(event.data, "step")
-        ):
+        at = bisect_right(self.key_at, position) - 1
+        if not _same(self.key_turns[at], citation.turn) or not _same(self.key_steps[at], citation.step):
             return f"source seq {_show(source)} belongs to another step"
+        citation.chunks.append(self.cite_rare[position] if cid == _RARE else self.cite_skeletons[cid])
         return None
+
+    def resume(self, passed: int, total: int | None) -> None:
+        """Go on reading the waiting citations whose position is now read (all of them in :meth:`finish`)."""
+        self.waiting = [c for c in self.waiting if not self.read_citation(c, passed, total)]
+        self.recount()
+
+    def flush(self) -> None:
+        """Keep what a citation reads of the open step's chunk heads found so far (and their
+        runs), as :meth:`note_chunk` keeps it: they all name the open int step, and the common
+        chunk (an int index) is keyed inline, as :func:`_cite_key` keys it."""
+        chunks, runs = self.step_chunks, self.step_runs
+        self.note_key(next(iter(chunks)), self.inv_turn, self.inv_step)
+        kinds = self.cite_kinds
+        known = self.cite_ids.get
+        append, extend = kinds.append, kinds.extend
+        at = len(kinds)
+        for index, chunk in chunks.items():
+            if index != at:
+                extend(bytes(index - at))
+            cid = None
+            if chunk.__class__ is dict:
+                kind = chunk.get("type")
+                if kind == "usage" or kind == "finish":
+                    cid = _SKIPPED_ID
+                elif (position := chunk.get("index")).__class__ is int:
+                    try:
+                        if kind == "block-end":
+                            block = chunk.get("block")
+                            # the common block, judged as _block_problem judges it
+                            cid = known((kind, position, None if block.__class__ is dict and block.get("text") is not None
+                                         and block.get("type") in _TEXT_BLOCKS else _end_verdict(block)))
+                        elif kind == "block-start":
+                            cid = known((kind, position, chunk.get("blockType")))
+                        else:
+                            cid = known((kind, position, None))
+                    except TypeError:  # an unhashable type or block type, read as _cite_key reads it
+                        pass
+            stop = runs.get(index) if runs else None
+            if cid is None:
+                cid = self.cite_ids.get(key, _RARE) if (key := _cite_key(chunk)) is not None else _RARE
+                if cid == _RARE:
+                    cid = self.new_skeleton(key, chunk, index, stop or index + 1)
+            if stop is None:
+                append(cid)
+                at = index + 1
+            else:
+                extend(_BYTES[cid] * (stop - index))
+                at = stop
+        chunks.clear()
+        runs.clear()
+
+    def note_chunk(self, index: int, stop: int, data: Any) -> None:
+        """Keep what a citation reads of the chunk head at ``index`` and the rest of its run
+        (which share its turn, step and skeleton): its skeleton, or that it has no data."""
+        kinds = self.cite_kinds
+        if len(kinds) < index:
+            kinds.extend(bytes(index - len(kinds)))
+        if data is None or data is MISSING:
+            kinds.extend(_BYTES[_NO_DATA] * (stop - index))
+            return
+        chunk = _get(data, "chunk")
+        key = _cite_key(chunk)
+        cid = self.cite_ids.get(key, _RARE) if key is not None else _RARE
+        if cid == _RARE:
+            cid = self.new_skeleton(key, chunk, index, stop)
+        kinds.extend(_BYTES[cid] * (stop - index))
+        self.note_key(index, _get(data, "turn"), _get(data, "step"))
+
+    def note_key(self, index: int, turn: Any, step: Any) -> None:
+        """The chunk at ``index`` names ``turn``/``step``: a new entry when they differ from the last."""
+        turns = self.key_turns
+        if not turns or not _same(turns[-1], turn) or not _same(self.key_steps[-1], step):
+            self.key_at.append(index)
+            turns.append(turn)
+            self.key_steps.append(step)
+
+    def new_skeleton(self, key: Any, chunk: Any, index: int, stop: int) -> int:
+        """Number the skeleton of a chunk whose ``key`` is new; past the bytes' numbers, or for a
+        chunk with no key (a container index, identified by the object), keep it by position."""
+        skeletons = self.cite_skeletons
+        if key is not None and len(skeletons) < _RARE:
+            self.cite_ids[key] = len(skeletons)
+            skeletons.append(_skeleton(chunk))
+            return len(skeletons) - 1
+        skeleton = _skeleton(chunk)
+        for position in range(index, stop):
+            self.cite_rare[position] = skeleton
+        return _RARE
+
+
+_CITING = "token meter: assistant/message at seq "
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -577,9 +770,69 @@ def _count_ok(value: Any) -> bool:
 
 
 _INT_ONLY = frozenset({int})
-_UNKNOWN = object()
 _CHUNK_TYPES = ("block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish")
 _ASSEMBLED = ("text", "reasoning", "tool-call")  # a tuple: block types may be unhashable JSON
+
+
+_SKIPPED = {"type": "usage"}
+_SKIPPED_ID = 2
+"""The skeleton of every usage and finish chunk (the assembler skips them)."""
+_ODD = object()
+_TEXT_BLOCKS = ("text", "reasoning")
+_BYTES = [bytes((cid,)) for cid in range(256)]
+
+
+def _end_verdict(block: Any) -> Any:
+    """What the assembler reads of a block-end's block: that there is none (null or missing), or
+    :func:`_block_problem`'s verdict on it."""
+    return _ODD if block is None or block is MISSING else _block_problem(block)
+
+
+def _cite_key(chunk: Any) -> Any:
+    """The key of the chunks :func:`_assembly_problem` reads alike (one skeleton each), or
+    ``None`` for a chunk whose index is a container (identified by the object, as a JS Map
+    does): its type, its index (a number by value, as the assembler's map keys it, anything
+    else as :func:`number_key`), and what the assembler reads besides: the block type of a
+    block-start, the verdict on the block of a block-end."""
+    if chunk.__class__ is not dict:
+        return ("value", chunk if chunk is None or chunk is MISSING else 0)
+    kind = chunk.get("type", MISSING)
+    if kind.__class__ is not str or kind not in _CHUNK_TYPES:
+        return ("type", _show(kind))
+    if kind == "usage" or kind == "finish":
+        return "usage"
+    index = chunk.get("index", MISSING)
+    if index.__class__ is not int and index.__class__ is not float:
+        if index is not None and index is not MISSING and index.__class__ is not str and index.__class__ is not bool:
+            return None
+        index = number_key(index)
+    if kind == "block-start":
+        block_type = chunk.get("blockType", MISSING)
+        return (kind, index, block_type) if block_type.__class__ is str else (kind, index, _ODD, _show(block_type))
+    if kind == "block-end":
+        return (kind, index, _end_verdict(chunk.get("block")))
+    return (kind, index, None)  # a delta: nothing else is read
+
+
+def _skeleton(chunk: Any) -> Any:
+    """A chunk :func:`_assembly_problem` reads as it reads ``chunk``, holding none of its text:
+    the type and index, a block-start's block type, and for a block-end's block one that
+    :func:`_block_problem` judges alike (:data:`_VERDICT_BLOCKS`)."""
+    if chunk.__class__ is not dict:
+        return chunk if chunk is None or chunk is MISSING else 0
+    kind = chunk.get("type", MISSING)
+    if kind.__class__ is not str or kind not in _CHUNK_TYPES:
+        return {"type": kind}
+    if kind == "usage" or kind == "finish":
+        return _SKIPPED
+    index = chunk.get("index", MISSING)
+    if kind == "block-start":
+        return {"type": kind, "index": index, "blockType": chunk.get("blockType", MISSING)}
+    if kind == "block-end":
+        block = chunk.get("block", MISSING)
+        return {"type": kind, "index": index,
+                "block": block if block is None or block is MISSING else _VERDICT_BLOCKS[_block_problem(block)]}
+    return {"type": kind, "index": index}
 
 
 def _assembly_problem(chunks: list[Any]) -> str | None:
@@ -618,16 +871,21 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
             if partial["type"] not in _ASSEMBLED:
                 return f"cannot assemble incomplete block of type {_show(partial['type'])}"
             continue
-        kind = block.get("type") if type(block) is dict else None
-        if kind == "text" or kind == "reasoning":  # the common blocks, measured as _estimate_problem does
-            if block.get("text") is not None:
-                continue
-        elif kind == "tool-call" and block.get("name") is not None and block.get("arguments") is not None:
-            continue
-        problem = _estimate_problem(block)
+        problem = _block_problem(block)
         if problem is not None:
             return problem
     return None
+
+
+def _block_problem(block: Any) -> str | None:
+    """Where ``estimateContent`` would throw on an assembled block, the common blocks decided inline."""
+    kind = block.get("type") if type(block) is dict else None
+    if kind == "text" or kind == "reasoning":  # the common blocks, measured as _estimate_problem does
+        if block.get("text") is not None:
+            return None
+    elif kind == "tool-call" and block.get("name") is not None and block.get("arguments") is not None:
+        return None
+    return _estimate_problem(block)
 
 
 def _estimate_problem(block: Any) -> str | None:
@@ -650,6 +908,17 @@ def _estimate_problem(block: Any) -> str | None:
                 return "tool-result block holds a null block"
             stack.extend(reversed(content))
     return None
+
+
+_VERDICT_BLOCKS: dict[str | None, dict[str, Any]] = {
+    None: {"type": "text", "text": ""},
+    "text block text has no length": {"type": "text"},
+    "reasoning block text has no length": {"type": "reasoning"},
+    "tool-call block name or arguments has no length": {"type": "tool-call"},
+    "tool-result block content is not iterable": {"type": "tool-result"},
+    "tool-result block holds a null block": {"type": "tool-result", "content": [None]},
+}
+"""A block for each verdict :func:`_block_problem` gives (the skeleton of a block-end's block)."""
 
 
 def _has_length(value: Any) -> bool:
@@ -911,22 +1180,38 @@ class InboxReplay:
     """I1: replay agent/inbox/spliced from header.seedLength exactly as ``Inbox`` does (AG:12-170).
 
     State: the two pending queues (what the inbox holds: pending messages, not the log).
-    The replay starts at the seed boundary; a negative seedLength counts from the end of
-    the log, the one thing the walk reads before the loop (a streaming reader would hold
-    the splices of the last -seedLength events instead)."""
+    The replay starts at the seed boundary. A negative seedLength counts from the end of
+    the log, whose length is known only in :meth:`finish`: the walk then keeps the splices
+    (with their positions) of the last -seedLength positions read, at most -seedLength of
+    them, and replays those past the boundary in :meth:`finish`, in log order, so I1's
+    findings reach the cap in the same order."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        count = len(ctx.events)
         header = ctx.log.header
         seed_length = header.seedLength if header is not None else MISSING
         start = 0 if seed_length is None or seed_length is MISSING else to_integer_or_infinity(seed_length)
-        self.start = int(max(count + start, 0) if start < 0 else min(start, count))
+        # how many positions from the end the replay starts (0: it starts at ``self.start``)
+        self.tail = int(-start) if -math.inf < start < 0 else 0
+        # a position the log never reaches (inf) replays nothing, as the whole log's length would
+        self.start = max(start, 0)
+        self.kept: deque[tuple[int, Event]] = deque()
         self.queues: dict[str, list[Any]] = {"next-turn": [], "next-step": []}
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
+        if self.tail:
+            kept = self.kept
+            kept.append((index, event))
+            # the log holds at least the positions read so far: one this far from them is before the boundary
+            boundary = len(self.ctx.events) - self.tail
+            while kept and kept[0][0] < boundary:
+                kept.popleft()
+            return None
         if index < self.start:
             return None
+        return self.replay(index, event)
+
+    def replay(self, index: int, event: Event) -> list[Finding] | None:
         queues = self.queues
         problem = _splice(queues, event.data)
         if problem is None:
@@ -938,8 +1223,15 @@ class InboxReplay:
             context={"nextTurn": len(queues["next-turn"]), "nextStep": len(queues["next-step"])},
         )]
 
-    def finish(self) -> None:
-        return None
+    def finish(self) -> list[Finding] | None:
+        if not self.tail:
+            return None
+        start = len(self.ctx.events) - self.tail
+        found: list[Finding] = []
+        for index, event in self.kept:
+            if index >= start:
+                found.extend(self.replay(index, event) or ())
+        return found
 
 
 def _splice(queues: dict[str, list[Any]], splice: Any) -> str | None:
