@@ -644,7 +644,13 @@ class TurnStepStructure:
         runs), as :meth:`note_chunk` keeps it: they all name the open int step, and the common
         chunk (an int index) is keyed inline, as :func:`_cite_key` keys it."""
         chunks, runs = self.step_chunks, self.step_runs
-        self.note_key(next(iter(chunks)), self.inv_turn, self.inv_step)
+        turn, step, turns, steps = self.inv_turn, self.inv_step, self.key_turns, self.key_steps
+        # ints, as the buffered chunks name them: an entry more for an equal key only repeats it
+        if not (turns and turn == turns[-1] and turns[-1].__class__ is int
+                and step == steps[-1] and steps[-1].__class__ is int):
+            self.key_at.append(next(iter(chunks)))
+            turns.append(turn)
+            steps.append(step)
         kinds = self.cite_kinds
         known = self.cite_ids.get
         append, extend = kinds.append, kinds.extend
