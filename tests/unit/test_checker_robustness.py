@@ -1,6 +1,6 @@
 """No input crashes the checker: random bytes, random JSON on every line and in
 every field, and byte-mutated fixtures always yield a report (strict mode makes
-any pass that raises fail the test)."""
+any pass that raises fail the test), the same from the whole model and from a streamed read."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshfuzz.checker import CheckOptions, Report, check_log
+from dshfuzz.checker import CheckOptions, Report, check_log, check_stream
 from dshfuzz.model import dumps, loads, parse_log
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
@@ -28,8 +28,10 @@ KEYS = ["type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorabl
 
 
 def _check(data: bytes) -> Report:
+    """The whole model's report, which the streamed check (what ``dshfuzz check`` runs) must equal."""
     report = check_log(parse_log(data), CheckOptions(strict=True))
     assert report.to_json()["summary"]["events"] >= 0
+    assert check_stream(data, options=CheckOptions(strict=True)).to_json() == report.to_json()
     return report
 
 

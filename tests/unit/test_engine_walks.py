@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import copy
 from typing import Any
-from unittest import mock
 
 import pytest
 
 from agent_loop_logs import Builder
 from checker_logs import assistant_message, check, ev, header, session_log, user_message
 
-from dshfuzz.checker import CheckOptions, RuleId, _run
+from dshfuzz.checker import CheckOptions, RuleId, _run, check_stream
 from dshfuzz.checker._context import CheckContext
 from dshfuzz.checker._engine import _SETTLE_AT, InboxReplay, ShadowPriceClaims, TurnStepStructure
+from dshfuzz.model import dumps
 
 STRUCTURE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1}
 
@@ -91,10 +91,10 @@ def test_a_claim_arms_only_the_event_right_after_its_pricing_event() -> None:
 
 
 def _both_ways(head: dict[str, Any], events: list[Any], **options: Any) -> Any:
-    """The report of the whole model and of the streaming probe, which must be the same."""
+    """The report of the whole model and of a streamed read of the same lines, which must be the same."""
     whole = check(head, events, **options)
-    with mock.patch.object(_run, "WINDOWED", True):
-        streamed = check(head, events, **options)
+    data = b"".join(dumps(x).encode() + b"\n" for x in [head, *events])
+    streamed = check_stream(data, compression="none", options=CheckOptions(strict=True, **options))
     assert streamed.to_json() == whole.to_json()
     return whole
 

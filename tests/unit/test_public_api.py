@@ -172,6 +172,7 @@ PUBLIC = {
         "Severity",
         "check_log",
         "check_path",
+        "check_stream",
         "implemented_rules",
         "is_nonneg_safe_int",
         "is_safe_int",

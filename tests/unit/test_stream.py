@@ -1,8 +1,9 @@
 """A streamed read is the whole read, minus what it does not keep.
 
 ``stream_log`` hands each row's events to a consumer as they are read and keeps the
-physical layer compactly. The reader's verdicts and the physical layer must be exactly
-those of ``parse_log``, on valid, mutated and damaged logs.
+physical layer compactly; ``check_stream`` (what ``dshfuzz check`` runs) feeds the walk
+loop from it. The reader's verdicts, the physical layer and every report must be exactly
+those of ``parse_log`` + ``check_log`` on the whole model, on valid, mutated and damaged logs.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dshfuzz.checker import CheckOptions, check_log, check_stream
+from dshfuzz.checker._output import redact_report, redact_streamed
 from dshfuzz.generators import session_logs
-from dshfuzz.model import SessionLog, parse_log, stream_log
+from dshfuzz.model import SessionLog, dumps, parse_log, stream_log
 from dshfuzz.mutators import MUTATORS, mutants
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
@@ -65,16 +68,31 @@ def _same_read(data: bytes, compression: Any = None) -> None:
     assert consumer.rows == [(r.events.start, r.events.stop) for r in whole.rows if r.events]
 
 
+def _same_report(data: bytes, compression: Any = None, **options: Any) -> None:
+    opts = CheckOptions(strict=True, **options)
+    whole = check_log(parse_log(data, compression=compression), opts).to_json()
+    streamed = check_stream(data, compression=compression, options=opts).to_json()
+    assert streamed == whole, f"streamed report differs on:\n{data[:4000]!r}"
+
+
 @pytest.mark.parametrize("name", ["valid-v0.jsonl", "valid-v0.jsonl.zstd"])
 def test_the_fixture_streams_as_it_reads(name: str) -> None:
     data = (FIXTURES / name).read_bytes()
     _same_read(data)
+    _same_report(data)
 
 
 @given(session_logs(format_version=0, max_events=80), st.booleans())
 def test_generated_logs_stream_as_they_read(log, zstd: bool) -> None:
     data = log.to_zstd() if zstd else log.to_jsonl()
     _same_read(data)
+    _same_report(data)
+    _same_report(data, max_findings_per_rule=1)
+
+
+@given(session_logs(format_version=1, max_events=60))
+def test_generated_v1_logs_stream_as_they_read(log) -> None:
+    _same_report(log.to_jsonl())
 
 
 @given(st.data())
@@ -82,11 +100,14 @@ def test_every_mutant_streams_as_it_reads(data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(sorted(MUTATORS)))
     mutant = data.draw(mutants(name))
     _same_read(mutant.data, mutant.compression)
+    _same_report(mutant.data, mutant.compression)
+    _same_report(mutant.data, mutant.compression, max_findings_per_rule=2)
 
 
 @given(st.binary(max_size=1024))
 def test_random_bytes_stream_as_they_read(data: bytes) -> None:
     _same_read(data)
+    _same_report(data)
 
 
 @given(st.integers(0, 10_000), st.binary(min_size=1, max_size=8))
@@ -96,6 +117,7 @@ def test_a_damaged_fixture_streams_as_it_reads(position: int, junk: bytes) -> No
         at = position % len(data)
         damaged = data[:at] + junk + data[at + len(junk):]
         _same_read(damaged, "zstd" if name.endswith("zstd") else "none")
+        _same_report(damaged, "zstd" if name.endswith("zstd") else "none")
 
 
 def test_a_streamed_read_keeps_only_the_row_being_handed_over() -> None:
@@ -123,3 +145,15 @@ def test_an_ordinary_line_comes_back_with_its_text_but_not_its_value() -> None:
     assert log.lines[0].value == whole.lines[0].value  # the header line is kept whole
     assert [x.text for x in log.lines] == [x.text for x in whole.lines]
     assert log.lines[-1].value is not whole.lines[-1].value
+
+
+def test_redaction_of_a_streamed_report_is_the_whole_one() -> None:
+    lines = (FIXTURES / "valid-v0.jsonl").read_bytes().split(b"\n")
+    # a gap and a repeat make findings that quote seqs, ids and text
+    broken = b"\n".join(lines[:5] + lines[6:9] + lines[8:])
+    log = parse_log(broken)
+    report = check_log(log)
+    assert report.findings
+    whole = redact_report(report, log).to_json()
+    streamed = redact_streamed(check_stream(broken), broken).to_json()
+    assert dumps(streamed) == dumps(whole)

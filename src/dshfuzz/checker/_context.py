@@ -85,9 +85,11 @@ def effective_version(log: SessionLog, options: CheckOptions) -> int | None:
 class CheckContext:
     """Shared, read-only inputs of every pass, plus memoised derived state.
 
-    ``by_seq`` maps each safe-integer seq to the first event carrying it (physical
-    order); passes that need more derived state share it through :meth:`memo` so
-    that it is computed once per check.
+    ``events`` is the log's events as the walks may read them: in a check (whole model or
+    streamed read alike) only the head being handed over and the rest of its packed run can
+    be read, and ``len(events)`` counts the events read so far (all of them once the loop
+    has ended). Walks and passes share derived state through :meth:`memo`, computed once per
+    check.
     """
 
     def __init__(self, log: SessionLog, options: CheckOptions = CheckOptions()) -> None:
@@ -96,7 +98,6 @@ class CheckContext:
         self.version = effective_version(log, options)
         self.events: list[Event] = log.events
         self._memo: dict[str, Any] = {}
-        self._by_seq: dict[int, Event] | None = None
         self._packed: tuple[list[int], dict[int, int]] | None = None
 
     @property
@@ -110,7 +111,7 @@ class CheckContext:
         row's ``seq0``; so a pass that reads only those decides the whole run from its
         first member. A row whose range does not hold its members (a hand-built log) is
         no run."""
-        if self._packed is None:
+        if self._packed is None:  # a whole model outside a check (the checks set their own)
             events = self.events
             n = len(events)
             runs: dict[int, int] = {}
@@ -127,17 +128,6 @@ class CheckContext:
             heads.extend(range(done, n))
             self._packed = (heads, runs)
         return self._packed
-
-    @property
-    def by_seq(self) -> Mapping[int, Event]:
-        if self._by_seq is None:
-            index: dict[int, Event] = {}
-            for ev in self.events:
-                s = ev.seq
-                if type(s) is int or is_safe_int(s):
-                    index.setdefault(int(s), ev)
-            self._by_seq = index
-        return self._by_seq
 
     def release(self, values: list[Any]) -> None:
         """Forget the memos holding one of ``values`` (by identity): the walks of a check are

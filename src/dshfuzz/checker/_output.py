@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from dshfuzz.model import SessionLog
+from dshfuzz.model import Compression, SessionLog, stream_log
 
 from ._finding import Finding, Report
 from .rules import RULES, RuleLayer, Severity
@@ -23,7 +23,7 @@ from .rules import RULES, RuleLayer, Severity
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["redact_report", "render_human", "stable_hash"]
+__all__ = ["redact_report", "redact_streamed", "render_human", "stable_hash"]
 
 _ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "rpcId", "parentSession"})
 _TEXT_KEYS = frozenset({"text", "arguments", "argumentsDelta", "reasoning", "title", "summary"})
@@ -93,9 +93,81 @@ class _Redactor:
 
 def redact_report(report: Report, log: SessionLog) -> Report:
     """A copy of ``report`` whose findings quote no sensitive value of ``log``."""
-    r = _Redactor(*sensitive_strings(log))
+    return _redacted(report, _Redactor(*sensitive_strings(log)))
+
+
+def redact_streamed(report: Report, data: bytes, compression: Compression | None = None) -> Report:
+    """:func:`redact_report` for a report of :func:`~dshfuzz.checker.check_stream`: the log's bytes
+    are read again in one streamed read that keeps only the sensitive strings the report quotes
+    (a string the findings do not contain is never replaced, so the result is the same)."""
+    quoted = _Quoted(report)
+    stream_log(data, quoted, compression=compression)
+    return _redacted(report, _Redactor(quoted.ids, quoted.texts))
+
+
+def _redacted(report: Report, r: _Redactor) -> Report:
     findings = [replace(f, message=r.text(f.message), context=r.value(dict(f.context))) for f in report.findings]
     return replace(report, findings=findings)
+
+
+class _QuotedSet(set[str]):
+    """A set that admits only the strings the report's text contains (a whole token of it is
+    admitted by one set lookup). Ids and texts are filtered alike, so a string that is both
+    stays an id, as in :func:`sensitive_strings`."""
+
+    def __init__(self, text: str, tokens: frozenset[str]) -> None:
+        super().__init__()
+        self.text = text
+        self.tokens = tokens
+
+    def add(self, value: str) -> None:
+        if value in self.tokens or value in self.text:
+            super().add(value)
+
+
+class _Quoted:
+    """A :class:`~dshfuzz.model.RowConsumer` collecting the sensitive strings of each row's events
+    that the report quotes (:func:`sensitive_strings`, filtered as it goes)."""
+
+    def __init__(self, report: Report) -> None:
+        pieces: list[str] = []
+        for f in report.findings:
+            pieces.append(f.message)
+            _strings(f.context, pieces)
+        text = "\0".join(pieces)
+        tokens = frozenset(re.findall(f"[{_TOKEN}]+", text))
+        self.ids = _QuotedSet(text, tokens)
+        self.texts = _QuotedSet(text, tokens)
+        self.log: SessionLog | None = None
+
+    def begin(self, log: SessionLog) -> None:
+        self.log = log
+
+    def row(self, first: int, stop: int) -> None:
+        log = self.log
+        assert log is not None
+        if first == 0 and log.header is not None and type(log.header.raw) is dict:
+            _collect(log.header.raw, self.ids, self.texts)
+        if not self.ids.text:
+            return
+        events = log.events
+        for i in range(first, stop):
+            raw = events[i].raw
+            if type(raw) is dict:
+                _collect(raw.get("data"), self.ids, self.texts, "data")
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is str:
+            out.append(v)
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(v.keys())
+            stack.extend(v.values())
 
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}

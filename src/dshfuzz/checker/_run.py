@@ -36,14 +36,19 @@ A shared derived state that reports nothing is a :func:`state_walk` (the type sc
 (``types = ()``) until another wakes it (:func:`resubscribe`), as the seq rules wait
 for the scan's first misplaced seq.
 
-Step 2 (the passes that still read ``ctx.memo`` at random) fits the same loop: each
-shared state they read (the upgraded events, the tool ledger, the lenient surface fold)
-becomes a state walk registered before its readers, so that when a reader's handler runs
-for an event the state already includes it, and a reader asks it only about the events
-behind the loop. The readers keep their pending state (an open step, unanswered calls,
-an armed claim) and decide the end-of-log verdicts in ``finish()``, which runs in
-registration order, so a state's ``finish`` precedes its readers'. Then the events behind
-the loop can be dropped and the reader can stream.
+Streaming. :func:`check_stream` (what :func:`check_path` and ``dshfuzz check`` run) feeds the
+loop from a streamed read (:func:`~dshfuzz.model.stream_log`): the walks are constructed once the
+header is read and handed each row's head as the reader parses it; the events are dropped after,
+and the physical passes run on the compact physical layer the read keeps. :func:`check_log` runs
+the same loop over a whole model under the same restrictions, so both give the same report: during
+the loop ``ctx.events`` can be read only at the head being handed over (and the rest of its packed
+run), ``len(ctx.events)`` counts the events read so far, and ``ctx.packed_runs[1]`` holds the
+current run alone. A walk keeps what it still needs (its pending state: an open step, unanswered
+calls, the surface) and nothing else, so a check's memory follows the surface and the pending
+state, not the length of the log. Shared derived state (the type scan, the tool ledger, the
+lenient surface fold) is a state walk registered before its readers, so that a reader's handler
+sees it already updated with the event at hand; ``finish()`` runs in registration order, so a
+state's ``finish`` precedes its readers'.
 """
 
 from __future__ import annotations
@@ -56,8 +61,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from os import PathLike
+from pathlib import Path
 
-from dshfuzz.model import MISSING, Event, SessionLog
+from dshfuzz.model import DEFAULT_LIMITS, MISSING, Compression, Event, Limits, SessionLog, compression_by_name, stream_log
 
 from ._context import CheckContext, CheckOptions
 from ._finding import Finding, Report
@@ -72,6 +78,7 @@ __all__ = [
     "Walk",
     "check_log",
     "check_path",
+    "check_stream",
     "implemented_rules",
     "rule_pass",
     "resubscribe",
@@ -321,15 +328,9 @@ def resubscribe(ctx: CheckContext) -> None:
 _LOOP = "walk-loop"
 
 
-WINDOWED = __import__("os").environ.get("DSHFUZZ_WINDOWED") == "1"
-"""Probe (temporary, while the streaming reader is built): hand the walks only what a
-streaming reader can, ``ctx.events`` readable at the current head's row alone and
-``ctx.packed_runs[1]`` holding the current run alone."""
-
-
 class _Window:
-    """``ctx.events`` as a streaming reader gives it: the events read so far (``len``), of which
-    only the current head and the rest of its packed run can be read."""
+    """``ctx.events`` of a whole model as a streamed read gives it: the events read so far
+    (``len``), of which only the current head and the rest of its packed run can be read."""
 
     __slots__ = ("source", "lo", "hi", "count")
 
@@ -343,82 +344,107 @@ class _Window:
     def __getitem__(self, i: int) -> Event:
         if i.__class__ is int and self.lo <= i < self.hi:
             return self.source[i]
-        raise LookupError(f"streamed events: position {i} is not the current row ({self.lo}..{self.hi - 1})")
+        raise LookupError(f"a streamed check reads only the current row (events {self.lo}..{self.hi - 1}), not event {i!r}")
 
-    def __iter__(self):
-        raise LookupError("streamed events cannot be iterated")
+    def __iter__(self) -> Any:
+        raise LookupError("a streamed check keeps no events to iterate over")
 
 
-def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
-    """Construct the walks, hand them the heads of the log in one loop, then finish them."""
-    if WINDOWED:
-        heads, runs = ctx.packed_runs
-        window = _Window(ctx.events)
-        current: dict[int, int] = {}
-        ctx._packed = (heads, current)
-        ctx.events = window  # type: ignore[assignment]
-        ctx._probe = (heads, runs, window, current)  # type: ignore[attr-defined]
-    loop = ctx.memo(_LOOP, _Loop)
-    live: dict[Walk, Any] = {}
-    for walk in walks:
+class _WalkLoop:
+    """The walks of one check and the one loop over the heads: :meth:`head` for each head in
+    log order, then :meth:`finish` once."""
+
+    __slots__ = ("ctx", "sink", "state", "live", "table", "every", "constructed")
+
+    def __init__(self, ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
+        self.ctx = ctx
+        self.sink = sink
+        self.state = ctx.memo(_LOOP, _Loop)
+        live: dict[Walk, Any] = {}
+        for walk in walks:
+            try:
+                live[walk] = walk.cls(ctx)
+            except Exception:
+                sink.crashed(walk.name)
+        self.live = live
+        self.constructed = [*live.values(), self.state]
+        self.table, self.every = _dispatch(live)
+
+    def head(self, i: int, ev: Event) -> None:
+        """Hand one head to the walks subscribed to its type, then to those that want every event."""
+        raw = ev.raw
+        if raw.__class__ is dict:
+            kind = raw.get("type")
+            subscribers = self.table.get(kind, self.every) if kind.__class__ is str else self.every
+        else:
+            subscribers = self.every
+        for handle, walk in subscribers:
+            try:
+                found = handle(i, ev)
+                if found is not None:
+                    self.sink.take(found, walk)
+            except Exception:
+                self.sink.crashed(walk.name)
+                del self.live[walk]
+                self.table, self.every = _dispatch(self.live)
+        if self.state.changed:
+            self.table, self.every = _woken(self.ctx, self.state, self.live, subscribers, i, ev, self.sink)
+
+    def finish(self) -> None:
         try:
-            live[walk] = walk.cls(ctx)
-        except Exception:
-            sink.crashed(walk.name)
-    constructed = [*live.values(), loop]
-    try:
-        _loop_and_finish(ctx, loop, live, sink)
-    finally:
-        ctx.release(constructed)
-
-
-def _loop_and_finish(ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], sink: _Sink) -> None:
-    table, every = _dispatch(live)
-    probe = getattr(ctx, "_probe", None)
-    if probe is not None:
-        heads, runs, window, current = probe
-        events = window.source
-    else:
-        heads, events = ctx.packed_runs[0], ctx.events
-    if table or every:
-        take = sink.take
-        for i in heads:
-            ev = events[i]
-            if probe is not None:
-                current.clear()
-                stop = runs.get(i)
-                if stop is not None:
-                    current[i] = stop
-                window.lo, window.hi = i, stop or i + 1
-                window.count = window.hi
-            raw = ev.raw
-            if raw.__class__ is dict:
-                kind = raw.get("type")
-                subscribers = table.get(kind, every) if kind.__class__ is str else every
-            else:
-                subscribers = every
-            for handle, walk in subscribers:
+            for walk, instance in self.live.items():
                 try:
-                    found = handle(i, ev)
+                    found = instance.finish()
                     if found is not None:
-                        take(found, walk)
+                        self.sink.take(found, walk)
                 except Exception:
-                    sink.crashed(walk.name)
-                    del live[walk]
-                    table, every = _dispatch(live)
-            if loop.changed:
-                table, every = _woken(ctx, loop, live, subscribers, i, ev, sink)
-    if probe is not None:
-        current.clear()
-        window.lo = window.hi = 0
-        window.count = len(events)
-    for walk, instance in live.items():
-        try:
-            found = instance.finish()
-            if found is not None:
-                sink.take(found, walk)
-        except Exception:
-            sink.crashed(walk.name)
+                    self.sink.crashed(walk.name)
+        finally:
+            self.ctx.release(self.constructed)
+
+
+class _Check:
+    """One check: the rules selected for the log's version, the sink, the walk loop (constructed
+    at once: the header is known), and :meth:`report`, which finishes the walks, runs the passes
+    and assembles the report."""
+
+    __slots__ = ("ctx", "selected", "sink", "loop")
+
+    def __init__(self, ctx: CheckContext) -> None:
+        _load_rule_modules()
+        options = ctx.options
+        self.ctx = ctx
+        self.selected = {
+            rid
+            for rid, rule in RULES.items()
+            if rule.applies_to(ctx.version) and (options.rules is None or rid in options.rules)
+        }
+        log = ctx.log
+        report = Report(file=log.path, format_version=None if log.format_version is MISSING else log.format_version,
+                        events=0, frames=0)
+        self.sink = _Sink(report, self.selected, max(options.max_findings_per_rule, 0), options.strict)
+        selected = self.selected
+        self.loop = _WalkLoop(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], self.sink)
+
+    def report(self) -> Report:
+        ctx, sink = self.ctx, self.sink
+        self.loop.finish()
+        for p in PASSES:
+            if self.selected.isdisjoint(p.rules):
+                continue
+            try:
+                sink.take(p.fn(ctx), p)
+            except Exception:
+                sink.crashed(p.name)
+        report = sink.report
+        report.events = len(ctx.log.events)
+        report.frames = len(ctx.log.frames)
+        for rule, capped in sink.ordered():
+            report.findings.extend(capped.findings())
+            if capped.dropped:
+                report.suppressed[rule] = capped.dropped
+        report.findings.sort(key=_location_key)
+        return report
 
 
 def _woken(
@@ -447,41 +473,99 @@ def _woken(
     return _dispatch(live)
 
 
+def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
+    """Construct ``walks``, hand them the heads of the whole model in ``ctx``, and finish them."""
+    loop = _WalkLoop(ctx, walks, sink)
+    events = ctx.events
+    for i in ctx.packed_runs[0]:
+        loop.head(i, events[i])
+    loop.finish()
+
+
 def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report:
-    """Run every applicable rule over ``log``; never raises unless ``options.strict``."""
-    _load_rule_modules()
+    """Run every applicable rule over ``log``, a whole model, exactly as :func:`check_stream` runs
+    them over a streamed read: the walks see ``ctx.events`` through a window on the head being
+    handed over (see the module docstring). Never raises unless ``options.strict``."""
     ctx = CheckContext(log, options)
-    selected = {
-        rid
-        for rid, rule in RULES.items()
-        if rule.applies_to(ctx.version) and (options.rules is None or rid in options.rules)
-    }
-    report = Report(
-        file=log.path,
-        format_version=None if log.format_version is MISSING else log.format_version,
-        events=len(log.events),
-        frames=len(log.frames),
-    )
-    sink = _Sink(report, selected, max(options.max_findings_per_rule, 0), options.strict)
-    _run_walks(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], sink)
-    for p in PASSES:
-        if selected.isdisjoint(p.rules):
-            continue
-        try:
-            sink.take(p.fn(ctx), p)
-        except Exception:
-            sink.crashed(p.name)
-    for rule, capped in sink.ordered():
-        report.findings.extend(capped.findings())
-        if capped.dropped:
-            report.suppressed[rule] = capped.dropped
-    report.findings.sort(key=_location_key)
-    return report
+    heads, runs = ctx.packed_runs
+    events = log.events
+    window = _Window(events)
+    current: dict[int, int] = {}
+    ctx.events = window  # type: ignore[assignment]
+    ctx._packed = (heads, current)
+    check = _Check(ctx)
+    head = check.loop.head
+    for i in heads:
+        stop = runs.get(i)
+        if current:
+            current.clear()
+        if stop is not None:
+            current[i] = stop
+        window.lo = i
+        window.hi = window.count = stop or i + 1
+        head(i, events[i])
+    current.clear()
+    window.lo = window.hi = 0
+    window.count = len(events)
+    return check.report()
+
+
+class _StreamedCheck:
+    """A check fed by a streamed read (a :class:`~dshfuzz.model.RowConsumer`): the walks are
+    constructed at the first row (the header is read by then) and handed each row's head as
+    it is read; ``ctx.packed_runs[1]`` holds the current row's run alone."""
+
+    __slots__ = ("options", "log", "check", "runs")
+
+    def __init__(self, options: CheckOptions) -> None:
+        self.options = options
+        self.log: SessionLog | None = None
+        self.check: _Check | None = None
+        self.runs: dict[int, int] = {}
+
+    def begin(self, log: SessionLog) -> None:
+        self.log = log
+
+    def start(self) -> _Check:
+        assert self.log is not None
+        ctx = CheckContext(self.log, self.options)
+        ctx._packed = ([], self.runs)
+        self.check = _Check(ctx)
+        return self.check
+
+    def row(self, first: int, stop: int) -> None:
+        check = self.check or self.start()
+        runs = self.runs
+        if runs:
+            runs.clear()
+        if stop - first > 1:
+            runs[first] = stop
+        check.loop.head(first, self.log.events[first])  # type: ignore[union-attr]
+
+    def report(self) -> Report:
+        check = self.check or self.start()
+        self.runs.clear()
+        return check.report()
+
+
+def check_stream(
+    data: bytes,
+    *,
+    compression: Compression | None = None,
+    path: str | None = None,
+    options: CheckOptions = CheckOptions(),
+    limits: Limits = DEFAULT_LIMITS,
+) -> Report:
+    """Check a log's bytes in one streamed read: each row's events go through the walks as they
+    are read and are dropped, so memory follows what the walks keep, not the log. The report is
+    :func:`check_log`'s on the whole model. Never raises unless ``options.strict``."""
+    consumer = _StreamedCheck(options)
+    stream_log(data, consumer, compression=compression, path=path, limits=limits)
+    return consumer.report()
 
 
 def check_path(path: str | PathLike[str], options: CheckOptions = CheckOptions()) -> Report:
-    """Read ``path`` through the model's reader and check it. Raises only ``OSError``
-    (an unreadable file)."""
-    from dshfuzz.model import read_log
-
-    return check_log(read_log(path), options)
+    """Read ``path`` and check it in one streamed read (:func:`check_stream`). Raises only
+    ``OSError`` (an unreadable file). The encoding follows the suffix as :func:`~dshfuzz.model.read_log`'s."""
+    name = str(path)
+    return check_stream(Path(path).read_bytes(), compression=compression_by_name(name), path=name, options=options)

@@ -71,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_all(args: argparse.Namespace) -> int:
-    from dshfuzz.checker import CheckOptions, check_log
-    from dshfuzz.model import dumps, read_log
+    from pathlib import Path
+
+    from dshfuzz.checker import CheckOptions, check_stream
+    from dshfuzz.model import compression_by_name, dumps
 
     cap = {} if args.max_findings_per_rule is None else {"max_findings_per_rule": args.max_findings_per_rule}
     options = CheckOptions(format_version=args.format_version, **cap)
@@ -80,16 +82,19 @@ def _check_all(args: argparse.Namespace) -> int:
     status = 0
     for path in args.logs:
         try:
-            log = read_log(path)
+            data = Path(path).read_bytes()
         except OSError as exc:
             print(f"dshfuzz check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 2
             continue
-        report = check_log(log, options)
+        name = str(path)
+        compression = compression_by_name(name)
+        report = check_stream(data, compression=compression, path=name, options=options)
         if args.redact:
-            from dshfuzz.checker._output import redact_report
+            from dshfuzz.checker._output import redact_streamed
 
-            report = redact_report(report, log)
+            report = redact_streamed(report, data, compression)
+        del data
         if args.json:
             sys.stdout.write(dumps(report.to_json()) + "\n")
         else:

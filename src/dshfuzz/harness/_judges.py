@@ -135,12 +135,11 @@ class BuiltinChecker:
         self.name = "builtin" + (":" + ",".join(f"-{r}" for r in _rule_order(self.without)) if self.without else "")
 
     def check(self, path: Path) -> CheckerVerdict:
-        from dshfuzz.checker import RULES, CheckOptions, check_log
-        from dshfuzz.model import read_log
+        from dshfuzz.checker import RULES, CheckOptions, check_path
 
         kept = frozenset(rid for rid in RULES if str(rid) not in self.without) if self.without else None
         try:
-            report = check_log(read_log(path), CheckOptions(rules=kept))
+            report = check_path(path, CheckOptions(rules=kept))  # the streamed check `dshfuzz check` runs
         except Exception:  # a crash of the checker under test is a campaign finding
             return CheckerVerdict(failure="crash", detail=traceback.format_exc(limit=8))
         return CheckerVerdict(
