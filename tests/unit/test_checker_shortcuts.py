@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from checker_logs import explain
 
-from dshfuzz.checker import CheckOptions, RuleId, _scan, _surface, check_log
+from dshfuzz.checker import CheckOptions, RuleId, _run, _scan, _surface, check_log
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import encode_jsonl, parse_log
 
@@ -64,7 +64,18 @@ def test_the_surface_pass_visits_every_event_it_judges(generated: Any, data: st.
     assert _facts(shortcut) == _facts(everything), explain(shortcut, generated.header, events)
 
 
-def test_the_scan_names_what_is_irregular() -> None:
+def _scan_of(log: Any) -> Any:
+    """What the type scan publishes when a check's loop hands it every head of ``log``."""
+    from dshfuzz.checker._context import CheckContext
+    from dshfuzz.checker._finding import Report
+
+    ctx = CheckContext(log)
+    sink = _run._Sink(Report(file=None, format_version=None, events=0, frames=0), set(), 1000, True)
+    _run._run_walks(ctx, [w for w in _run.WALKS if w.cls is _scan.TypeScan], sink)
+    return _scan.scanned(ctx)
+
+
+def test_the_scan_keeps_whether_seqs_are_positions_and_the_last_turn_end() -> None:
     header = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "cwd": "/", "delegationDepth": 0}
     events: list[Any] = [
         {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
@@ -72,17 +83,13 @@ def test_the_scan_names_what_is_irregular() -> None:
         {"seq": 2, "time": 0, "data": {}},
         {"type": "turn/end", "seq": 4, "time": 0, "data": {"turn": 1}},
         {"type": "step/end", "seq": 4, "time": 0, "data": {}, "surfaceOp": "append"},
-        {"type": "step/end", "seq": 5, "time": 0, "data": {}, "sourceEventSeqs": []},
         {"type": "step/end", "seq": "6", "time": 0, "data": {}},
-        {"type": "step/end", "seq": 7, "time": 0, "data": {}},
     ]
-    from dshfuzz.checker._context import CheckContext
-
-    ctx = CheckContext(parse_log(encode_jsonl(header, [events])))
-    assert _scan.irregular(ctx) == [1, 2, 3, 4, 5, 6]
-    assert not _scan.seqs_are_positions(ctx)
+    scanned = _scan_of(parse_log(encode_jsonl(header, [events])))
+    assert (scanned.positional, scanned.last_turn_end, scanned.last_turn_end_line) == (False, 3, 5)
     del events[1:]
-    assert _scan.seqs_are_positions(CheckContext(parse_log(encode_jsonl(header, [events]))))
+    scanned = _scan_of(parse_log(encode_jsonl(header, [events])))
+    assert (scanned.positional, scanned.last_turn_end, scanned.last_turn_end_line) == (True, -1, 0)
 
 
 _ENGINE = frozenset({RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1})
@@ -247,16 +254,14 @@ def test_a_shadow_price_claim_is_read_off_the_event_before_the_replace(generated
 def test_the_scan_says_seqs_are_positions_exactly_when_every_event_carries_its_position(
     generated: Any, data: st.DataObject
 ) -> None:
-    """The seq-order rules (E2 S9 C1) skip a log the scan calls positional: the scan reads
-    only a packed run's first member, and must agree with reading every event."""
-    from dshfuzz.checker._context import CheckContext
-
+    """The seq-order rules (E2 S9 C1) sit out while the scan calls the log positional: the scan
+    reads only a packed run's first member, and must agree with reading every event."""
     events = copy.deepcopy(generated.events)
     _damage(events, data)
-    ctx = CheckContext(parse_log(encode_jsonl(generated.header, [events])))
+    log = parse_log(encode_jsonl(generated.header, [events]))
     every = all(type(ev.raw) is dict and type(ev.raw.get("seq")) is int and ev.raw["seq"] == i
-                for i, ev in enumerate(ctx.events))
-    assert _scan.seqs_are_positions(ctx) == every
+                for i, ev in enumerate(log.events))
+    assert _scan_of(log).positional == every
 
 
 _ODD_JSON = st.sampled_from([None, 0, 1, 1.0, True, "0", "x", [], {}, [0], float("nan")])

@@ -17,7 +17,7 @@ from dshfuzz.model import Event
 from ._context import CheckContext
 from ._run import EVERY_EVENT, state_walk
 
-__all__ = ["Scanned", "TypeScan", "irregular", "running_scan", "scanned", "seqs_are_positions"]
+__all__ = ["Scanned", "TypeScan", "running_scan", "scanned"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,32 +93,3 @@ def scanned(ctx: CheckContext) -> Scanned:
     if done is None:
         raise LookupError("the type scan has not finished: it is published by the check's walk loop")
     return done
-
-
-def irregular(ctx: CheckContext) -> list[int]:
-    """Not read by a check (kept for the shortcut tests): the positions, in log order, of the
-    heads that are not objects, have no string type, carry a seq other than their position,
-    or carry surface metadata, computed over the whole log."""
-    events = ctx.events
-    odd = []
-    for i in ctx.packed_runs[0]:
-        raw = events[i].raw
-        if raw.__class__ is not dict:
-            odd.append(i)
-            continue
-        seq = raw.get("seq")
-        if seq.__class__ is not int or seq != i or raw.get("type").__class__ is not str \
-                or "surfaceOp" in raw or "sourceEventSeqs" in raw:
-            odd.append(i)
-    return odd
-
-
-def seqs_are_positions(ctx: CheckContext) -> bool:
-    """Not read by a check (kept for the shortcut tests): :attr:`Scanned.positional` computed
-    over the whole log."""
-    events = ctx.events
-    for i in ctx.packed_runs[0]:
-        raw = events[i].raw
-        if raw.__class__ is not dict or raw.get("seq").__class__ is not int or raw["seq"] != i:
-            return False
-    return True
