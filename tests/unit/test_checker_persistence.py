@@ -368,3 +368,244 @@ def test_e4_screens_the_suspect_lines_as_the_reader_reveals_them() -> None:
         found += [f.line for f in walk.visit(index, event) or () if f.rule is RuleId.E4]
         assert all(n <= event.line for n in walk.lossy_lines)
     assert found == whole and walk.lossy_lines == {4, 7}
+
+
+# --- E2 S9 C1: the seq-order walk keeps its seqs as runs -----------------------------------
+
+
+class _FrozenSeqOrder:
+    """The seq-order walk as it was when it kept one ``(seq, position, line, frame)`` tuple an
+    event and sorted them at the end: the oracle the compact walk must match finding for finding."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        from dshfuzz.checker._run import EVERY_EVENT
+        from dshfuzz.checker._scan import running_scan
+
+        self.ctx = ctx
+        self.events = ctx.events
+        self.runs = ctx.packed_runs[1]
+        self.seqs: list[tuple[int, int, int | None, int | None]] | None = None
+        self.prev: int | None = None
+        self.backsteps: list[int] = []
+        self.every = EVERY_EVENT
+        scan = running_scan(ctx)
+        if scan is not None:
+            self.types: Any = ()
+            scan.on_first_misplaced.append(self.wake)
+        else:
+            self.seqs = []
+            self.types = EVERY_EVENT
+
+    def wake(self, index: int) -> None:
+        from dshfuzz.checker._run import resubscribe
+
+        self.seqs = [(k, k, None, None) for k in range(index)]
+        self.prev = index - 1 if index else None
+        self.types = self.every
+        resubscribe(self.ctx)
+
+    def visit(self, index: int, event: Event) -> list[Any] | None:
+        from dshfuzz.checker._context import is_nonneg_safe_int
+
+        seqs = self.seqs
+        assert seqs is not None
+        found: list[Any] | None = None
+        for i in range(index, self.runs.get(index, index + 1)):
+            ev = self.events[i]
+            s = ev.seq
+            if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
+                continue
+            s = int(s)
+            prev = self.prev
+            if prev is not None and s <= prev:
+                self.backsteps.append(s)
+                found = found or []
+                found.append(self.ctx.finding(
+                    RuleId.S9,
+                    f"seq {s} at line {ev.line} follows seq {prev} in file order: physical order must strictly increase",
+                    event=ev, context={"previousSeq": prev}))
+            self.prev = s if prev is None else max(prev, s)
+            seqs.append((s, i, ev.line, ev.frame))
+        return found
+
+    def finish(self) -> Any:
+        from dshfuzz.checker._scan import scanned
+
+        L = OfficialLayer
+        seqs = self.seqs
+        if seqs is None:
+            return
+        ctx = self.ctx
+        last_turn_end = scanned(ctx).last_turn_end
+        seqs.sort()
+        expected = 0
+        gaps: list[int] = []
+        zstd = ctx.log.compression == "zstd"
+        for s, i, line, frame in seqs:
+            if s == expected:
+                expected += 1
+                continue
+            if s < expected:
+                gaps.append(s)
+                yield ctx.finding(RuleId.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s, line=line,
+                                  frame=frame, context={"duplicateSeq": s})
+                continue
+            missing = list(range(expected, min(s, expected + 50)))
+            gaps.append(expected)
+            refused = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+            if not zstd and i > last_turn_end:
+                refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
+            yield ctx.finding(
+                RuleId.E2,
+                f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
+                seq=s, line=line, frame=frame, refused_by=refused,
+                context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected})
+            expected = s + 1
+        if gaps or self.backsteps:
+            yield ctx.finding(
+                RuleId.C1,
+                f"{len(gaps)} seq gap(s) or repeat(s) and {len(self.backsteps)} step(s) back in file order: "
+                "the traces two writers sharing one session leave",
+                context={"gaps": gaps[:20], "backsteps": self.backsteps[:20]})
+
+
+_Rows = list[tuple[list[Any], int, int | None]]
+"""A log's rows as the seq-order walk sees them: each row's raws (several: a packed row), line and frame."""
+
+
+def _seq_log(rows: _Rows, compression: str) -> tuple[Any, list[tuple[int, int]]]:
+    from dshfuzz.model import SessionLog
+
+    events: list[Event] = []
+    heads = []
+    for index, (raws, line, frame) in enumerate(rows):
+        start = len(events)
+        packed = len(raws) > 1
+        events += [Event(raw, line, index, k if packed else None, frame) for k, raw in enumerate(raws)]
+        heads.append((start, len(events)))
+    return SessionLog(header=None, events=events, compression=compression), heads  # type: ignore[arg-type]
+
+
+def _seq_order_findings(walk_class: type, rows: _Rows, compression: str, scan: bool = True) -> tuple[list[Finding], Any]:
+    """Every finding ``walk_class`` gives on ``rows`` (the S9 ones as the loop passes, then its
+    finish), handed the heads as a check's loop hands them, woken by the type scan when
+    ``scan``; and the walk, its state as the loop left it."""
+    from dshfuzz.checker._run import EVERY_EVENT
+    from dshfuzz.checker._scan import TypeScan
+
+    log, heads = _seq_log(rows, compression)
+    ctx = CheckContext(log)
+    runs: dict[int, int] = {}
+    ctx._packed = ([], runs)
+    scanner = TypeScan(ctx)
+    walk = walk_class(ctx) if scan else None
+    if not scan:  # a walk built before the loop's scan: it walks every head from the first
+        del ctx._memo["type-scan-walk"]
+        walk = walk_class(ctx)
+        ctx._memo["type-scan-walk"] = scanner
+    found: list[Finding] = []
+    for head, stop in heads:
+        runs.clear()
+        if stop - head > 1:
+            runs[head] = stop
+        scanner.visit(head, log.events[head])
+        if walk.types is EVERY_EVENT:
+            found += walk.visit(head, log.events[head]) or []
+    runs.clear()
+    scanner.finish()
+    kept = copy.deepcopy(getattr(walk, "kept", None))
+    return found + list(walk.finish() or []), kept
+
+
+def _seq_rows(draw: Any) -> tuple[_Rows, str]:
+    from hypothesis import strategies as st
+
+    odd = st.sampled_from(["3", 2.0, 2.5, -1, True, None, 2**53, 9007199254740991, [1]])
+    seqs: list[Any] = []
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["block", "block", "block", "odd", "swap"]))
+        if kind == "block":  # consecutive seqs from near where the log stands: a gap, a repeat, a step back
+            start = max(0, len(seqs) + draw(st.sampled_from([0, 0, 1, 2, -1, -3, -10, 7, 60])))
+            seqs += range(start, start + draw(st.integers(1, 30)))
+        elif kind == "odd":
+            seqs.append(draw(odd))
+        elif len(seqs) > 1:  # two displaced events
+            k = draw(st.integers(0, len(seqs) - 2))
+            seqs[k], seqs[k + 1] = seqs[k + 1], seqs[k]
+    compression = draw(st.sampled_from(["none", "zstd"]))
+    rows: _Rows = []
+    line, frame, k = 1, 0, 0
+    while k < len(seqs):
+        size = draw(st.sampled_from([1, 1, 1, 2, 3, 5]))
+        raws: list[Any] = []
+        for s in seqs[k : k + size]:
+            raw = {"type": draw(st.sampled_from(["user/message", "turn/end"]))}
+            if s is not None:
+                raw["seq"] = s
+            raws.append(raw if s != [1] else [s])
+        k += size
+        line += draw(st.sampled_from([1, 1, 1, 2, 0]))
+        if compression == "zstd":
+            frame += draw(st.sampled_from([0, 0, 1, 2]))
+        rows.append((raws, line, frame if compression == "zstd" else None))
+    return rows, compression
+
+
+def test_seq_order_matches_the_frozen_walk_finding_for_finding() -> None:
+    """Gaps, repeats, repeated blocks, step backs, packed rows, odd seqs, line and frame jumps:
+    the compact walk gives the findings the walk that kept a tuple an event gave, in order."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from dshfuzz.checker._persistence import SeqOrder
+
+    @settings(max_examples=600, deadline=None)
+    @given(st.data(), st.booleans())
+    def compare(data: Any, scan: bool) -> None:
+        rows, compression = _seq_rows(data.draw)
+        expected, _ = _seq_order_findings(_FrozenSeqOrder, rows, compression, scan)
+        assert _seq_order_findings(SeqOrder, rows, compression, scan)[0] == expected
+
+    compare()
+
+
+def _long_rows(seqs: list[int], packed: bool, frame_every: int = 0) -> _Rows:
+    """Rows holding ``seqs`` in order: plain rows, or (``packed``) a packed row of three between
+    plain rows; a new frame every ``frame_every`` lines when given (zstd)."""
+    rows: _Rows = []
+    k = 0
+    while k < len(seqs):
+        size = 3 if packed and len(rows) % 2 else 1
+        line = len(rows) + 2
+        frame = line // frame_every if frame_every else None
+        rows.append(([{"type": "user/message", "seq": s} for s in seqs[k : k + size]], line, frame))
+        k += size
+    return rows
+
+
+def _run_count(kept: Any) -> int:
+    return len(kept.size) + (kept.open > 0)  # the closed runs and the open one
+
+
+def test_seq_order_keeps_a_long_damaged_log_as_a_few_runs() -> None:
+    """From the first misplaced seq on, the walk keeps runs of consecutive seqs at consecutive
+    positions, one record each, the positional prefix one of them: a gap early in a long log
+    costs two runs; packed rows between plain ones add a byte an event (how each event's line
+    and frame follow the one before); a block a second writer repeated adds a run or two; only
+    a jump at every event costs a run an event."""
+    from dshfuzz.checker._persistence import SeqOrder
+
+    n = 30_000
+    gap = [*range(5), *range(6, n)]
+    for packed, frame_every, compression in ((False, 0, "none"), (True, 0, "none"), (True, 7, "zstd")):
+        found, kept = _seq_order_findings(SeqOrder, _long_rows(gap, packed, frame_every), compression)
+        assert [f.rule for f in found] == [RuleId.E2, RuleId.C1]
+        assert _run_count(kept) == 2  # the prefix 0..4, then 6.. at positions 5..
+        assert len(kept.codes) == (len(gap) - 6 if packed else 0)
+    repeated = [*range(n // 2), *range(n // 2 - 100, n)]
+    found, kept = _seq_order_findings(SeqOrder, _long_rows(repeated, packed=False), "none")
+    assert [f.rule for f in found] == [RuleId.S9] * 100 + [RuleId.E2] * 100 + [RuleId.C1]
+    assert _run_count(kept) == 2 and len(kept.chunks) == 2 and not kept.codes
+    scattered = [s ^ 1 for s in range(1000)]  # 1 0 3 2 ...: every event steps
+    found, kept = _seq_order_findings(SeqOrder, _long_rows(scattered, packed=False), "none")
+    assert _run_count(kept) == len(scattered) and kept.size.itemsize == 8

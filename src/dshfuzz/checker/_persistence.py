@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from array import array
 from collections.abc import Iterator
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_number
@@ -301,6 +303,151 @@ def _packed_row_error(value: Any) -> str | None:
     return None
 
 
+_NONE = -1
+"""A line or frame of ``None`` as :class:`_SeqRuns` keeps it (lines count from 1, frames from 0)."""
+
+# how an event of a run follows the one before it, one code each
+_SAME_ROW = 0  # the next member of the same packed row
+_NEXT_LINE = 1  # the next line, in the same frame
+_NEXT_FRAME = 2  # the next line, opening the next frame
+_MIXED = 3  # a run whose events follow in more than one way: its codes are spelled out
+
+
+class _SeqRuns:
+    """The ``(seq, position, line, frame)`` of every event :class:`SeqOrder` judges, in file
+    order, kept as runs: a run is a stretch in which seq and position both advance by one and
+    each line and frame follows the one before as a next packed member, a next line or a next
+    line and frame. A run is one record in six ``array('q')`` columns (first seq, position,
+    line and frame, size, and how its events follow each other: one code for the whole run, or
+    where its codes start in :attr:`codes`, one byte an event, when the run mixes them, as
+    packed rows between plain rows do). An event that continues no run (a seq, position, line
+    or frame jump) opens one; one whose seq or position does not rise also opens a chunk, so
+    each chunk is sorted by (seq, position) and :meth:`segments` merges the chunks.
+
+    Memory: 48 bytes a run, plus a byte an event of a mixed run. The positional prefix is one
+    run, a gap, a repeated block or a few displaced events a few runs; an irregular stretch
+    (a jump at every event) costs a run an event, in the arrays, never a tuple."""
+
+    def __init__(self, prefix: int) -> None:
+        self.first_seq = array("q")
+        self.first_position = array("q")
+        self.first_line = array("q")
+        self.first_frame = array("q")
+        self.size = array("q")
+        self.step = array("q")  # the run's code as ``-1 - code``, or where its codes start
+        self.codes = bytearray()
+        self.chunks = array("q")  # the index of each chunk's first run
+        # the open run: its first event, its size and code, and where its last event stands
+        self.seq = self.position = self.line = self.frame = 0
+        self.open = self.code = 0
+        self.step_at = 0  # where a mixed open run's codes start
+        self.next_seq = self.next_position = -1
+        self.last_line = self.last_frame = _NONE
+        if prefix:
+            # positions 0..prefix-1 held seqs 0..prefix-1; they are never reported (a seq's
+            # first holder is never a repeat, and every seq below it is held), so no line
+            self.start(0, 0, _NONE, _NONE)
+            self.open = prefix
+            self.next_seq = self.next_position = prefix
+
+    def add(self, seq: int, position: int, line: int | None, frame: int | None) -> None:
+        """Keep the next event in file order: it continues the open run or opens the next."""
+        if line is None:
+            line = _NONE
+        if frame is None:
+            frame = _NONE
+        if seq == self.next_seq and position == self.next_position:
+            last = self.last_line
+            if frame == self.last_frame:
+                code = _SAME_ROW if line == last else _NEXT_LINE if line == last + 1 else -1
+            else:
+                code = _NEXT_FRAME if frame == self.last_frame + 1 and line == last + 1 else -1
+            if code >= 0:
+                held = self.code
+                if code != held:
+                    if held == _MIXED:
+                        self.codes.append(code)
+                    elif self.open == 1:
+                        self.code = code
+                    else:  # the run's events stop following one another the same way
+                        self.step_at = len(self.codes)
+                        self.codes += bytes((held,)) * (self.open - 1)
+                        self.codes.append(code)
+                        self.code = _MIXED
+                self.open += 1
+                self.next_seq = seq + 1
+                self.next_position = position + 1
+                self.last_line = line
+                self.last_frame = frame
+                return
+        if self.open:
+            self.close()
+            if seq < self.next_seq or position < self.next_position:
+                self.chunks.append(len(self.size))
+        self.start(seq, position, line, frame)
+
+    def start(self, seq: int, position: int, line: int, frame: int) -> None:
+        """Open a run at this event (the first run opens the first chunk)."""
+        if not self.size and not self.open:
+            self.chunks.append(0)
+        self.seq = seq
+        self.position = position
+        self.line = self.last_line = line
+        self.frame = self.last_frame = frame
+        self.open = 1
+        self.code = _SAME_ROW
+        self.next_seq = seq + 1
+        self.next_position = position + 1
+
+    def close(self) -> None:
+        """Move the open run into the columns."""
+        self.first_seq.append(self.seq)
+        self.first_position.append(self.position)
+        self.first_line.append(self.line)
+        self.first_frame.append(self.frame)
+        self.size.append(self.open)
+        self.step.append(self.step_at if self.code == _MIXED else -1 - self.code)
+        self.open = 0
+
+    def segments(self) -> Iterator[tuple[int, int, int, int, int]]:
+        """Every event in (seq, position) order, as segments of runs: ``(seq, position, size,
+        line, frame)``, the segment's events holding seqs and positions from ``seq`` and
+        ``position`` on, and its first event's line and frame. The chunks are merged through a
+        heap of their next segments, one entry a chunk; a segment ends where another chunk's
+        next event comes between, so a seq's later holders are each a segment's first event."""
+        if self.open:
+            self.close()
+        first_seq, first_position, size, step, codes = self.first_seq, self.first_position, self.size, self.step, self.codes
+        chunks = self.chunks
+        ends = [*chunks[1:], len(size)]
+        heap = [(first_seq[r], first_position[r], c, r, 0, self.first_line[r], self.first_frame[r]) for c, r in enumerate(chunks)]
+        heapify(heap)
+        while heap:
+            seq, position, c, r, k, line, frame = heappop(heap)
+            n = size[r] - k
+            if heap:
+                other_seq, other_position = heap[0][0], heap[0][1]
+                ahead = other_seq - seq  # this run's events before the other chunk's next one
+                if ahead < n:
+                    n = ahead + (position + ahead < other_position)
+            at = step[r]
+            yield seq, position, n, line, frame
+            k += n
+            if k < size[r]:
+                if at < 0:
+                    code = -1 - at
+                    line += n if code != _SAME_ROW else 0
+                    frame += n if code == _NEXT_FRAME else 0
+                else:  # the codes of events k-n+1..k
+                    lo = at + k - n
+                    line += n - codes.count(_SAME_ROW, lo, lo + n)
+                    frame += codes.count(_NEXT_FRAME, lo, lo + n)
+                heappush(heap, (seq + n, position + n, c, r, k, line, frame))
+            elif r + 1 < ends[c]:
+                r += 1
+                heappush(heap, (first_seq[r], first_position[r], c, r, 0, self.first_line[r], self.first_frame[r]))
+
+
 @rule_walk(R.E2, R.S9, R.C1, types=EVERY_EVENT)
 class SeqOrder:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
@@ -309,39 +456,42 @@ class SeqOrder:
     State: nothing while every head so far is an object whose seq is its position: the walk
     sits out until the running :class:`~._scan.TypeScan` meets the first other head and
     wakes it there (a packed run's members carry their positions too). From that head on,
-    O(n) small values: ``(seq, position,
-    line, frame)`` of every event with a safe seq, the positional prefix included (E2
-    judges the sorted seqs, so it is decided in :meth:`finish`), the step-back seqs and
-    the highest seq so far (S9 is decided as the walk passes). Whether the jsonl loader
-    keeps the prefix before a gap as a torn tail depends on a turn/end after it, so the
-    gap findings wait for the end (the last turn/end is the scan's) and pass through the
-    cap like any other. The members of a packed run are read one by one, as before: only
-    a log whose seqs are not positions pays for it."""
+    the ``(seq, position, line, frame)`` of every event with a safe seq, the positional prefix
+    included, in a :class:`_SeqRuns` (E2 judges the sorted seqs, so it is decided in
+    :meth:`finish`): a run of consecutive seqs at consecutive positions is one record, so a
+    gap, a repeated block or a few displaced events cost a few records, and a log mixing
+    packed and plain rows a byte an event besides; and the first 20 step-back seqs, their
+    count and the highest seq so far (S9 is decided as the walk passes). Whether the jsonl
+    loader keeps the prefix before a gap as a torn tail depends on a turn/end after it, so
+    the gap findings wait for the end (the last turn/end is the scan's) and pass through the
+    cap like any other. The members of a packed run are read one by one, as before: only a
+    log whose seqs are not positions pays for it."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.events = ctx.events
         self.runs = ctx.packed_runs[1]
-        self.seqs: list[tuple[int, int, int | None, int | None]] | None = None
+        self.kept: _SeqRuns | None = None
         self.prev: int | None = None
-        self.backsteps: list[int] = []
+        self.backsteps: list[int] = []  # the first 20
+        self.backstep_count = 0
         scan = running_scan(ctx)
         if scan is not None:
             self.types = ()
             scan.on_first_misplaced.append(self.wake)
         else:  # no scan to wake it (a walk built outside a check): every head from the first
-            self.seqs = []
+            self.kept = _SeqRuns(0)
 
     def wake(self, index: int) -> None:
         """Every head before ``index`` held its position as seq: positions 0..index-1 held seqs
         0..index-1, never a gap nor a repeat themselves. Walk every head from ``index`` on."""
-        self.seqs = [(k, k, None, None) for k in range(index)]
+        self.kept = _SeqRuns(index)
         self.prev = index - 1 if index else None
         self.types = EVERY_EVENT
         resubscribe(self.ctx)
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
-        seqs = self.seqs
+        add = self.kept.add  # type: ignore[union-attr]
         found: list[Finding] | None = None
         events = self.events
         for i in range(index, self.runs.get(index, index + 1)):
@@ -352,7 +502,9 @@ class SeqOrder:
             s = int(s)
             prev = self.prev
             if prev is not None and s <= prev:
-                self.backsteps.append(s)
+                if self.backstep_count < 20:
+                    self.backsteps.append(s)
+                self.backstep_count += 1
                 if found is None:
                     found = []
                 found.append(self.ctx.finding(
@@ -362,51 +514,55 @@ class SeqOrder:
                     context={"previousSeq": prev},
                 ))
             self.prev = s if prev is None else max(prev, s)
-            seqs.append((s, i, ev.line, ev.frame))
+            add(s, i, ev.line, ev.frame)
         return found
 
     def finish(self) -> Iterator[Finding]:
-        seqs = self.seqs
-        if seqs is None:
+        kept = self.kept
+        if kept is None:
             return
         ctx = self.ctx
         last_turn_end = scanned(ctx).last_turn_end
-        seqs.sort()
         expected = 0
-        gaps: list[int] = []
+        gaps: list[int] = []  # the first 20
+        gap_count = 0
         zstd = ctx.log.compression == "zstd"
-        for s, i, line, frame in seqs:
-            if s == expected:
-                expected += 1
-                continue
+        # a segment's seqs rise by one from its first, which alone may be reported: a repeat (its
+        # seq's first holder came between it and any earlier segment, so ``expected`` is s + 1)
+        # or a gap; the rest each meet ``expected`` in turn
+        for s, i, n, line, frame in kept.segments():
             if s < expected:
-                gaps.append(s)
-                yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s, line=line,
-                                  frame=frame, context={"duplicateSeq": s})
-                continue
-            missing = list(range(expected, min(s, expected + 50)))
-            gaps.append(expected)
-            refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
-            if not zstd and i > last_turn_end:
-                # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
-                refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
-            yield ctx.finding(
-                R.E2,
-                f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
-                seq=s,
-                line=line,
-                frame=frame,
-                refused_by=refused,
-                context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected},
-            )
-            expected = s + 1
-        backsteps = self.backsteps
-        if gaps or backsteps:
+                if gap_count < 20:
+                    gaps.append(s)
+                gap_count += 1
+                yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s,
+                                  line=None if line == _NONE else line, frame=None if frame == _NONE else frame,
+                                  context={"duplicateSeq": s})
+            elif s > expected:
+                missing = list(range(expected, min(s, expected + 50)))
+                if gap_count < 20:
+                    gaps.append(expected)
+                gap_count += 1
+                refused: tuple[L, ...] = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+                if not zstd and i > last_turn_end:
+                    # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
+                    refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
+                yield ctx.finding(
+                    R.E2,
+                    f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
+                    seq=s,
+                    line=None if line == _NONE else line,
+                    frame=None if frame == _NONE else frame,
+                    refused_by=refused,
+                    context={"expected": expected, "got": s, "missing": missing, "missingCount": s - expected},
+                )
+            expected = s + n
+        if gap_count or self.backstep_count:
             yield ctx.finding(
                 R.C1,
-                f"{len(gaps)} seq gap(s) or repeat(s) and {len(backsteps)} step(s) back in file order: "
+                f"{gap_count} seq gap(s) or repeat(s) and {self.backstep_count} step(s) back in file order: "
                 "the traces two writers sharing one session leave",
-                context={"gaps": gaps[:20], "backsteps": backsteps[:20]},
+                context={"gaps": gaps, "backsteps": self.backsteps},
             )
 
 
