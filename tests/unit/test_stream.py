@@ -35,9 +35,10 @@ class _Collect:
     def begin(self, log: SessionLog) -> None:
         self.log = log
 
-    def row(self, first: int, stop: int) -> None:
+    def row(self, first: int, stop: int, head: Any) -> None:
         assert self.log is not None
         assert first == len(self.raws), "rows are handed over in order, none skipped"
+        assert head is self.log.events[first]
         self.rows.append((first, stop))
         self.raws.extend(self.log.events[i].raw for i in range(first, stop))
 
@@ -124,7 +125,7 @@ def test_a_streamed_read_keeps_only_the_row_being_handed_over() -> None:
     seen: list[str] = []
 
     class Peek(_Collect):
-        def row(self, first: int, stop: int) -> None:
+        def row(self, first: int, stop: int, head: Any) -> None:
             events = self.log.events  # type: ignore[union-attr]
             assert len(events) == stop
             if first:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from dshfuzz.model import Compression, SessionLog, stream_log
+from dshfuzz.model import Compression, Event, SessionLog, stream_log
 
 from ._finding import Finding, Report
 from .rules import RULES, RuleLayer, Severity
@@ -143,7 +143,7 @@ class _Quoted:
     def begin(self, log: SessionLog) -> None:
         self.log = log
 
-    def row(self, first: int, stop: int) -> None:
+    def row(self, first: int, stop: int, head: Event) -> None:
         log = self.log
         assert log is not None
         if first == 0 and log.header is not None and type(log.header.raw) is dict:

@@ -221,7 +221,9 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
     exactly when that line is past the row's).
     """
     rows = ctx.log.rows
-    bad = [row for row in rows if row.kind != "event" and row.kind != "packed"]
+    # a streamed read keeps only the rows that did not decode whole: the rest need not be built
+    kept = getattr(rows, "irregular", None)
+    bad = [row for row in (rows if kept is None else kept.values()) if row.kind != "event" and row.kind != "packed"]
     if not bad:
         return
     last_turn_end_line = scanned(ctx).last_turn_end_line

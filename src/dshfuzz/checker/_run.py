@@ -351,15 +351,15 @@ class _Window:
 
 
 class _WalkLoop:
-    """The walks of one check and the one loop over the heads: :meth:`head` for each head in
+    """The walks of one check and the one loop over the heads: :attr:`head` for each head in
     log order, then :meth:`finish` once."""
 
-    __slots__ = ("ctx", "sink", "state", "live", "table", "every", "constructed")
+    __slots__ = ("ctx", "sink", "live", "constructed", "head")
 
-    def __init__(self, ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
+    def __init__(self, ctx: CheckContext, walks: list[Walk], sink: _Sink, runs: dict[int, int]) -> None:
         self.ctx = ctx
         self.sink = sink
-        self.state = ctx.memo(_LOOP, _Loop)
+        state = ctx.memo(_LOOP, _Loop)
         live: dict[Walk, Any] = {}
         for walk in walks:
             try:
@@ -367,28 +367,39 @@ class _WalkLoop:
             except Exception:
                 sink.crashed(walk.name)
         self.live = live
-        self.constructed = [*live.values(), self.state]
-        self.table, self.every = _dispatch(live)
+        self.constructed = [*live.values(), state]
+        table, every = _dispatch(live)
+        take = sink.take
 
-    def head(self, i: int, ev: Event) -> None:
-        """Hand one head to the walks subscribed to its type, then to those that want every event."""
-        raw = ev.raw
-        if raw.__class__ is dict:
-            kind = raw.get("type")
-            subscribers = self.table.get(kind, self.every) if kind.__class__ is str else self.every
-        else:
-            subscribers = self.every
-        for handle, walk in subscribers:
-            try:
-                found = handle(i, ev)
-                if found is not None:
-                    self.sink.take(found, walk)
-            except Exception:
-                self.sink.crashed(walk.name)
-                del self.live[walk]
-                self.table, self.every = _dispatch(self.live)
-        if self.state.changed:
-            self.table, self.every = _woken(self.ctx, self.state, self.live, subscribers, i, ev, self.sink)
+        def head(i: int, stop: int, ev: Event) -> None:
+            """Hand the head ``ev`` at ``i``, whose row ends at ``stop``, to the walks subscribed to
+            its type, then to those that want every event; ``runs`` (``ctx.packed_runs[1]``) holds
+            its packed run alone. A closure: the loop's state lives in its cells, read without
+            attribute lookups, and a streamed read calls it for each row directly."""
+            nonlocal table, every
+            if runs:
+                runs.clear()
+            if stop - i > 1:
+                runs[i] = stop
+            raw = ev.raw
+            if raw.__class__ is dict:
+                kind = raw.get("type")
+                subscribers = table.get(kind, every) if kind.__class__ is str else every
+            else:
+                subscribers = every
+            for handle, walk in subscribers:
+                try:
+                    found = handle(i, ev)
+                    if found is not None:
+                        take(found, walk)
+                except Exception:
+                    sink.crashed(walk.name)
+                    del live[walk]
+                    table, every = _dispatch(live)
+            if state.changed:
+                table, every = _woken(ctx, state, live, subscribers, i, ev, sink)
+
+        self.head: Callable[[int, int, Event], None] = head
 
     def finish(self) -> None:
         try:
@@ -410,7 +421,7 @@ class _Check:
 
     __slots__ = ("ctx", "selected", "sink", "loop")
 
-    def __init__(self, ctx: CheckContext) -> None:
+    def __init__(self, ctx: CheckContext, runs: dict[int, int]) -> None:
         _load_rule_modules()
         options = ctx.options
         self.ctx = ctx
@@ -424,7 +435,7 @@ class _Check:
                         events=0, frames=0)
         self.sink = _Sink(report, self.selected, max(options.max_findings_per_rule, 0), options.strict)
         selected = self.selected
-        self.loop = _WalkLoop(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], self.sink)
+        self.loop = _WalkLoop(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], self.sink, runs)
 
     def report(self) -> Report:
         ctx, sink = self.ctx, self.sink
@@ -474,12 +485,35 @@ def _woken(
 
 
 def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
-    """Construct ``walks``, hand them the heads of the whole model in ``ctx``, and finish them."""
-    loop = _WalkLoop(ctx, walks, sink)
-    events = ctx.events
-    for i in ctx.packed_runs[0]:
-        loop.head(i, events[i])
+    """Construct ``walks``, hand them the heads of the whole model in ``ctx`` as a check does, and
+    finish them."""
+    heads, runs = ctx.packed_runs
+    loop = _WalkLoop(ctx, walks, sink, _windowed(ctx))
+    _feed_whole(ctx, heads, runs, loop)
     loop.finish()
+
+
+def _windowed(ctx: CheckContext) -> dict[int, int]:
+    """Put ``ctx.events`` behind a window and return the dict that will hold the current run."""
+    heads, _ = ctx.packed_runs
+    current: dict[int, int] = {}
+    ctx.events = _Window(ctx.events)  # type: ignore[assignment]
+    ctx._packed = (heads, current)
+    return current
+
+
+def _feed_whole(ctx: CheckContext, heads: list[int], runs: dict[int, int], loop: _WalkLoop) -> None:
+    window: _Window = ctx.events  # type: ignore[assignment]
+    events = window.source
+    head = loop.head
+    for i in heads:
+        stop = runs.get(i) or i + 1
+        window.lo = i
+        window.hi = window.count = stop
+        head(i, stop, events[i])
+    ctx.packed_runs[1].clear()
+    window.lo = window.hi = 0
+    window.count = len(events)
 
 
 def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report:
@@ -488,64 +522,34 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
     handed over (see the module docstring). Never raises unless ``options.strict``."""
     ctx = CheckContext(log, options)
     heads, runs = ctx.packed_runs
-    events = log.events
-    window = _Window(events)
-    current: dict[int, int] = {}
-    ctx.events = window  # type: ignore[assignment]
-    ctx._packed = (heads, current)
-    check = _Check(ctx)
-    head = check.loop.head
-    for i in heads:
-        stop = runs.get(i)
-        if current:
-            current.clear()
-        if stop is not None:
-            current[i] = stop
-        window.lo = i
-        window.hi = window.count = stop or i + 1
-        head(i, events[i])
-    current.clear()
-    window.lo = window.hi = 0
-    window.count = len(events)
+    check = _Check(ctx, _windowed(ctx))
+    _feed_whole(ctx, heads, runs, check.loop)
     return check.report()
 
 
 class _StreamedCheck:
     """A check fed by a streamed read (a :class:`~dshfuzz.model.RowConsumer`): the walks are
-    constructed at the first row (the header is read by then) and handed each row's head as
-    it is read; ``ctx.packed_runs[1]`` holds the current row's run alone."""
+    constructed when the header is read (:meth:`begin`), and the loop's head is the consumer's
+    ``row``: the reader hands it each row's head as it is read; ``ctx.packed_runs[1]`` holds the
+    current row's run alone."""
 
-    __slots__ = ("options", "log", "check", "runs")
+    __slots__ = ("options", "check", "row")
 
     def __init__(self, options: CheckOptions) -> None:
         self.options = options
-        self.log: SessionLog | None = None
         self.check: _Check | None = None
-        self.runs: dict[int, int] = {}
 
     def begin(self, log: SessionLog) -> None:
-        self.log = log
-
-    def start(self) -> _Check:
-        assert self.log is not None
-        ctx = CheckContext(self.log, self.options)
-        ctx._packed = ([], self.runs)
-        self.check = _Check(ctx)
-        return self.check
-
-    def row(self, first: int, stop: int) -> None:
-        check = self.check or self.start()
-        runs = self.runs
-        if runs:
-            runs.clear()
-        if stop - first > 1:
-            runs[first] = stop
-        check.loop.head(first, self.log.events[first])  # type: ignore[union-attr]
+        ctx = CheckContext(log, self.options)
+        runs: dict[int, int] = {}
+        ctx._packed = ([], runs)
+        self.check = _Check(ctx, runs)
+        self.row = self.check.loop.head
 
     def report(self) -> Report:
-        check = self.check or self.start()
-        self.runs.clear()
-        return check.report()
+        assert self.check is not None, "the read began the check"
+        self.check.ctx.packed_runs[1].clear()
+        return self.check.report()
 
 
 def check_stream(

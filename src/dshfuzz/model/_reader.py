@@ -133,7 +133,7 @@ def stream_log(
     limits: Limits = DEFAULT_LIMITS,
 ) -> SessionLog:
     """Read a log as :func:`parse_log` does, handing each row's events to ``consumer`` as they
-    are read (``consumer.row(first, stop)``, once ``log.events[first:stop]`` holds them) and
+    are read (``consumer.row(first, stop, head)``, once ``log.events[first:stop]`` holds them) and
     keeping none: the log returned holds the physical layer compactly (see
     :mod:`dshfuzz.model._stream`) and ``len(log.events)`` events it no longer has. Never raises
     on any input (an exception out of ``consumer`` propagates)."""
@@ -151,9 +151,9 @@ def _read(
     if consumer is not None:
         log.events = StreamedEvents()  # type: ignore[assignment]
         log.lines = CompactLines(lambda: reader.source)  # type: ignore[assignment]
-        log.rows = CompactRows()  # type: ignore[assignment]
-        reader.emit = consumer.row
-        consumer.begin(log)
+        log.rows = CompactRows(log.lines)  # type: ignore[arg-type, assignment]
+        reader.consumer = consumer
+        reader.emit = reader.begin_stream
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -165,6 +165,8 @@ def _read(
             reader.source = data
             reader.feed(data, None)
             reader.finish_plain()
+        if consumer is not None and reader.emit == reader.begin_stream:
+            consumer.begin(log)  # no row held an event
     finally:
         if collecting:
             gc.enable()
@@ -479,7 +481,17 @@ class _Reader:
         self.unreadable = 0
         self.max_lines = sys.maxsize
         self.compressed_end = 0
-        self.emit: Callable[[int, int], None] | None = None
+        self.emit: Callable[[int, int, Event], None] | None = None
+        self.consumer: RowConsumer | None = None
+
+    def begin_stream(self, first: int, stop: int, head: Event) -> None:
+        """The first row of a streamed read: the header is read, so the consumer begins; then it
+        takes this row and every later one directly."""
+        consumer = self.consumer
+        assert consumer is not None
+        consumer.begin(self.log)
+        self.emit = consumer.row
+        consumer.row(first, stop, head)
 
     def refuse(self, code: str, message: str, **where: Any) -> None:
         if self.log.refusal is None:
@@ -632,38 +644,58 @@ class _Reader:
             value, error = _parse(raw)
         if error is not None and self._unreadable_limit(number, frame, offset):
             return
-        log.lines.append(Line(number, None, value, error, True, frame, offset, len(raw), self.source))
+        emit = self.emit
+        if emit is None or error is not None:
+            log.lines.append(Line(number, None, value, error, True, frame, offset, len(raw), self.source))
         if error is not None:
             rows.append(Row(number, "not-json", MISSING, range(0), error, frame))
             log.diagnostics.append(Diagnostic("line.not-json", f"line is not JSON: {error}", line=number, frame=frame, offset=offset))
             self._unparsable(number)
             return
         events = log.events
-        first_event = len(events)
         tag = value.get("type") if type(value) is dict else None
         if type(tag) is str and tag in CHUNK_ROW_TYPES:
             try:
                 count = validate_storage_row(value)
             except RowDecodeError as exc:
                 if self._unreadable_limit(number, frame, offset):
-                    log.lines.pop()  # the line stays out of the model, as every line past a limit does
+                    if emit is None:
+                        log.lines.pop()  # the line stays out of the model, as every line past a limit does
                     return
+                if emit is not None:
+                    log.lines.append(Line(number, None, value, None, True, frame, offset, len(raw), self.source))
                 rows.append(Row(number, "malformed-packed", value, range(0), exc.message, frame))
                 log.diagnostics.append(Diagnostic("row.malformed", exc.message, line=number, frame=frame, offset=offset))
                 self._unparsable(number)
                 return
-            events.extend([PackedMember(value, k, number, row_index, frame) for k in range(count)])
-            rows.append(Row(number, "packed", value, range(first_event, len(events)), None, frame))
+            members = [PackedMember(value, k, number, row_index, frame) for k in range(count)]
+            head = members[0]
+            if emit is None:
+                first_event = len(events)
+                events.extend(members)
+                rows.append(Row(number, "packed", value, range(first_event, first_event + count), None, frame))
+            else:  # a streamed read: the events of this row alone, handed over below
+                first_event = events.first = events.count  # type: ignore[attr-defined]
+                events.row = members  # type: ignore[attr-defined]
+                events.count = first_event + count  # type: ignore[attr-defined]
+                rows.add(number, first_event, -count, frame, offset, len(raw))  # type: ignore[attr-defined]
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
-            self._scan_row(events[first_event].raw, number, end, count)
-            if self.emit is not None:
-                self.emit(first_event, first_event + count)
-        else:
+            self._scan_row(head.raw, number, end, count)
+            if emit is not None:
+                emit(first_event, first_event + count, head)
+        elif emit is None:
+            first_event = len(events)
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
             self._scan_row(value, number, end, 1)
-            if self.emit is not None:
-                self.emit(first_event, first_event + 1)
+        else:
+            event = Event(value, number, row_index, None, frame)
+            first_event = events.first = events.count  # type: ignore[attr-defined]
+            events.row = (event,)  # type: ignore[attr-defined]
+            events.count = first_event + 1  # type: ignore[attr-defined]
+            rows.add(number, first_event, 1, frame, offset, len(raw))  # type: ignore[attr-defined]
+            self._scan_row(value, number, end, 1)
+            emit(first_event, first_event + 1, event)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log

@@ -25,13 +25,15 @@ __all__ = ["CompactLines", "CompactRows", "RowConsumer", "StreamedEvents"]
 
 
 class RowConsumer(Protocol):
-    """What a streamed read hands its events to: ``begin(log)`` once, before the first line
-    (the log then has no header yet), then ``row(first, stop)`` for each row that holds
-    events, once its events are ``log.events[first:stop]`` (readable until the next row)."""
+    """What a streamed read hands its events to: ``begin(log)`` once the header line is read
+    (before the first row; at the end of the read when no row holds an event), then
+    ``row(first, stop, head)`` for each row that holds events, once its events are
+    ``log.events[first:stop]`` (readable until the next row); ``head`` is the first of them.
+    ``row`` is looked up once, after ``begin``."""
 
     def begin(self, log: SessionLog) -> None: ...
 
-    def row(self, first: int, stop: int) -> None: ...
+    def row(self, first: int, stop: int, head: Event) -> None: ...
 
 
 class StreamedEvents(Sequence[Event]):
@@ -96,12 +98,6 @@ class CompactLines(Sequence[Line]):
         if line.error is not None or not line.terminated or line.number == 1 or line.number != len(self.offsets):
             self.whole[len(self.offsets)] = line
 
-    def add(self, frame: int | None, offset: int, size: int) -> None:
-        """An ordinary parsed line, the next one."""
-        self.offsets.append(offset)
-        self.sizes.append(size)
-        self.frames.append(-1 if frame is None else frame)
-
     def pop(self) -> None:
         self.whole.pop(len(self.offsets), None)
         self.offsets.pop()
@@ -144,41 +140,51 @@ _KINDS: tuple[RowKind, ...] = ("event", "packed")
 
 
 class CompactRows(Sequence[Row]):
-    """``SessionLog.rows`` of a streamed read: 21 bytes a row. An event or packed row comes
-    back without its ``value`` (:data:`MISSING`: its parsed value went to the consumer); a row
-    of any other kind is kept whole."""
+    """``SessionLog.rows`` of a streamed read: 20 bytes a row (a row's frame is its line's, in
+    ``lines``). An event or packed row comes back without its ``value`` (:data:`MISSING`: its
+    parsed value went to the consumer); a row of any other kind is kept whole."""
 
-    __slots__ = ("lines", "firsts", "counts", "frames", "whole")
+    __slots__ = ("numbers", "firsts", "counts", "whole", "lines")
 
-    def __init__(self) -> None:
-        self.lines = array("q")
+    def __init__(self, lines: CompactLines) -> None:
+        self.numbers = array("q")
         self.firsts = array("q")
+        # a packed row is stored as minus its member count, so one array says kind and size
         self.counts = array("i")
-        self.frames = array("i")
         self.whole: dict[int, Row] = {}
+        self.lines = lines
 
     def append(self, row: Row) -> None:
         events = row.events
-        self.lines.append(row.line)
+        self.numbers.append(row.line)
         self.firsts.append(events.start)
-        # a packed row is stored as minus its member count, so one array says kind and size
         self.counts.append(-len(events) if row.kind == "packed" else len(events))
-        self.frames.append(-1 if row.frame is None else row.frame)
-        if row.kind not in _KINDS or events.step != 1:
-            self.whole[len(self.lines) - 1] = row
+        self.whole[len(self.numbers) - 1] = row
+
+    def add(self, number: int, first: int, signed_count: int, frame: int | None, offset: int, size: int) -> None:
+        """The next line, an ordinary parsed one, and the row it holds: an event row
+        (``signed_count`` 1) or a packed row (minus its member count). One call for both: the
+        reader makes it for every row of a log."""
+        self.numbers.append(number)
+        self.firsts.append(first)
+        self.counts.append(signed_count)
+        lines = self.lines
+        lines.offsets.append(offset)
+        lines.sizes.append(size)
+        lines.frames.append(-1 if frame is None else frame)
 
     @property
     def irregular(self) -> dict[int, Row]:
-        """The rows kept whole (that did not decode), by index."""
+        """The rows kept whole (kinds other than event and packed), by index."""
         return self.whole
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.numbers)
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
             return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self.lines)
+        n = len(self.numbers)
         if index < 0:
             index += n
         if not 0 <= index < n:
@@ -188,10 +194,10 @@ class CompactRows(Sequence[Row]):
             return kept
         count = self.counts[index]
         first = self.firsts[index]
-        frame = self.frames[index]
+        number = self.numbers[index]
+        frame = self.lines.frames[number - 1]
         kind: RowKind = "packed" if count < 0 else "event"
-        return Row(self.lines[index], kind, MISSING, range(first, first + abs(count)), None,
-                   None if frame < 0 else frame)
+        return Row(number, kind, MISSING, range(first, first + abs(count)), None, None if frame < 0 else frame)
 
     def __iter__(self) -> Iterator[Row]:
         return (self[i] for i in range(len(self)))
