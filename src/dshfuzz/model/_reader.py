@@ -150,7 +150,7 @@ def _read(
     reader = _Reader(log, limits)
     if consumer is not None:
         log.events = StreamedEvents()  # type: ignore[assignment]
-        log.lines = CompactLines(lambda: reader.source)  # type: ignore[assignment]
+        log.lines = CompactLines()  # type: ignore[assignment]
         log.rows = CompactRows(log.lines)  # type: ignore[arg-type, assignment]
         reader.consumer = consumer
         reader.emit = reader.begin_stream
@@ -162,7 +162,7 @@ def _read(
         if compression == "zstd":
             _read_zstd(data, reader)
         else:
-            reader.source = data
+            reader.set_source(data)
             reader.feed(data, None)
             reader.finish_plain()
         if consumer is not None and reader.emit == reader.begin_stream:
@@ -185,7 +185,8 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
         reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
     complete_end: int | None = None
     budget = _Inflation(reader.limits, len(data))
-    plaintext = reader.source = _Plaintext()
+    plaintext = _Plaintext()
+    reader.set_source(plaintext)
     # a streamed read keeps each frame as a view of the file, not a second copy of it
     whole: bytes | memoryview = memoryview(data) if reader.emit is not None else data
     for index, lay in enumerate(layouts):
@@ -492,6 +493,14 @@ class _Reader:
         consumer.begin(self.log)
         self.emit = consumer.row
         consumer.row(first, stop, head)
+
+    def set_source(self, source: TextSource) -> None:
+        """Where the lines' text is read back from (the file, or the frames' plaintext); a streamed
+        read's compact lines hold it themselves, so the log never refers back to the reader."""
+        self.source = source
+        lines = self.log.lines
+        if isinstance(lines, CompactLines):
+            lines.source = source
 
     def refuse(self, code: str, message: str, **where: Any) -> None:
         if self.log.refusal is None:

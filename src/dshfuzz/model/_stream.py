@@ -15,7 +15,7 @@ what costs a few bytes a line, so the read costs what its consumer keeps, not th
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import groupby
 from typing import Any, Protocol
 
@@ -80,16 +80,16 @@ class StreamedEvents(Sequence[Event]):
 
 class CompactLines(Sequence[Line]):
     """``SessionLog.lines`` of a streamed read: 16 bytes a line. ``source`` gives the text of
-    a line back (the file, or the frames decoded again)."""
+    a line back (the file, or the frames decoded again); the reader sets it before the first line."""
 
-    __slots__ = ("offsets", "sizes", "frames", "whole", "source_of")
+    __slots__ = ("offsets", "sizes", "frames", "whole", "source")
 
-    def __init__(self, source_of: Callable[[], TextSource]) -> None:
+    def __init__(self, source: TextSource = b"") -> None:
         self.offsets = array("q")
         self.sizes = array("i")
         self.frames = array("i")
         self.whole: dict[int, Line] = {}
-        self.source_of = source_of
+        self.source = source
 
     def append(self, line: Line) -> None:
         self.offsets.append(-1 if line.offset is None else line.offset)
@@ -121,7 +121,7 @@ class CompactLines(Sequence[Line]):
             return kept
         frame = self.frames[index]
         return Line(number, None, MISSING, None, True, None if frame < 0 else frame, self.offsets[index],
-                    self.sizes[index], self.source_of())
+                    self.sizes[index], self.source)
 
     def __iter__(self) -> Iterator[Line]:
         return (self[i] for i in range(len(self)))
