@@ -154,6 +154,8 @@ def _read(
         log.rows = CompactRows(log.lines)  # type: ignore[arg-type, assignment]
         reader.consumer = consumer
         reader.emit = reader.begin_stream
+        reader.add_line = log.lines.cells.extend  # type: ignore[attr-defined]
+        reader.add_row = log.rows.cells.extend  # type: ignore[attr-defined]
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -452,6 +454,10 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
         return MISSING, str(exc)
 
 
+def _no_table(cells: tuple[int, int, int]) -> None:
+    raise AssertionError("only a streamed read keeps compact tables")
+
+
 class _Reader:
     """Turns plaintext into lines, rows and events while replaying ``SessionLogScanner``.
 
@@ -484,6 +490,10 @@ class _Reader:
         self.compressed_end = 0
         self.emit: Callable[[int, int, Event], None] | None = None
         self.consumer: RowConsumer | None = None
+        # a streamed read: an ordinary row's line (offset, size, frame) and row (line, first event,
+        # signed count) go straight into the compact tables' arrays
+        self.add_line: Callable[[tuple[int, int, int]], None] = _no_table
+        self.add_row: Callable[[tuple[int, int, int]], None] = _no_table
 
     def begin_stream(self, first: int, stop: int, head: Event) -> None:
         """The first row of a streamed read: the header is read, so the consumer begins; then it
@@ -687,7 +697,8 @@ class _Reader:
                 first_event = events.first = events.count  # type: ignore[attr-defined]
                 events.row = members  # type: ignore[attr-defined]
                 events.count = first_event + count  # type: ignore[attr-defined]
-                rows.add(number, first_event, -count, frame, offset, len(raw))  # type: ignore[attr-defined]
+                self.add_line((offset, len(raw), -1 if frame is None else frame))
+                self.add_row((number, first_event, -count))
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
             self._scan_row(head.raw, number, end, count)
             if emit is not None:
@@ -702,7 +713,8 @@ class _Reader:
             first_event = events.first = events.count  # type: ignore[attr-defined]
             events.row = (event,)  # type: ignore[attr-defined]
             events.count = first_event + 1  # type: ignore[attr-defined]
-            rows.add(number, first_event, 1, frame, offset, len(raw))  # type: ignore[attr-defined]
+            self.add_line((offset, len(raw), -1 if frame is None else frame))
+            self.add_row((number, first_event, 1))
             self._scan_row(value, number, end, 1)
             emit(first_event, first_event + 1, event)
 

@@ -79,38 +79,34 @@ class StreamedEvents(Sequence[Event]):
 
 
 class CompactLines(Sequence[Line]):
-    """``SessionLog.lines`` of a streamed read: 16 bytes a line. ``source`` gives the text of
-    a line back (the file, or the frames decoded again); the reader sets it before the first line."""
+    """``SessionLog.lines`` of a streamed read: 24 bytes a line, its offset, size and frame in
+    one array (``cells``, three to a line). ``source`` gives the text of a line back (the file,
+    or the frames decoded again); the reader sets it before the first line."""
 
-    __slots__ = ("offsets", "sizes", "frames", "whole", "source")
+    __slots__ = ("cells", "whole", "source")
 
     def __init__(self, source: TextSource = b"") -> None:
-        self.offsets = array("q")
-        self.sizes = array("i")
-        self.frames = array("i")
+        self.cells = array("q")
         self.whole: dict[int, Line] = {}
         self.source = source
 
     def append(self, line: Line) -> None:
-        self.offsets.append(-1 if line.offset is None else line.offset)
-        self.sizes.append(line.size)
-        self.frames.append(-1 if line.frame is None else line.frame)
-        if line.error is not None or not line.terminated or line.number == 1 or line.number != len(self.offsets):
-            self.whole[len(self.offsets)] = line
+        self.cells.extend((-1 if line.offset is None else line.offset, line.size, -1 if line.frame is None else line.frame))
+        number = len(self.cells) // 3
+        if line.error is not None or not line.terminated or line.number == 1 or line.number != number:
+            self.whole[number] = line
 
     def pop(self) -> None:
-        self.whole.pop(len(self.offsets), None)
-        self.offsets.pop()
-        self.sizes.pop()
-        self.frames.pop()
+        self.whole.pop(len(self.cells) // 3, None)
+        del self.cells[-3:]
 
     def __len__(self) -> int:
-        return len(self.offsets)
+        return len(self.cells) // 3
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
             return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self.offsets)
+        n = len(self.cells) // 3
         if index < 0:
             index += n
         if not 0 <= index < n:
@@ -119,17 +115,20 @@ class CompactLines(Sequence[Line]):
         kept = self.whole.get(number)
         if kept is not None:
             return kept
-        frame = self.frames[index]
-        return Line(number, None, MISSING, None, True, None if frame < 0 else frame, self.offsets[index],
-                    self.sizes[index], self.source)
+        offset, size, frame = self.cells[3 * index : 3 * index + 3]
+        return Line(number, None, MISSING, None, True, None if frame < 0 else frame, offset, size, self.source)
 
     def __iter__(self) -> Iterator[Line]:
         return (self[i] for i in range(len(self)))
 
+    def frame_of(self, number: int) -> int | None:
+        frame = self.cells[3 * number - 1]
+        return None if frame < 0 else frame
+
     def frame_spans(self) -> Iterator[tuple[int, int, int]]:
         """``(frame, first line, last line)`` for each run of lines that start in one frame."""
         number = 1
-        for frame, run in groupby(self.frames):
+        for frame, run in groupby(self.cells[2::3]):
             count = sum(1 for _ in run)
             if frame >= 0:
                 yield frame, number, number + count - 1
@@ -140,38 +139,23 @@ _KINDS: tuple[RowKind, ...] = ("event", "packed")
 
 
 class CompactRows(Sequence[Row]):
-    """``SessionLog.rows`` of a streamed read: 20 bytes a row (a row's frame is its line's, in
-    ``lines``). An event or packed row comes back without its ``value`` (:data:`MISSING`: its
-    parsed value went to the consumer); a row of any other kind is kept whole."""
+    """``SessionLog.rows`` of a streamed read: 24 bytes a row, its line, first event and signed
+    count in one array (``cells``, three to a row: a packed row's count is minus its member
+    count, so one number says kind and size; its frame is its line's, in ``lines``). An event or
+    packed row comes back without its ``value`` (:data:`MISSING`: its parsed value went to the
+    consumer); a row of any other kind is kept whole."""
 
-    __slots__ = ("numbers", "firsts", "counts", "whole", "lines")
+    __slots__ = ("cells", "whole", "lines")
 
     def __init__(self, lines: CompactLines) -> None:
-        self.numbers = array("q")
-        self.firsts = array("q")
-        # a packed row is stored as minus its member count, so one array says kind and size
-        self.counts = array("i")
+        self.cells = array("q")
         self.whole: dict[int, Row] = {}
         self.lines = lines
 
     def append(self, row: Row) -> None:
         events = row.events
-        self.numbers.append(row.line)
-        self.firsts.append(events.start)
-        self.counts.append(-len(events) if row.kind == "packed" else len(events))
-        self.whole[len(self.numbers) - 1] = row
-
-    def add(self, number: int, first: int, signed_count: int, frame: int | None, offset: int, size: int) -> None:
-        """The next line, an ordinary parsed one, and the row it holds: an event row
-        (``signed_count`` 1) or a packed row (minus its member count). One call for both: the
-        reader makes it for every row of a log."""
-        self.numbers.append(number)
-        self.firsts.append(first)
-        self.counts.append(signed_count)
-        lines = self.lines
-        lines.offsets.append(offset)
-        lines.sizes.append(size)
-        lines.frames.append(-1 if frame is None else frame)
+        self.cells.extend((row.line, events.start, -len(events) if row.kind == "packed" else len(events)))
+        self.whole[len(self.cells) // 3 - 1] = row
 
     @property
     def irregular(self) -> dict[int, Row]:
@@ -179,12 +163,12 @@ class CompactRows(Sequence[Row]):
         return self.whole
 
     def __len__(self) -> int:
-        return len(self.numbers)
+        return len(self.cells) // 3
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
             return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self.numbers)
+        n = len(self.cells) // 3
         if index < 0:
             index += n
         if not 0 <= index < n:
@@ -192,12 +176,9 @@ class CompactRows(Sequence[Row]):
         kept = self.whole.get(index)
         if kept is not None:
             return kept
-        count = self.counts[index]
-        first = self.firsts[index]
-        number = self.numbers[index]
-        frame = self.lines.frames[number - 1]
+        number, first, count = self.cells[3 * index : 3 * index + 3]
         kind: RowKind = "packed" if count < 0 else "event"
-        return Row(number, kind, MISSING, range(first, first + abs(count)), None, None if frame < 0 else frame)
+        return Row(number, kind, MISSING, range(first, first + abs(count)), None, self.lines.frame_of(number))
 
     def __iter__(self) -> Iterator[Row]:
         return (self[i] for i in range(len(self)))
