@@ -11,7 +11,8 @@ is ``python -m dshfuzz check --json FILE``, the reference is
 load, the bridge's ``load`` layer). Wall time, CPU time (user + system) and peak
 RSS come from ``wait4``; the commands run in interleaved rounds, each figure is
 the median of ``--repeats`` rounds, and the acceptance ratios are computed from
-figures of the same run. The sources are byte-compiled first (:func:`compile_sources`).
+figures of the same run: as ratios of the medians, and (``pairedRatios``) as the median of each
+round's own ratio, which a drift of the shared machine's speed between rounds moves less. The sources are byte-compiled first (:func:`compile_sources`).
 On a shared machine the wall ratios drift with the load (noted before and after);
 the CPU ratios drift less.
 """
@@ -61,14 +62,17 @@ def run(cmd: list[str]) -> tuple[float, float, float, bytes]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
-def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, dict[str, float]]:
+Runs = dict[str, list[tuple[float, float, float, bytes]]]
+
+
+def measure(commands: dict[str, list[str]], repeats: int) -> tuple[dict[str, dict[str, float]], Runs]:
     """Run every command once per round, ``repeats`` rounds: the machine's load drifts,
-    and interleaving exposes every command to the same drift."""
-    runs: dict[str, list[tuple[float, float, float, bytes]]] = {name: [] for name in commands}
+    and interleaving exposes every command to the same drift. The medians, and every run."""
+    runs: Runs = {name: [] for name in commands}
     for _ in range(repeats):
         for name, cmd in commands.items():
             runs[name].append(run(cmd))
-    return {
+    medians = {
         name: {
             "seconds": statistics.median(r[0] for r in rs),
             "cpuSeconds": statistics.median(r[1] for r in rs),
@@ -76,6 +80,7 @@ def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, dict[str,
         }
         for name, rs in runs.items()
     }
+    return medians, runs
 
 
 def compile_sources() -> None:
@@ -98,18 +103,27 @@ def main() -> None:
     commands["official load 200k"] = [str(NODE), str(ROOT / "benchmarks" / "checker_official_load.mjs"), str(paths["200k"])]
     commands["python startup"] = [str(PYTHON), "-c", "pass"]
     load_before = os.getloadavg()
-    results = measure(commands, args.repeats)
+    results, runs = measure(commands, args.repeats)
+    pairs = (
+        ("check 200k / official load 200k (<= 2)", "check 200k", "official load 200k"),
+        ("check 1M / check 200k (<= 5.5)", "check 1m", "check 200k"),
+        ("check 400k replace-heavy / check 200k (<= 2.2)", "check 400k-r50", "check 200k"),
+    )
     ratios = {
         f"{figure}: {label}": results[a][figure] / results[b][figure]
         for figure in ("seconds", "cpuSeconds")
-        for label, a, b in (
-            ("check 200k / official load 200k (<= 2)", "check 200k", "official load 200k"),
-            ("check 1M / check 200k (<= 5.5)", "check 1m", "check 200k"),
-            ("check 400k replace-heavy / check 200k (<= 2.2)", "check 400k-r50", "check 200k"),
-        )
+        for label, a, b in pairs
     }
-    print(json.dumps({"loadavg": {"before": load_before, "after": os.getloadavg()}, "results": results, "ratios": ratios},
-                     indent=2))
+    # the ratio within each round (its two commands ran minutes apart at most), then the median:
+    # steadier than a ratio of medians when the shared machine's speed drifts between rounds
+    paired = {
+        f"{name}: {label}": statistics.median(x[column] / y[column] for x, y in zip(runs[a], runs[b]))
+        for column, name in ((0, "seconds"), (1, "cpuSeconds"))
+        for label, a, b in pairs
+    }
+    per_round = {name: [round(r[1], 3) for r in rs] for name, rs in runs.items()}
+    print(json.dumps({"loadavg": {"before": load_before, "after": os.getloadavg()}, "results": results, "ratios": ratios,
+                      "pairedRatios": paired, "cpuSecondsPerRound": per_round}, indent=2))
 
 
 if __name__ == "__main__":
