@@ -1,0 +1,247 @@
+"""Every rule of the registry can fire, on a file as ``dshfuzz check`` reads it.
+
+Each rule has at least one pair of files: a minimal one that breaks it, and a
+near-identical twin that does not. Both go through :func:`check_stream`, the
+streamed read the CLI runs, so the pairs prove the rule fires through the real
+reader (bytes, frames, packed rows, limits), not only on a hand-built model.
+
+The event-level pairs are the checker unit tests' own tables (persistence,
+surface, engine, plugin, wire, migration), encoded as the official writer would
+write them; the physical rules (lossy numbers, unreadable and packed rows, zstd
+framing, the reader's limits) and the few rules those tables test by hand have
+their byte-level pairs here. The last test pins that together they cover the
+registry: a new rule without a pair fails it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from dshfuzz.checker import RULES, CheckOptions, Report, RuleId, check_stream
+from dshfuzz.model import DEFAULT_LIMITS, Compression, Limits, batch_text, compress_frame, dumpb, encode_jsonl, encode_zstd
+
+import test_checker_engine
+import test_checker_migration
+import test_checker_persistence
+import test_checker_plugin
+import test_checker_surface
+import test_checker_wire
+from checker_logs import header, minimal_events
+
+
+@dataclass(frozen=True)
+class File:
+    """A log file's bytes, how it is read, and under which limits."""
+
+    data: bytes
+    compression: Compression = "none"
+    limits: Limits = DEFAULT_LIMITS
+
+    def check(self) -> Report:
+        return check_stream(self.data, compression=self.compression, options=CheckOptions(strict=True), limits=self.limits)
+
+    def shown(self) -> str:
+        if self.compression == "zstd":
+            return f"<{len(self.data)} zstd bytes>"
+        text = self.data.decode("utf-8", "replace")
+        return text if len(text) < 6000 else text[:6000] + f"... ({len(text)} characters)"
+
+
+def jsonl(events: list[Any], head: Any = None) -> File:
+    return File(encode_jsonl(header() if head is None else head, [events]))
+
+
+def zstd_frames(*plaintexts: bytes) -> File:
+    return File(b"".join(compress_frame(p) for p in plaintexts), "zstd")
+
+
+def _with_number(token: str) -> File:
+    """The minimal log with ``"n": token`` in the request/header's data (a JSON token the
+    writer cannot produce, so it is spliced into the text)."""
+    text = encode_jsonl(header(), [minimal_events()])
+    return File(text.replace(b'"reason":"initial"', b'"reason":"initial","n":' + token.encode(), 1))
+
+
+def _system_message(source: dict[str, Any]) -> File:
+    msg = {"type": "system/message", "seq": 17, "time": 1, "surfaceOp": "append",
+           "data": {"id": "s", "role": "system", "content": [], "source": source}}
+    return jsonl([*minimal_events(), msg], header(version=3))
+
+
+def _swapped(i: int, j: int) -> File:
+    events = minimal_events()
+    events[i], events[j] = events[j], events[i]
+    return jsonl(events)
+
+
+def _text_deltas() -> list[dict[str, Any]]:
+    """The minimal log whose second step streams its text as three deltas: the writer packs
+    them into one ``text-chunks`` row (line 14)."""
+    events = minimal_events()
+    deltas = [{"type": "assistant/chunk", "seq": 0, "time": events[12]["time"] + k, "data": {"turn": 1, "step": 2, "chunk": {"type": "text-delta", "index": 0, "text": t}}}
+              for k, t in enumerate(("d", "o", "ne"))]
+    events[12:12] = deltas
+    renumber = {e["seq"]: i for i, e in enumerate(events) if e not in deltas}
+    for i, e in enumerate(events):
+        e["seq"] = i
+        if "sourceEventSeqs" in e:
+            e["sourceEventSeqs"] = [renumber[s] for s in e["sourceEventSeqs"]]
+    events[-3]["sourceEventSeqs"] = [12, 13, 14, 15, 16]
+    return events
+
+
+def _packed(edit: Callable[[dict[str, Any]], None] | None = None) -> File:
+    events = _text_deltas()
+    lines = encode_jsonl(header(), [events]).split(b"\n")
+    row = next(i for i, line in enumerate(lines) if line.startswith(b'{"type":"text-chunks"'))
+    if edit is not None:
+        from dshfuzz.model import loads
+
+        value = loads(lines[row])
+        edit(value)
+        lines[row] = dumpb(value)
+    return File(b"\n".join(lines))
+
+
+def _long_line(extra: int, limit: int) -> File:
+    """A log whose request/header line is ``limit + extra`` bytes long, read under a line limit of ``limit``."""
+    events = minimal_events()
+    events[3]["data"]["pad"] = ""
+    short = len(dumpb(events[3]))
+    events[3]["data"]["pad"] = "x" * (limit + extra - short)
+    return File(encode_jsonl(header(), [events]), limits=Limits(line_bytes=limit))
+
+
+def _nested(depth: int, limit: int) -> File:
+    """A log whose request/header nests ``depth`` levels (the envelope and ``data`` are two)."""
+    events = minimal_events()
+    value: Any = 0
+    for _ in range(depth - 2):
+        value = [value]
+    events[3]["data"]["deep"] = value
+    return File(encode_jsonl(header(), [events]), limits=Limits(depth=limit))
+
+
+def _unreadable(count: int, limit: int) -> File:
+    events = minimal_events()
+    text = encode_jsonl(header(), [events[:16]]) + b"{oops\n" * count + batch_text([events[16]])
+    return File(text, limits=Limits(unreadable_lines=limit))
+
+
+def _frame_bytes(extra: int) -> File:
+    """The minimal log in two frames, under a frame limit the events' frame meets exactly
+    (``extra = 0``) or exceeds by ``extra`` bytes."""
+    events = minimal_events()
+    batch = batch_text(events)
+    events[2]["data"]["content"][0]["text"] += "x" * extra
+    return File(encode_zstd(header(), [events]), "zstd", Limits(frame_bytes=len(batch)))
+
+
+def _line_ratio(lines: int) -> File:
+    """``lines`` empty lines in one zstd frame after the minimal log: the line floor is 64."""
+    events = minimal_events()
+    frames = encode_zstd(header(), [events]) + compress_frame(b"\n" * lines)
+    return File(frames, "zstd", Limits(line_floor=64, unreadable_lines=10**6))
+
+
+def _zstd(*, skippable_before: tuple[int, ...] = (), cut: int = 0) -> File:
+    data = encode_zstd(header(), [minimal_events()[:9], minimal_events()[9:]], skippable_before=skippable_before)
+    return File(data[: len(data) - cut] if cut else data, "zstd")
+
+
+_EVENTS = minimal_events()
+
+# (rule, why, broken, twin): what the event-level tables test by hand, and every physical rule
+PHYSICAL: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
+    (RuleId.E4, "a number JSON.parse makes Infinity", lambda: _with_number("1e400"), lambda: _with_number("1e300")),
+    (RuleId.E4, "a number JSON.parse makes -0", lambda: _with_number("-0"), lambda: _with_number("0")),
+    (RuleId.E9, "a v3 system message from the user", lambda: _system_message({"kind": "user"}),
+     lambda: _system_message({"kind": "plugin", "plugin": "p"})),
+    (RuleId.S9, "step/end and turn/end swapped in file order", lambda: _swapped(15, 16), lambda: _swapped(15, 15)),
+    (RuleId.R1, "an unparsable committed line", lambda: File(encode_jsonl(header(), [_EVENTS]) + b"{oops\n"),
+     lambda: File(encode_jsonl(header(), [_EVENTS]) + b"{oops")),
+    (RuleId.R2, "a text-chunks row with a dt too short", lambda: _packed(lambda r: r["data"]["dt"].pop()), lambda: _packed()),
+    (RuleId.R3, "a text-chunks row whose seqs pass 2^53", lambda: _packed(lambda r: r.update(seq0=2**53 - 2)),
+     lambda: _packed(lambda r: r.update(seq0=12))),
+    (RuleId.Z1, "a torn final frame", lambda: _zstd(cut=5), lambda: _zstd()),
+    (RuleId.Z2, "a skippable frame between batches", lambda: _zstd(skippable_before=(2,)), lambda: _zstd()),
+    (RuleId.Z3, "a header and no event", lambda: zstd_frames(batch_text([header()])),
+     lambda: zstd_frames(batch_text([header()]), batch_text(_EVENTS[:1]))),
+    (RuleId.Z4, "the header frame holds events", lambda: zstd_frames(batch_text([header(), *_EVENTS[:9]]), batch_text(_EVENTS[9:])),
+     lambda: zstd_frames(batch_text([header()]), batch_text(_EVENTS[:9]), batch_text(_EVENTS[9:]))),
+    (RuleId.Z5, "the whole log in one frame", lambda: zstd_frames(batch_text([header(), *_EVENTS])),
+     lambda: zstd_frames(batch_text([header()]), batch_text(_EVENTS))),
+    (RuleId.L1, "a frame one byte over the frame limit", lambda: _frame_bytes(1), lambda: _frame_bytes(0)),
+    (RuleId.L2, "a line one byte over the line limit", lambda: _long_line(1, 4096), lambda: _long_line(0, 4096)),
+    (RuleId.L3, "a line one level deeper than the depth limit", lambda: _nested(17, 16), lambda: _nested(16, 16)),
+    (RuleId.L4, "one unreadable line more than the limit", lambda: _unreadable(3, 2), lambda: _unreadable(2, 2)),
+    (RuleId.L4, "a zstd frame of more lines than compressed bytes allow", lambda: _line_ratio(5000), lambda: _line_ratio(40)),
+]
+
+
+def _event_level() -> list[tuple[RuleId, str, File, File]]:
+    """The unit tests' event-level pairs, as the files the official writer would leave."""
+    out: list[tuple[RuleId, str, File, File]] = []
+    for n, (rule, breaks, keeps) in enumerate(test_checker_persistence.EVENT_CASES + test_checker_surface.CASES):
+        bad, good = minimal_events(), minimal_events()
+        breaks(bad)
+        keeps(good)
+        out.append((rule, f"event case {n}", jsonl(test_checker_surface._clean(bad)), jsonl(test_checker_surface._clean(good))))
+    for n, (rule, bad_head, good_head) in enumerate(test_checker_persistence.HEADER_CASES):
+        out.append((rule, f"header case {n}", jsonl(minimal_events(), bad_head), jsonl(minimal_events(), good_head)))
+    for module in (test_checker_engine, test_checker_plugin, test_checker_wire, test_checker_migration):
+        for rule, why, broken, twin in module.twins():
+            out.append((rule, why, jsonl(copy.deepcopy(broken.events), broken.header), jsonl(copy.deepcopy(twin.events), twin.header)))
+    return out
+
+
+EVENT_LEVEL = _event_level()
+
+
+def _explain(report: Report, file: File) -> str:
+    found = "\n".join(f"  {f.rule} seq={f.seq} line={f.line} frame={f.frame}: {f.message}" for f in report.findings) or "  (none)"
+    return f"findings:\n{found}\nfile:\n{file.shown()}"
+
+
+def _assert_twins(rule: RuleId, why: str, broken: File, twin: File) -> None:
+    report = broken.check()
+    assert rule in {f.rule for f in report.findings}, f"{why}: {rule} did not fire\n" + _explain(report, broken)
+    report = twin.check()
+    assert rule not in {f.rule for f in report.findings}, f"{why}: {rule} fired on the twin\n" + _explain(report, twin)
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), PHYSICAL, ids=[f"{c[0]}-{c[1]}" for c in PHYSICAL])
+def test_a_physical_rule_fires_on_the_broken_file_and_not_on_its_twin(rule: RuleId, why: str, broken, twin) -> None:
+    _assert_twins(rule, why, broken(), twin())
+
+
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), EVENT_LEVEL, ids=[f"{c[0]}-{i}" for i, c in enumerate(EVENT_LEVEL)])
+def test_an_event_rule_fires_on_the_written_file_and_not_on_its_twin(rule: RuleId, why: str, broken: File, twin: File) -> None:
+    _assert_twins(rule, why, broken, twin)
+
+
+def test_the_physical_twins_differ_from_their_broken_files_by_little() -> None:
+    """A twin is near-identical: its bytes are within a few hundred of the broken file's, or
+    it reads the same bytes under the same limits but for the one that decides the rule."""
+    for rule, why, broken, twin in PHYSICAL:
+        a, b = broken(), twin()
+        assert a.limits == b.limits, f"{rule} {why}: the pair must be read under the same limits"
+        assert abs(len(a.data) - len(b.data)) <= 6000, f"{rule} {why}: {len(a.data)} vs {len(b.data)} bytes"
+
+
+def test_the_packed_twin_is_a_clean_log_with_a_text_chunks_row() -> None:
+    file = _packed()
+    assert b'{"type":"text-chunks"' in file.data
+    report = file.check()
+    assert report.findings == [], _explain(report, file)
+
+
+def test_every_rule_of_the_registry_has_a_pair() -> None:
+    covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL}
+    missing = sorted(map(str, set(RULES) - covered))
+    assert not missing, f"rules with no fire/no-fire pair: {missing}"
