@@ -105,6 +105,7 @@ def test_plain_bytes_that_are_valid_utf8_are_reproduced_exactly(pieces: list[str
 def test_reading_never_raises_and_zstd_bytes_are_always_reproduced(data: bytes, compression: Any) -> None:
     log = parse_log(data, compression=compression)
     assert log.size == len(data)
+    assert_rows_follow_the_header_line_by_line(log)
     if log.compression == "zstd":
         assert encode_log(log) == data
 
@@ -127,6 +128,15 @@ def test_reading_never_raises_on_mutated_fixture_bytes(fixtures_dir: Path, rng: 
             break
     log = parse_log(bytes(data))
     assert log.compression != "zstd" or encode_log(log) == bytes(data)
+    assert_rows_follow_the_header_line_by_line(log)
+
+
+def assert_rows_follow_the_header_line_by_line(log: Any) -> None:
+    """Every line after the header is one row, until a limit stops the read: the reader numbers
+    a row by its line (row ``i`` is line ``i + 2``) instead of counting the rows."""
+    lines = [row.line for row in log.rows]
+    assert lines == list(range(2, len(lines) + 2)), lines
+    assert all(event.row == event.line - 2 for event in log.events)
 
 
 @pytest.mark.parametrize("compression", ["none", "zstd"])

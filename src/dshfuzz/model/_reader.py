@@ -45,7 +45,7 @@ import orjson
 
 from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
-from ._rows import PackedMember, RowDecodeError, is_safe_integer, validate_storage_row
+from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
     CHUNK_ROW_TYPES,
     MISSING,
@@ -645,7 +645,7 @@ class _Reader:
             self._line_count_limit(number, frame, offset)
             return
         rows = log.rows
-        row_index = len(rows)
+        row_index = number - 2  # every line after the header is one row, until a limit stops the read
         if not raw:
             if self._unreadable_limit(number, frame, offset):
                 return
@@ -687,15 +687,17 @@ class _Reader:
                 log.diagnostics.append(Diagnostic("row.malformed", exc.message, line=number, frame=frame, offset=offset))
                 self._unparsable(number)
                 return
-            members = [PackedMember(value, k, number, row_index, frame) for k in range(count)]
-            head = members[0]
             if emit is None:
+                members = [PackedMember(value, k, number, row_index, frame) for k in range(count)]
+                head = members[0]
                 first_event = len(events)
                 events.extend(members)
                 rows.append(Row(number, "packed", value, range(first_event, first_event + count), None, frame))
-            else:  # a streamed read: the events of this row alone, handed over below
+            else:  # a streamed read: the events of this row alone, handed over below, built when read
+                run = PackedRun(value, count, number, row_index, frame)
+                head = run.built[0]
                 first_event = events.first = events.count  # type: ignore[attr-defined]
-                events.row = members  # type: ignore[attr-defined]
+                events.row = run  # type: ignore[attr-defined]
                 events.count = first_event + count  # type: ignore[attr-defined]
                 self.add_line((offset, len(raw), -1 if frame is None else frame))
                 self.add_row((number, first_event, -count))

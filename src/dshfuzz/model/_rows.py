@@ -14,13 +14,15 @@ every :class:`RowDecodeError` carries the official message.
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any, Final, Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
 from ._types import CHUNK_ROW_TYPES, Event, JsonValue
 
 __all__ = [
     "MIN_RUN",
     "PackedMember",
+    "PackedRun",
     "RowDecodeError",
     "decode_storage_record",
     "is_safe_integer",
@@ -292,6 +294,35 @@ class PackedMember(Event):
     @raw.setter
     def raw(self, value: JsonValue) -> None:
         self._built = value
+
+
+class PackedRun(Sequence[Event]):
+    """The members of one packed row as a streamed read hands them over: each built when first
+    read and kept (so a member read twice is the same object), the head at once. A consumer
+    decides most runs from their head, so a streamed read builds almost no other member."""
+
+    __slots__ = ("packed", "count", "line", "row", "frame", "built")
+
+    def __init__(self, packed: dict[str, Any], count: int, line: int | None, row: int | None, frame: int | None) -> None:
+        self.packed = packed
+        self.count = count
+        self.line = line
+        self.row = row
+        self.frame = frame
+        self.built = {0: PackedMember(packed, 0, line, row, frame)}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: Any) -> Any:
+        if index.__class__ is slice:
+            return [self[k] for k in range(*index.indices(self.count))]
+        member = self.built.get(index)
+        if member is None:
+            if not (index.__class__ is int and 0 <= index < self.count):
+                raise IndexError(f"member {index!r} of a run of {self.count}")
+            member = self.built[index] = PackedMember(self.packed, index, self.line, self.row, self.frame)
+        return member
 
 
 def validate_storage_row(value: dict[str, Any]) -> int:
