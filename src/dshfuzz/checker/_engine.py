@@ -138,8 +138,8 @@ class TurnStepStructure:
 
     __slots__ = ("ctx", "events", "runs", "hits", "nulls", "due", "covered", "inv_turn", "inv_step", "next_turn",
                  "next_step", "meter_step", "header_seen", "last_context", "usage_totals", "last_usage",
-                 "usage_problem", "cite_kinds", "cite_skeletons", "cite_ids", "cite_rare", "key_at", "key_turns",
-                 "key_steps", "waiting", "journal", "step_chunks", "step_runs")
+                 "usage_problem", "cite_kinds", "cite_skeletons", "cite_ids", "cite_rare", "assemblies", "key_at",
+                 "key_turns", "key_steps", "waiting", "journal", "step_chunks", "step_runs")
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
@@ -166,6 +166,7 @@ class TurnStepStructure:
         self.cite_skeletons: list[Any] = [None, None, _SKIPPED]
         self.cite_ids: dict[Any, int] = {"usage": _SKIPPED_ID}
         self.cite_rare: dict[int, Any] = {}
+        self.assemblies: dict[bytes, str | None] = {}
         # the turn/step of the chunks from each position on (a new entry where they change)
         self.key_at = array("q")
         self.key_turns: list[Any] = []
@@ -538,9 +539,9 @@ class TurnStepStructure:
         data = event.data
         turn, step = _get(data, "turn"), _get(data, "step")
         if type(seq) is int and type(turn) is int and type(step) is int:
-            chunks = self.ascending_citation(sources, seq, turn, step, index)
-            if chunks is not None:
-                problem = _assembly_problem(chunks)
+            cited = self.ascending_citation(sources, seq, turn, step, index)
+            if cited is not None:
+                problem = self.assembly_problem(cited)
                 if problem is not None:
                     self.hit(index, event, RuleId.T2, _L.METER, f"{_CITING}{_show(seq)} cites chunks that do not assemble: {problem}")
                 return
@@ -549,14 +550,15 @@ class TurnStepStructure:
             self.waiting.append(citation)
             self.due = True
 
-    def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int, index: int) -> list[Any] | None:
-        """The cited chunks' skeletons when the citation is the common one (else ``None``, and
-        the general reading decides): strictly ascending ints from 0, all before the message
-        and its seq, naming chunks of the int ``turn``/``step`` that the walk has read. Ascending
-        seqs repeat none; each skeleton is taken once, since a chunk read as one already read
-        changes nothing in the assembly (the members of a packed run share their head's)."""
+    def ascending_citation(self, sources: list[Any], seq: int, turn: int, step: int, index: int) -> bytes | None:
+        """The numbers of the cited chunks' skeletons, each once in the order first cited, when the
+        citation is the common one (else ``None``, and the general reading decides): strictly
+        ascending ints from 0, all before the message and its seq, naming chunks of the int
+        ``turn``/``step`` that the walk has read. Ascending seqs repeat none; each skeleton is
+        taken once, since a chunk read as one already read changes nothing in the assembly (the
+        members of a packed run share their head's)."""
         if not sources:
-            return []
+            return b""
         first, last = sources[0], sources[-1]
         if not (_INT_ONLY.issuperset(map(type, sources)) and first >= 0 and last < seq and last < index
                 and all(map(lt, sources, islice(sources, 1, None)))):
@@ -573,8 +575,20 @@ class TurnStepStructure:
         ids = kinds[first : last + 1] if last - first + 1 == len(sources) else bytearray(map(kinds.__getitem__, sources))
         if _NOT_CHUNK in ids or _NO_DATA in ids or _RARE in ids:
             return None
+        return bytes(dict.fromkeys(ids))
+
+    def assembly_problem(self, cited: bytes) -> str | None:
+        """:func:`_assembly_problem` of the skeletons numbered ``cited``: a numbered skeleton never
+        changes, so a sequence is judged once (most messages of a log cite alike), and up to
+        :data:`_ASSEMBLY_MEMO` sequences are kept."""
+        memo = self.assemblies
+        if cited in memo:
+            return memo[cited]
         skeletons = self.cite_skeletons
-        return [skeletons[cid] for cid in dict.fromkeys(ids)]
+        problem = _assembly_problem([skeletons[cid] for cid in cited])
+        if len(memo) < _ASSEMBLY_MEMO:
+            memo[cited] = problem
+        return problem
 
     def read_citation(self, citation: _Citation, passed: int, total: int | None) -> bool:
         """Read ``citation`` on from where it stands, as the meter reads it (the general
@@ -839,6 +853,10 @@ def _skeleton(chunk: Any) -> Any:
         return {"type": kind, "index": index,
                 "block": block if block is None or block is MISSING else _VERDICT_BLOCKS[_block_problem(block)]}
     return {"type": kind, "index": index}
+
+
+_ASSEMBLY_MEMO = 4096
+"""Skeleton sequences whose assembly verdict a check keeps (a bound on a hostile log's variety)."""
 
 
 def _assembly_problem(chunks: list[Any]) -> str | None:
