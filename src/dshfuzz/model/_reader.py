@@ -717,7 +717,13 @@ class _Reader:
             events.count = first_event + 1  # type: ignore[attr-defined]
             self.add_line((offset, len(raw), -1 if frame is None else frame))
             self.add_row((number, first_event, 1))
-            self._scan_row(value, number, end, 1)
+            # _scan_row's commonest verdict inline: the next seq of an intact committed region
+            seq = value.get("seq") if value.__class__ is dict else None
+            if seq.__class__ is int and seq == log.committed_events and self.issue is None and log.refusal is None:
+                log.committed_events = seq + 1
+                self.committed_bytes = end
+            else:
+                self._scan_row(value, number, end, 1)
             emit(first_event, first_event + 1, event)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
