@@ -275,10 +275,9 @@ class CompactionAndRetryRelations:
         self.feed = self.walk.feed  # a record the migration leaves alone goes to the walk as it is
         if ctx.version == 0:
             self.migration = _RelationMigration(_get(ctx.log.header.raw, "id"))
-            self.types = {kind: "migrated" if kind in _MIGRATED_TYPES else "feed"
-                          for kind in (*_WALKED_TYPES, *_LEGACY_RELATION_TYPES)}
+            self.types = _V0_SUBSCRIPTIONS
         else:
-            self.types = {kind: "feed" for kind in _WALKED_TYPES}
+            self.types = _SUBSCRIPTIONS
 
     def migrated(self, index: int, event: Event) -> None:
         self.walk.feed(index, self.migration.normalise(event.raw), event)
@@ -296,6 +295,12 @@ class CompactionAndRetryRelations:
 _MIGRATED_TYPES = frozenset({"llm/retry", "session/end-seed", "compaction/start", "compaction/summary",
                              "compaction/end", "user/message", *_LEGACY_RELATION_TYPES})
 """The records :class:`_RelationMigration` reads or rewrites."""
+
+
+_V0_SUBSCRIPTIONS = {kind: "migrated" if kind in _MIGRATED_TYPES else "feed"
+                     for kind in (*_WALKED_TYPES, *_LEGACY_RELATION_TYPES)}
+_SUBSCRIPTIONS = {kind: "feed" for kind in _WALKED_TYPES}
+"""The walk's subscriptions: format 0 hands the records the migration reads to it first."""
 
 
 class _RelationMigration:

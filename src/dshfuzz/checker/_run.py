@@ -256,7 +256,7 @@ class _Sink:
 
     __slots__ = ("report", "selected", "cap", "strict", "by_rule", "arrival", "first")
 
-    def __init__(self, report: Report, selected: set[RuleId], cap: int, strict: bool) -> None:
+    def __init__(self, report: Report, selected: frozenset[RuleId], cap: int, strict: bool) -> None:
         self.report = report
         self.selected = selected
         self.cap = cap
@@ -294,19 +294,47 @@ class _Sink:
 _Subscriber = tuple[WalkHandler, Walk]
 
 
-def _dispatch(live: dict[Walk, Any]) -> tuple[dict[str, tuple[_Subscriber, ...]], tuple[_Subscriber, ...]]:
-    """The one dict from event type to its subscribers (each followed by the every-event
-    ones), and the every-event subscribers alone, in registration order."""
-    every: list[_Subscriber] = []
-    typed: dict[str, list[_Subscriber]] = {}
-    for walk, instance in live.items():
-        types = instance.types
-        if types is EVERY_EVENT:
-            every.append((instance.visit, walk))
-        else:
-            for kind, method in (types.items() if isinstance(types, Mapping) else ((t, "visit") for t in types)):
-                typed.setdefault(kind, []).append((getattr(instance, method), walk))
-    return {kind: (*subs, *every) for kind, subs in typed.items()}, tuple(every)
+class _Table(dict[str, tuple[_Subscriber, ...]]):
+    """The one dict from event type to its subscribers (each followed by the every-event ones,
+    in registration order), an entry built the first time the loop meets its type: a check of a
+    few events meets a few types, so a check costs what its log holds, not what the walks
+    subscribe to. A type no walk subscribes to reaches the every-event subscribers and gets no
+    entry (a hostile log may hold any number of types)."""
+
+    __slots__ = ("every", "typed", "kinds")
+
+    def __init__(self, live: dict[Walk, Any]) -> None:
+        super().__init__()
+        every: list[_Subscriber] = []
+        self.typed: list[tuple[Walk, Any, Any]] = []
+        for walk, instance in live.items():
+            types = instance.types
+            if types is EVERY_EVENT:
+                every.append((instance.visit, walk))
+            else:
+                self.typed.append((walk, instance, types))
+        self.every = tuple(every)
+        self.kinds = frozenset().union(*(types for _, _, types in self.typed))
+
+    def __missing__(self, kind: str) -> tuple[_Subscriber, ...]:
+        if kind not in self.kinds:
+            return self.every
+        subscribers = []
+        for walk, instance, types in self.typed:
+            if types.__class__ is dict or isinstance(types, Mapping):
+                method = types.get(kind)
+            else:
+                method = "visit" if kind in types else None
+            if method is not None:
+                subscribers.append((getattr(instance, method), walk))
+        entry = self[kind] = (*subscribers, *self.every)
+        return entry
+
+
+def _dispatch(live: dict[Walk, Any]) -> tuple[_Table, tuple[_Subscriber, ...]]:
+    """The dispatch of the walks ``live``: the table by type, and the every-event subscribers alone."""
+    table = _Table(live)
+    return table, table.every
 
 
 class _Loop:
@@ -384,7 +412,7 @@ class _WalkLoop:
             raw = ev.raw
             if raw.__class__ is dict:
                 kind = raw.get("type")
-                subscribers = table.get(kind, every) if kind.__class__ is str else every
+                subscribers = table[kind] if kind.__class__ is str else every
             else:
                 subscribers = every
             for handle, walk in subscribers:
@@ -414,6 +442,24 @@ class _WalkLoop:
             self.ctx.release(self.constructed)
 
 
+_PLANS: dict[tuple[Any, ...], tuple[frozenset[RuleId], list[Walk]]] = {}
+
+
+def _plan(version: int | None, rules: frozenset[RuleId] | None) -> tuple[frozenset[RuleId], list[Walk]]:
+    """The rules that apply to ``version`` (of ``rules``, when given) and the walks reporting any of
+    them (and every state walk), worked out once per selection: a campaign checks thousands of
+    small logs a second under a few selections."""
+    key = (version, rules, *WALKS)  # the registered walks themselves: a test may register and remove some
+    plan = _PLANS.get(key)
+    if plan is None:
+        selected = frozenset(rid for rid, rule in RULES.items()
+                             if rule.applies_to(version) and (rules is None or rid in rules))
+        plan = (selected, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)])
+        if len(_PLANS) < 256:
+            _PLANS[key] = plan
+    return plan
+
+
 class _Check:
     """One check: the rules selected for the log's version, the sink, the walk loop (constructed
     at once: the header is known), and :meth:`report`, which finishes the walks, runs the passes
@@ -425,17 +471,12 @@ class _Check:
         _load_rule_modules()
         options = ctx.options
         self.ctx = ctx
-        self.selected = {
-            rid
-            for rid, rule in RULES.items()
-            if rule.applies_to(ctx.version) and (options.rules is None or rid in options.rules)
-        }
+        self.selected, walks = _plan(ctx.version, options.rules)
         log = ctx.log
         report = Report(file=log.path, format_version=None if log.format_version is MISSING else log.format_version,
                         events=0, frames=0)
         self.sink = _Sink(report, self.selected, max(options.max_findings_per_rule, 0), options.strict)
-        selected = self.selected
-        self.loop = _WalkLoop(ctx, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)], self.sink, runs)
+        self.loop = _WalkLoop(ctx, walks, self.sink, runs)
 
     def report(self) -> Report:
         ctx, sink = self.ctx, self.sink
@@ -460,7 +501,7 @@ class _Check:
 
 def _woken(
     ctx: CheckContext, loop: _Loop, live: dict[Walk, Any], served: tuple[_Subscriber, ...], i: int, ev: Event, sink: _Sink
-) -> tuple[dict[str, tuple[_Subscriber, ...]], tuple[_Subscriber, ...]]:
+) -> tuple[_Table, tuple[_Subscriber, ...]]:
     """Rebuild the dispatch after a change of subscriptions, and hand the event being
     dispatched to the walks that subscribed to it meanwhile."""
     done = {walk for _, walk in served}
@@ -469,7 +510,7 @@ def _woken(
     while loop.changed:
         loop.changed = False
         table, every = _dispatch(live)
-        for handle, walk in table.get(kind, every) if kind.__class__ is str else every:
+        for handle, walk in table[kind] if kind.__class__ is str else every:
             if walk in done or walk not in live:
                 continue
             done.add(walk)
