@@ -30,10 +30,10 @@ fuzz: setup
 	$(PY) -m dshfuzz fuzz --budget $(BUDGET) --seed $(SEED) || test $$? -eq 1
 
 test: setup
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist worksteal
 
 nightly: setup
-	DSHFUZZ_PROFILE=nightly $(PY) -m pytest -n auto
+	DSHFUZZ_PROFILE=nightly $(PY) -m pytest -n auto --dist worksteal
 	$(PY) -m dshfuzz matrix --examples 25 --out reports/matrix
 	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED) || test $$? -eq 1
 	$(PY) -m dshfuzz atheris all --max-time $(ATHERIS_SECONDS) --max-len 4096 --jobs 2 --out reports/atheris-nightly
