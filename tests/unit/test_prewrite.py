@@ -125,3 +125,31 @@ def test_cli_exit_codes_and_read_only(tmp_path: Path, capsys: Any) -> None:
     assert run_prewrite(_args(tmp_path, b.events[-1], None)) == 2
     assert run_prewrite(_args(tmp_path, b.events[-1], tmp_path / "missing.jsonl")) == 2
     assert path.read_bytes() == before
+
+
+@given(session_logs(max_events=60), st.data())
+def test_the_streamed_prewrite_of_a_file_judges_as_prewrite_of_its_model(generated: Any, data: st.DataObject) -> None:
+    """``prewrite_bytes`` (what ``dshfuzz check --prewrite`` runs: two streamed checks, no model)
+    builds the same edited file and reaches the same verdict as ``prewrite`` on the file's model,
+    torn tails included (the edit lands where the loader's repair cuts the file back)."""
+    from dshfuzz.checker import prewrite_bytes
+
+    header, events = generated.header, generated.events
+    zstd = data.draw(st.booleans(), label="zstd")
+    k = data.draw(st.integers(0, len(events)), label="prefix")
+    file = encode_zstd(header, [events[:k]]) if zstd else jsonl(header, events[:k]).encode()
+    file = file[: len(file) - data.draw(st.integers(0, min(12, len(file))), label="torn bytes")]
+    pool = events or [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}}]
+    edit: Any = copy.deepcopy(data.draw(st.sampled_from(pool), label="event"))
+    if data.draw(st.booleans(), label="mutated"):
+        edit = _mutated(edit, data.draw)
+    if data.draw(st.booleans(), label="a whole list"):
+        edit = copy.deepcopy(events[: data.draw(st.integers(0, len(events)), label="listed")])
+    compression = "zstd" if zstd else "none"
+    via_model = prewrite(parse_log(file, compression=compression), edit, STRICT)
+    streamed = prewrite_bytes(file, edit, compression=compression, options=STRICT)
+    assert streamed.edited == via_model.edited
+    assert streamed.accepted == via_model.accepted
+    assert [f.to_json() for f in streamed.added] == [f.to_json() for f in via_model.added]
+    assert streamed.report.to_json() == via_model.report.to_json()
+    assert streamed.before.to_json() == via_model.before.to_json()

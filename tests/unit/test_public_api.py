@@ -177,6 +177,7 @@ PUBLIC = {
         "is_nonneg_safe_int",
         "is_safe_int",
         "prewrite",
+        "prewrite_bytes",
         "recover_plan",
         "rule_pass",
     },

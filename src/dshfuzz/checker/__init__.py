@@ -3,10 +3,11 @@
 The registry (:mod:`dshfuzz.checker.rules`) is the single source of truth for
 every rule; rule passes live in private modules grouped by what they read
 (persistence envelope, surface fold, zstd framing, engine state, plugin
-semantics, wire stream, migration pre-checks) and are run by :func:`check_log`.
-:func:`prewrite` judges an edit before it lands; :func:`recover_plan` finds the
-latest safe complete-turn boundary; both are imported on first use, since
-checking a file needs neither.
+semantics, wire stream, migration pre-checks) and are run by :func:`check_log`,
+or streamed from a file's bytes by :func:`check_stream`. :func:`prewrite` (and
+:func:`prewrite_bytes`, streamed) judges an edit before it lands;
+:func:`recover_plan` finds the latest safe complete-turn boundary; both are
+imported on first use, since checking a file needs neither.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from ._run import check_log, check_path, check_stream, implemented_rules, rule_p
 from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
 if TYPE_CHECKING:
-    from ._prewrite import PrewriteResult, prewrite
+    from ._prewrite import PrewriteResult, prewrite, prewrite_bytes
     from ._recover import RecoveryPlan, recover_plan
 
 __getattr__ = lazy_attributes(__name__, {
-    "PrewriteResult": "_prewrite", "prewrite": "_prewrite", "RecoveryPlan": "_recover", "recover_plan": "_recover",
+    "PrewriteResult": "_prewrite", "prewrite": "_prewrite", "prewrite_bytes": "_prewrite",
+    "RecoveryPlan": "_recover", "recover_plan": "_recover",
 })
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "is_nonneg_safe_int",
     "is_safe_int",
     "prewrite",
+    "prewrite_bytes",
     "recover_plan",
     "rule_pass",
 ]

@@ -5,9 +5,10 @@ replaces the log's events. The edited log is built *physically*, as the official
 writer would leave it: an appended event is one more batch (a plain JSONL line,
 or one more checksummed zstd frame) after the log's bytes, cut back first to the
 start of a torn tail as the loader's repair does; an edited list is the header
-plus one batch. The edited bytes are read back through the model and checked in
-full, so every rule (framing and coordinates included) sees exactly the file that
-would exist.
+plus one batch. The edited bytes are checked in full, as ``dshfuzz check`` reads a
+file, so every rule (framing and coordinates included) sees exactly the file that
+would exist. ``dshfuzz check --prewrite`` streams both checks (:func:`prewrite_bytes`):
+it holds the log's bytes and the edited file's, never a model of either.
 
 The verdict is defined against the unedited log: the edit is accepted exactly
 when the edited log has no error-level finding that the original lacks. Findings
@@ -20,7 +21,6 @@ unanswered call that now ends "before the next assistant message" instead of
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -29,24 +29,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dshfuzz.model import (
+    Compression,
     JsonDecodeError,
     SessionLog,
     batch_text,
     compress_frame,
+    compression_by_name,
     dumps,
     encode_jsonl,
     encode_log,
     encode_zstd,
     loads,
     parse_log,
-    read_log,
 )
 
 from ._context import CheckOptions
 from ._finding import Finding, Report
-from ._run import check_log
+from ._run import check_log, stream_check
 
-__all__ = ["EditError", "PrewriteResult", "added_errors", "apply_edit", "edit_bytes", "prewrite", "run_prewrite"]
+__all__ = [
+    "EditError", "PrewriteResult", "added_errors", "apply_edit", "edit_bytes", "prewrite", "prewrite_bytes", "run_prewrite",
+]
 
 EditMode = Literal["append", "replace"]
 
@@ -59,14 +62,16 @@ class EditError(ValueError):
 class PrewriteResult:
     """The verdict on one edit: ``added`` holds the error-level findings the edit
     introduces (empty exactly when ``accepted``); ``report`` is the report on
-    ``edited`` (the log as it would be) and ``before`` the original's."""
+    ``edited`` (the bytes of the file as it would be, in ``compression``) and
+    ``before`` the original's."""
 
     mode: EditMode
     accepted: bool
     added: tuple[Finding, ...]
     report: Report
     before: Report
-    edited: SessionLog
+    edited: bytes
+    compression: Compression
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,9 +91,11 @@ def _mode(edit: Any) -> EditMode:
     raise EditError("an edit is one event (a JSON object) or a complete event list (a JSON array)")
 
 
-def _intact_bytes(log: SessionLog) -> bytes:
-    """The log's bytes without its torn tail (the loader's repair truncates there before writing)."""
-    data = encode_log(log)
+def _intact_bytes(log: SessionLog, data: bytes | None) -> bytes:
+    """The log's bytes (``data``, as read, or rebuilt from the model) without its torn tail (the
+    loader's repair truncates there before writing)."""
+    if data is None:
+        data = encode_log(log)
     if log.torn is not None:
         data = data[: log.torn.truncate_to]
     if log.compression == "none" and data and not data.endswith(b"\n"):
@@ -96,13 +103,14 @@ def _intact_bytes(log: SessionLog) -> bytes:
     return data
 
 
-def edit_bytes(log: SessionLog, edit: Any) -> bytes:
-    """The file's bytes after the official writer applied ``edit`` to ``log``."""
+def edit_bytes(log: SessionLog, edit: Any, data: bytes | None = None) -> bytes:
+    """The file's bytes after the official writer applied ``edit`` to ``log``, whose bytes are
+    ``data`` when given (a streamed read keeps no text to rebuild them from)."""
     mode = _mode(edit)
     header = log.header.raw if log.header is not None else None
     if mode == "append":
         batch = batch_text([edit])
-        return _intact_bytes(log) + (compress_frame(batch) if log.compression == "zstd" else batch)
+        return _intact_bytes(log, data) + (compress_frame(batch) if log.compression == "zstd" else batch)
     if log.compression == "zstd":
         return encode_zstd(header, [edit])
     return encode_jsonl(header, [edit])
@@ -132,15 +140,31 @@ def added_errors(before: Report, after: Report) -> tuple[Finding, ...]:
     return tuple(out)
 
 
+def _verdict(mode: EditMode, before: Report, after: Report, edited: bytes, compression: Compression) -> PrewriteResult:
+    added = added_errors(before, after)
+    ok = not added and not after.internal_errors
+    return PrewriteResult(mode, ok, added, after, before, edited, compression)
+
+
 def prewrite(log: SessionLog, edit: Any, options: CheckOptions = CheckOptions()) -> PrewriteResult:
     """Judge ``edit`` (one event to append, or a complete edited event list) against ``log``."""
     mode = _mode(edit)
-    edited = apply_edit(log, edit)
-    before = check_log(log, options)
-    after = check_log(edited, options)
-    added = added_errors(before, after)
-    ok = not added and not after.internal_errors
-    return PrewriteResult(mode, ok, added, after, before, edited)
+    edited = edit_bytes(log, edit)
+    after, _ = stream_check(edited, compression=log.compression, path=log.path, options=options)
+    return _verdict(mode, check_log(log, options), after, edited, log.compression)
+
+
+def prewrite_bytes(
+    data: bytes, edit: Any, *, compression: Compression | None = None, path: str | None = None,
+    options: CheckOptions = CheckOptions(),
+) -> PrewriteResult:
+    """:func:`prewrite` of the log file whose bytes are ``data``, both checks streamed: memory
+    follows the two files' bytes and what the rules keep, not the log's length."""
+    mode = _mode(edit)
+    before, log = stream_check(data, compression=compression, path=path, options=options)
+    edited = edit_bytes(log, edit, data)
+    after, _ = stream_check(edited, compression=log.compression, path=path, options=options)
+    return _verdict(mode, before, after, edited, log.compression)
 
 
 def _fail(message: str) -> int:
@@ -162,22 +186,20 @@ def run_prewrite(args: argparse.Namespace) -> int:
     except (JsonDecodeError, EditError) as exc:
         return _fail(f"{args.prewrite}: {exc}")
     try:
-        log = read_log(args.prewrite_log)
+        data = Path(args.prewrite_log).read_bytes()
     except OSError as exc:
         return _fail(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
-    # The log model is acyclic and lives until exit: keep the cyclic collector from rescanning it.
-    gc.freeze()
-    result = prewrite(log, edit, CheckOptions(format_version=args.format_version))
+    name = str(args.prewrite_log)
+    result = prewrite_bytes(data, edit, compression=compression_by_name(name), path=name,
+                            options=CheckOptions(format_version=args.format_version))
     if result.report.internal_errors:
         return _fail(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
     if args.redact:
-        from ._output import redact_report
+        from ._output import redact_streamed
 
-        result = replace(
-            result,
-            added=tuple(redact_report(replace(result.report, findings=list(result.added)), result.edited).findings),
-            report=redact_report(result.report, result.edited),
-        )
+        added = redact_streamed(replace(result.report, findings=list(result.added)), result.edited, result.compression)
+        result = replace(result, added=tuple(added.findings),
+                         report=redact_streamed(result.report, result.edited, result.compression))
     added: Sequence[Finding] = result.added
     if args.json:
         sys.stdout.write(dumps(result.to_json()) + "\n")

@@ -84,6 +84,7 @@ __all__ = [
     "resubscribe",
     "rule_walk",
     "state_walk",
+    "stream_check",
 ]
 
 RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_migration")
@@ -604,9 +605,22 @@ def check_stream(
     """Check a log's bytes in one streamed read: each row's events go through the walks as they
     are read and are dropped, so memory follows what the walks keep, not the log. The report is
     :func:`check_log`'s on the whole model. Never raises unless ``options.strict``."""
+    return stream_check(data, compression=compression, path=path, options=options, limits=limits)[0]
+
+
+def stream_check(
+    data: bytes,
+    *,
+    compression: Compression | None = None,
+    path: str | None = None,
+    options: CheckOptions = CheckOptions(),
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[Report, SessionLog]:
+    """:func:`check_stream`, and the log of the streamed read: its header and physical layer (the
+    compact lines, rows and frames, the torn tail), none of its events."""
     consumer = _StreamedCheck(options)
-    stream_log(data, consumer, compression=compression, path=path, limits=limits)
-    return consumer.report()
+    log = stream_log(data, consumer, compression=compression, path=path, limits=limits)
+    return consumer.report(), log
 
 
 def check_path(path: str | PathLike[str], options: CheckOptions = CheckOptions()) -> Report:

@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.prewrite is not None:
         from dshfuzz.checker._prewrite import run_prewrite
 
-        return run_prewrite(args)
+        with _without_cyclic_gc():
+            return run_prewrite(args)
     if not args.logs:
         print("dshfuzz check: no LOG given (usage: dshfuzz check LOG... [--json] [--format-version N] [--redact])", file=sys.stderr)
         return 2
