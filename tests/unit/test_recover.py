@@ -17,7 +17,7 @@ from recovery_scenarios import DEFECTIVE, HEALTHY, session
 from dshfuzz.checker import CheckOptions, check_log
 from dshfuzz.checker._recover import blocking, fork_bytes, recover_plan
 from dshfuzz.cli._recover import run
-from dshfuzz.model import encode_zstd, parse_log
+from dshfuzz.model import Limits, encode_zstd, parse_log
 
 STRICT = CheckOptions(strict=True)
 
@@ -37,6 +37,21 @@ def test_a_healthy_log_forks_after_its_last_turn() -> None:
     plan = recover_plan(log, options=STRICT)
     assert plan.fork is not None and plan.fork.seq == _turn_ends(b)[-1] and plan.fork.turn == 3
     assert plan.fork.offset == len(jsonl(b.header, b.events).encode()) and plan.fork.line == len(b.events) + 1
+
+
+def test_a_fork_whose_one_frame_is_over_the_frame_limit_is_still_recommended() -> None:
+    """The fork writes its events as one batch, one frame: a log read within the frame limit in
+    many frames forks into a frame over it. Found on the 1M-event synthetic log (120 MB of
+    plaintext): every prefix over 64 MiB got L1, and the planner checked candidate after
+    candidate. The fork is dshfuzz's own output, so its size is not limited."""
+    b = session(["text", "tool", "text", "tool", "text"])
+    small = Limits(frame_bytes=2048)
+    log = parse_log(encode_zstd(b.header, [[e] for e in b.events]), compression="zstd", limits=small)
+    assert log.limit is None
+    plan = recover_plan(log, options=STRICT, limits=small)
+    assert plan.fork is not None and plan.fork.seq == _turn_ends(b)[-1], [r.findings for r in plan.rejected]
+    # read under the log's limits, the fork's one frame would stop the read at L1
+    assert parse_log(fork_bytes(log, plan.fork), compression="zstd", limits=small).limit is not None
 
 
 def test_seed_001_forks_before_the_broken_turn() -> None:

@@ -20,19 +20,21 @@ let the planner skip candidates.
 from __future__ import annotations
 
 import bisect
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dshfuzz.model import SessionLog
+from dshfuzz.model import DEFAULT_LIMITS, Limits, SessionLog
 
 from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
-from ._prewrite import apply_edit, edit_bytes
-from ._run import check_log
+from ._prewrite import edit_bytes
+from ._run import check_stream
 from .rules import RuleId
 
-__all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "recover_plan"]
+__all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "fork_limits",
+           "recover_plan"]
 
 _SHOWN = 5
 
@@ -150,9 +152,20 @@ def fork_bytes(log: SessionLog, point: ForkPoint) -> bytes:
     return edit_bytes(log, [e.raw for e in log.events[: point.events]])
 
 
-def _prefix_report(log: SessionLog, point: ForkPoint, options: CheckOptions) -> Report:
-    prefix = [e.raw for e in log.events[: point.events]]
-    return check_log(apply_edit(log, prefix), options)
+def fork_limits(limits: Limits) -> Limits:
+    """The reader's limits on a fork's file: ``limits`` (the log's), but none on its size. The fork
+    is dshfuzz's own output, re-encoded from events already read under ``limits`` (its plaintext was
+    in memory to be compressed), so it is no bomb; but as the writer leaves it, its events are one
+    batch, so one frame, which for a log of over 64 MiB of plaintext would exceed the frame limit (L1)
+    and rule out every long prefix. No official layer limits plaintext (see L1's divergence)."""
+    return replace(limits, frame_bytes=sys.maxsize, file_bytes=sys.maxsize, ratio_floor=sys.maxsize,
+                   line_floor=sys.maxsize)
+
+
+def _prefix_report(log: SessionLog, point: ForkPoint, options: CheckOptions, limits: Limits) -> Report:
+    """The report on the fork's file, checked as it is streamed (no second model of the log)."""
+    return check_stream(fork_bytes(log, point), compression=log.compression, path=log.path, options=options,
+                        limits=fork_limits(limits))
 
 
 PREFIX_STABLE = frozenset({
@@ -207,8 +220,11 @@ def _replace_seqs(log: SessionLog) -> list[int]:
     return sorted(out)
 
 
-def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions = CheckOptions()) -> RecoveryPlan:
-    """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises).
+def recover_plan(
+    log: SessionLog, at: int | None = None, options: CheckOptions = CheckOptions(), limits: Limits = DEFAULT_LIMITS
+) -> RecoveryPlan:
+    """The latest safe complete-turn boundary at or before ``at`` (read-only; never raises); ``log``
+    was read under ``limits``, which judge the fork's lines too (not its size: :func:`fork_limits`).
 
     Each candidate's prefix is checked in full unless an already checked longer prefix
     proves it blocked: a :data:`PREFIX_STABLE` blocker at seq ``s`` rules out every
@@ -227,7 +243,7 @@ def recover_plan(log: SessionLog, at: int | None = None, options: CheckOptions =
         if proof is not None:
             rejected.append(Rejected(point, (proof,), 1))
             continue
-        report = _prefix_report(log, point, options)
+        report = _prefix_report(log, point, options, limits)
         if report.internal_errors:
             notes.append(f"the checker failed on the prefix ending at seq {point.seq}; it was not recommended")
             rejected.append(Rejected(point, (), 0))
