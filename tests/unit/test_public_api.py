@@ -15,6 +15,7 @@ PUBLIC = {
     },
     "dshfuzz.model": {
         "BlockMode",
+        "ChunkPacker",
         "CHUNK_ROW_TYPES",
         "Compression",
         "DEFAULT_LIMITS",

@@ -15,9 +15,10 @@ from agent_loop_logs import jsonl
 from recovery_scenarios import DEFECTIVE, HEALTHY, session
 
 from dshfuzz.checker import CheckOptions, check_log
-from dshfuzz.checker._recover import blocking, fork_bytes, recover_plan
+from dshfuzz.checker._recover import blocking, fork_bytes, recover_bytes, recover_plan, stream_fork_bytes
 from dshfuzz.cli._recover import run
-from dshfuzz.model import Limits, encode_zstd, parse_log
+from dshfuzz.generators import session_logs
+from dshfuzz.model import Limits, batch_text, encode_zstd, header_text, parse_log
 
 STRICT = CheckOptions(strict=True)
 
@@ -130,7 +131,7 @@ def test_cli_is_read_only_with_exit_0_for_a_fork_and_2_for_a_new_session(tmp_pat
 @given(st.data())
 def test_recover_and_prewrite_never_crash_on_damaged_bytes(fixtures_dir: Path, data: st.DataObject) -> None:
     """Flipped, cut and inserted bytes of the valid fixture (both encodings)."""
-    from dshfuzz.checker._prewrite import prewrite
+    from dshfuzz.checker._prewrite import prewrite, prewrite_bytes
 
     name = data.draw(st.sampled_from(["valid-v0.jsonl.zstd", "valid-v0.jsonl"]), label="fixture")
     raw = bytearray((fixtures_dir / name).read_bytes())
@@ -147,3 +148,51 @@ def test_recover_and_prewrite_never_crash_on_damaged_bytes(fixtures_dir: Path, d
     recover_plan(log, options=STRICT)
     prewrite(log, {"type": "turn/start", "seq": len(log.events), "time": 0, "data": {"turn": 3}}, STRICT)
     prewrite(log, [e.raw for e in log.events[:12]], STRICT)
+    recover_bytes(bytes(raw), options=STRICT)
+    prewrite_bytes(bytes(raw), {"type": "turn/start", "seq": len(log.events), "time": 0, "data": {"turn": 3}}, options=STRICT)
+
+
+def _plans_alike(data: bytes, compression: str, at: Any) -> None:
+    log = parse_log(data, compression=compression)
+    via_model = recover_plan(log, at=at, options=STRICT)
+    streamed = recover_bytes(data, at, compression=compression, options=STRICT)
+    assert streamed.to_json() == via_model.to_json()
+    for point in [r.point for r in via_model.rejected] + ([via_model.fork] if via_model.fork else []):
+        assert stream_fork_bytes(data, point, compression=log.compression) == fork_bytes(log, point), point
+
+
+_SESSIONS = st.one_of(
+    st.lists(st.sampled_from(HEALTHY + DEFECTIVE), min_size=1, max_size=5).map(session),
+    session_logs(max_events=120),  # chunk deltas: packed runs, cut by the batches and packed again by the fork
+)
+
+
+@given(_SESSIONS, st.booleans(), st.data())
+def test_the_streamed_planner_plans_as_the_planner_over_the_model(b: Any, zstd: bool, data: st.DataObject) -> None:
+    """``recover_bytes`` (what ``dshfuzz recover`` runs: no model, each fork written by streaming the
+    file again) makes the plan ``recover_plan`` makes over the file's model, and writes the same forks,
+    the chunk runs packed across the log's own batches included."""
+    batches = data.draw(st.sampled_from(["one", "per event", "drawn"]), label="batches")
+    if batches == "one":
+        split = [b.events]
+    elif batches == "per event":
+        split = [[e] for e in b.events]
+    else:
+        cuts = sorted(data.draw(st.sets(st.integers(1, max(len(b.events) - 1, 1)), max_size=6), label="cuts"))
+        split = [b.events[i:j] for i, j in zip([0, *cuts], [*cuts, len(b.events)]) if i < j]
+    file = encode_zstd(b.header, split) if zstd else b"".join([header_text(b.header), *(batch_text(x) for x in split)])
+    at = data.draw(st.none() | st.integers(0, max(len(b.events) - 1, 0)), label="at")
+    _plans_alike(file, "zstd" if zstd else "none", at)
+
+
+@given(st.data())
+def test_the_streamed_planner_plans_as_the_planner_over_the_model_on_damaged_bytes(fixtures_dir: Path, data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(["valid-v0.jsonl.zstd", "valid-v0.jsonl"]), label="fixture")
+    raw = bytearray((fixtures_dir / name).read_bytes())
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        at = data.draw(st.integers(0, len(raw)), label="at")
+        if data.draw(st.booleans(), label="cut"):
+            del raw[at:]
+        elif at < len(raw):
+            raw[at] ^= data.draw(st.integers(1, 255), label="mask")
+    _plans_alike(bytes(raw), "zstd" if name.endswith(".zstd") else "none", None)

@@ -15,17 +15,33 @@ and independently where it matters, because a shorter prefix can lose or gain
 findings (a later marker can strand an earlier tool result; a later compaction can
 hide an earlier gap); only findings that provably persist into shorter prefixes
 let the planner skip candidates.
+
+:func:`recover_plan` plans over a log's model; :func:`recover_bytes` (what ``dshfuzz recover``
+runs) over a file's bytes, holding no model: one streamed read finds the candidates, and
+each fork checked is written by streaming the file again up to its boundary.
 """
 
 from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dshfuzz.model import DEFAULT_LIMITS, Limits, SessionLog
+from dshfuzz.model import (
+    DEFAULT_LIMITS,
+    ChunkPacker,
+    Compression,
+    Event,
+    Limits,
+    SessionLog,
+    compress_frame,
+    decode_storage_record,
+    dumpb,
+    header_text,
+    stream_log,
+)
 
 from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
@@ -34,7 +50,7 @@ from ._run import check_stream
 from .rules import RuleId
 
 __all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "fork_limits",
-           "recover_plan"]
+           "recover_bytes", "recover_plan", "stream_fork_bytes"]
 
 _SHOWN = 5
 
@@ -123,7 +139,7 @@ def _byte_end(log: SessionLog, line_number: int | None) -> tuple[int | None, int
     if log.compression != "zstd":
         if line.offset is None:
             return None, None, None
-        return line.offset + len(line.text.encode("utf-8", "surrogatepass")) + 1, None, None
+        return line.offset + line.size + 1, None, None
     frame = next((f for f in log.frames if line_number in f.lines), None)
     if frame is None:
         return None, line.frame, None
@@ -132,19 +148,29 @@ def _byte_end(log: SessionLog, line_number: int | None) -> tuple[int | None, int
     return None, frame.index, frame.offset
 
 
+_Boundary = tuple[int, int, Any, "int | None"]
+"""A complete-turn boundary as read: the turn/end's position, seq, turn and line."""
+
+
+def _boundary(index: int, event: Event, at: int | None) -> _Boundary | None:
+    """The boundary after ``event`` at ``index``, if it is a turn/end with a safe seq <= ``at``."""
+    seq = event.seq
+    if event.type != "turn/end" or not is_safe_int(seq) or (at is not None and seq > at):
+        return None
+    data = event.data
+    return index, int(seq), data.get("turn") if type(data) is dict else None, event.line
+
+
+def _points(log: SessionLog, boundaries: Iterable[_Boundary]) -> Iterator[ForkPoint]:
+    for index, seq, turn, line in boundaries:
+        offset, frame, frame_offset = _byte_end(log, line)
+        yield ForkPoint(seq, turn, index + 1, line, frame, offset, frame_offset)
+
+
 def _candidates(log: SessionLog, at: int | None) -> Iterator[ForkPoint]:
     """Complete-turn boundaries with turn/end seq <= ``at``, latest first."""
-    for index in range(len(log.events) - 1, -1, -1):
-        event = log.events[index]
-        seq = event.seq
-        if event.type != "turn/end" or not is_safe_int(seq):
-            continue
-        if at is not None and seq > at:
-            continue
-        data = event.data
-        turn = data.get("turn") if type(data) is dict else None
-        offset, frame, frame_offset = _byte_end(log, event.line)
-        yield ForkPoint(int(seq), turn, index + 1, event.line, frame, offset, frame_offset)
+    found = (_boundary(index, log.events[index], at) for index in range(len(log.events) - 1, -1, -1))
+    return _points(log, (b for b in found if b is not None))
 
 
 def fork_bytes(log: SessionLog, point: ForkPoint) -> bytes:
@@ -211,13 +237,13 @@ def _first(findings: list[Finding], rules: frozenset[RuleId]) -> Finding | None:
     return min(located, key=lambda f: f.seq, default=None)  # type: ignore[arg-type,return-value]
 
 
+def _replace_seq(event: Event) -> int | None:
+    op, seq = event.surfaceOp, event.seq
+    return int(seq) if type(op) is dict and is_safe_int(seq) else None
+
+
 def _replace_seqs(log: SessionLog) -> list[int]:
-    out = []
-    for event in log.events:
-        op, seq = event.surfaceOp, event.seq
-        if type(op) is dict and is_safe_int(seq):
-            out.append(int(seq))
-    return sorted(out)
+    return sorted(seq for event in log.events if (seq := _replace_seq(event)) is not None)
 
 
 def recover_plan(
@@ -232,27 +258,128 @@ def recover_plan(
     while no surface replace lies between the two boundaries. This keeps a log with an
     early defect from costing one full check per turn.
     """
+    return _plan(log.path, at, _candidates(log, at), _replace_seqs(log),
+                 lambda point: _prefix_report(log, point, options, limits))
+
+
+def _plan(
+    path: str | None, at: int | None, candidates: Iterable[ForkPoint], replaces: list[int],
+    prefix_report: Callable[[ForkPoint], Report],
+) -> RecoveryPlan:
     rejected: list[Rejected] = []
     notes: list[str] = []
     count = 0
     carried: _Carried | None = None
-    replaces = _replace_seqs(log)
-    for point in _candidates(log, at):
+    for point in candidates:
         count += 1
         proof = carried.covers(point, replaces) if carried is not None else None
         if proof is not None:
             rejected.append(Rejected(point, (proof,), 1))
             continue
-        report = _prefix_report(log, point, options, limits)
+        report = prefix_report(point)
         if report.internal_errors:
             notes.append(f"the checker failed on the prefix ending at seq {point.seq}; it was not recommended")
             rejected.append(Rejected(point, (), 0))
             continue
         blockers = [f for f in report.findings if blocking(f)]
         if not blockers:
-            return RecoveryPlan(log.path, at, point, tuple(rejected), count, tuple(notes))
+            return RecoveryPlan(path, at, point, tuple(rejected), count, tuple(notes))
         rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
         carried = _Carried(_first(blockers, PREFIX_STABLE), _first(blockers, WIRE_STABLE), point.seq)
     if count == 0:
         notes.append("the log holds no complete turn at or before the anchor")
-    return RecoveryPlan(log.path, at, None, tuple(rejected), count, tuple(notes))
+    return RecoveryPlan(path, at, None, tuple(rejected), count, tuple(notes))
+
+
+class _Boundaries:
+    """A :class:`~dshfuzz.model.RowConsumer` keeping what the planner reads of a log: its complete-turn
+    boundaries at or before ``at`` and the seqs of its surface replaces (O(turns + replaces)).
+    A packed row's members are chunks, so its head alone can be either."""
+
+    def __init__(self, at: int | None) -> None:
+        self.at = at
+        self.boundaries: list[_Boundary] = []
+        self.replaces: list[int] = []
+
+    def begin(self, log: SessionLog) -> None:
+        return None
+
+    def row(self, first: int, stop: int, head: Event) -> None:
+        found = _boundary(first, head, self.at)
+        if found is not None:
+            self.boundaries.append(found)
+        seq = _replace_seq(head)
+        if seq is not None:
+            self.replaces.append(seq)
+
+
+class _Enough(Exception):
+    """Raised by :class:`_ForkWriter` once it has the fork's events: the rest of the file is not read."""
+
+
+class _ForkWriter:
+    """A :class:`~dshfuzz.model.RowConsumer` writing the first ``events`` events of a log as the fork's
+    one batch, as :func:`~dshfuzz.model.batch_text` writes it (the chunk runs packed across the log's
+    own batches), keeping the batch's lines and the chunk run being packed, no event once written."""
+
+    def __init__(self, events: int) -> None:
+        self.events = events
+        self.lines: list[bytes] = []
+        self.packer = ChunkPacker(lambda row: self.lines.append(dumpb(row)))
+        self.log: SessionLog | None = None
+
+    def begin(self, log: SessionLog) -> None:
+        self.log = log
+        if self.events == 0:
+            raise _Enough
+
+    def row(self, first: int, stop: int, head: Event) -> None:
+        add, end = self.packer.add, min(stop, self.events)
+        packed = getattr(head, "packed", None)  # a packed row's members, expanded from the row at once
+        if packed is not None:
+            for raw in decode_storage_record(packed)[: end - first]:
+                add(raw)
+        else:
+            add(head.raw)
+        if stop >= self.events:
+            raise _Enough
+
+    def batch(self) -> bytes:
+        self.packer.close()
+        return b"\n".join(self.lines) + b"\n"
+
+
+def stream_fork_bytes(data: bytes, point: ForkPoint, *, compression: Compression, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """:func:`fork_bytes` of the log whose bytes are ``data``, written by streaming them again up to the
+    boundary: the same bytes, without a model of the log."""
+    writer = _ForkWriter(point.events)
+    try:
+        stream_log(data, writer, compression=compression, limits=limits)
+    except _Enough:
+        pass
+    log = writer.log
+    header = log.header.raw if log is not None and log.header is not None else None
+    head, batch = header_text(header), writer.batch()
+    writer.lines.clear()
+    if compression == "zstd":
+        return compress_frame(head) + compress_frame(batch)
+    return head + batch
+
+
+def recover_bytes(
+    data: bytes, at: int | None = None, *, compression: Compression | None = None, path: str | None = None,
+    options: CheckOptions = CheckOptions(), limits: Limits = DEFAULT_LIMITS,
+) -> RecoveryPlan:
+    """:func:`recover_plan` of the log file whose bytes are ``data``, holding no model of it: one
+    streamed read finds the candidates, and each fork checked is written (:func:`stream_fork_bytes`)
+    and checked (:func:`~dshfuzz.checker.check_stream`) as a stream. Memory follows the file, the
+    fork being checked and what the rules keep, not the log's length."""
+    found = _Boundaries(at)
+    log = stream_log(data, found, compression=compression, path=path, limits=limits)
+    kind = log.compression
+
+    def prefix_report(point: ForkPoint) -> Report:
+        fork = stream_fork_bytes(data, point, compression=kind, limits=limits)
+        return check_stream(fork, compression=kind, path=path, options=options, limits=fork_limits(limits))
+
+    return _plan(path, at, _points(log, reversed(found.boundaries)), sorted(found.replaces), prefix_report)

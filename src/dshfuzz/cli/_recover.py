@@ -28,24 +28,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from pathlib import Path
+
     from dshfuzz.checker import CheckOptions
-    from dshfuzz.checker._recover import Rejected, recover_plan
-    from dshfuzz.model import dumps, read_log
+    from dshfuzz.checker._recover import Rejected, recover_bytes
+    from dshfuzz.model import compression_by_name, dumps
 
     try:
-        log = read_log(args.log)
+        data = Path(args.log).read_bytes()
     except OSError as exc:
         print(f"dshfuzz recover: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    # The log model is acyclic and lives until exit: keep the cyclic collector from rescanning it.
-    gc.freeze()
-    plan = recover_plan(log, args.at, CheckOptions(format_version=args.format_version))
+    name, compression = str(args.log), compression_by_name(str(args.log))
+    # parsed JSON is acyclic: reference counting frees each row, and the cyclic collector only costs time
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        plan = recover_bytes(data, args.at, compression=compression, path=name,
+                             options=CheckOptions(format_version=args.format_version))
+    finally:
+        if enabled:
+            gc.enable()
     if args.redact:
         from dshfuzz.checker._finding import Report
-        from dshfuzz.checker._output import redact_report
+        from dshfuzz.checker._output import redact_streamed
 
         def scrub(r: Rejected) -> Rejected:
-            hidden = redact_report(Report(log.path, None, 0, 0, list(r.findings)), log).findings
+            hidden = redact_streamed(Report(name, None, 0, 0, list(r.findings)), data, compression).findings
             return replace(r, findings=tuple(hidden))
 
         plan = replace(plan, rejected=tuple(scrub(r) for r in plan.rejected))

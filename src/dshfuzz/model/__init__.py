@@ -11,6 +11,7 @@ from ._reader import compression_by_name, parse_log, read_log, sniff_compression
 from ._stream import RowConsumer
 from ._rows import (
     MIN_RUN,
+    ChunkPacker,
     RowDecodeError,
     decode_storage_record,
     is_safe_integer,
@@ -57,6 +58,7 @@ __all__ = [
     "SURFACE_TYPES",
     "ZSTD_MAGIC",
     "BlockMode",
+    "ChunkPacker",
     "Compression",
     "Diagnostic",
     "Event",

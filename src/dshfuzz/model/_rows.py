@@ -14,13 +14,14 @@ every :class:`RowDecodeError` carries the official message.
 from __future__ import annotations
 
 from itertools import accumulate
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from ._types import CHUNK_ROW_TYPES, Event, JsonValue
 
 __all__ = [
     "MIN_RUN",
+    "ChunkPacker",
     "PackedMember",
     "PackedRun",
     "RowDecodeError",
@@ -137,34 +138,50 @@ def _build_row(kind: str, run: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": tag, "seq0": first["seq"], "time0": first["time"], "data": data}
 
 
+class ChunkPacker:
+    """Official ``packChunkRuns`` one event at a time, for a writer that streams a batch: each
+    :meth:`add` hands ``emit`` the rows it completes (a packed row, or an event stored verbatim),
+    :meth:`close` the rest, in order. It holds the current run's events alone."""
+
+    __slots__ = ("emit", "kind", "run")
+
+    def __init__(self, emit: Callable[[JsonValue], object]) -> None:
+        self.emit = emit
+        self.kind: str | None = None
+        self.run: list[dict[str, Any]] = []
+
+    def add(self, event: JsonValue) -> None:
+        k = _classify(event)
+        if k is None:
+            self.close()
+            self.emit(event)
+        elif k == self.kind and self.run and _continues(self.run[-1], event, k):  # type: ignore[arg-type]
+            self.run.append(event)  # type: ignore[arg-type]
+        else:
+            self.close()
+            self.kind, self.run = k, [event]  # type: ignore[list-item]
+
+    def close(self) -> None:
+        """End the current run: packed when it is long enough, else its events verbatim."""
+        kind, run = self.kind, self.run
+        if kind is not None and len(run) >= MIN_RUN:
+            self.emit(_build_row(kind, run))
+        else:
+            for event in run:
+                self.emit(event)
+        self.kind, self.run = None, []
+
+
 def pack_chunk_runs(events: Iterable[JsonValue]) -> list[JsonValue]:
     """Official ``packChunkRuns``: each run of >= :data:`MIN_RUN` uniform deltas becomes one row.
 
     Every other value passes through as the same object, in order. Pure.
     """
     out: list[JsonValue] = []
-    kind: str | None = None
-    run: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        if kind is not None and len(run) >= MIN_RUN:
-            out.append(_build_row(kind, run))
-        else:
-            out.extend(run)
-
+    packer = ChunkPacker(out.append)
     for event in events:
-        k = _classify(event)
-        if k is None:
-            flush()
-            kind, run = None, []
-            out.append(event)
-            continue
-        if k == kind and run and _continues(run[-1], event, k):
-            run.append(event)
-            continue
-        flush()
-        kind, run = k, [event]
-    flush()
+        packer.add(event)
+    packer.close()
     return out
 
 
@@ -267,7 +284,8 @@ class PackedMember(Event):
     The reader validates a chunk row whole but builds none of its members: most
     consumers (every checker pass) decide a run of members from its first one, so
     the other members of a long log are never built, which is most of its memory.
-    ``raw`` is exactly what :func:`decode_storage_record` gives at that position.
+    ``raw`` is exactly what :func:`decode_storage_record` gives at that position;
+    ``packed`` is the row's value, which that function expands whole.
     """
 
     __slots__ = ("packed", "_built")
