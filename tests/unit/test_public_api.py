@@ -52,6 +52,7 @@ PUBLIC = {
         "encode_jsonl",
         "encode_log",
         "encode_zstd",
+        "frame_compressor",
         "header_text",
         "is_safe_integer",
         "js_number",

@@ -7,8 +7,9 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from agent_loop_logs import jsonl
@@ -196,3 +197,17 @@ def test_the_streamed_planner_plans_as_the_planner_over_the_model_on_damaged_byt
         elif at < len(raw):
             raw[at] ^= data.draw(st.integers(1, 255), label="mask")
     _plans_alike(bytes(raw), "zstd" if name.endswith(".zstd") else "none", None)
+
+
+@given(session_logs(max_events=120), st.booleans(), st.integers(1, 512))
+def test_a_fork_is_the_same_bytes_whatever_pieces_its_batch_is_written_in(b: Any, zstd: bool, flush: int) -> None:
+    """A long fork's batch is written (and, for zstd, compressed) in pieces as it grows, never held
+    whole; the fork is :func:`fork_bytes`'s at every size of piece."""
+    file = encode_zstd(b.header, [b.events]) if zstd else header_text(b.header) + batch_text(b.events)
+    log = parse_log(file)
+    plan = recover_plan(log)
+    points = [r.point for r in plan.rejected] + ([plan.fork] if plan.fork else [])
+    assume(points)  # a log without a complete turn has no fork
+    with patch("dshfuzz.checker._recover._FLUSH", flush):
+        for point in points:
+            assert stream_fork_bytes(file, point, compression=log.compression) == fork_bytes(log, point), point

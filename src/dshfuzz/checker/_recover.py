@@ -27,6 +27,7 @@ import bisect
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from io import BytesIO
 from typing import Any
 
 from dshfuzz.model import (
@@ -39,6 +40,7 @@ from dshfuzz.model import (
     compress_frame,
     decode_storage_record,
     dumpb,
+    frame_compressor,
     header_text,
     stream_log,
 )
@@ -318,20 +320,24 @@ class _Enough(Exception):
 
 
 class _ForkWriter:
-    """A :class:`~dshfuzz.model.RowConsumer` writing the first ``events`` events of a log as the fork's
-    one batch, as :func:`~dshfuzz.model.batch_text` writes it (the chunk runs packed across the log's
-    own batches), keeping the batch's text and the chunk run being packed, no event once written.
-    The text is one buffer: orjson's output for a short row holds a far larger allocation than its
-    length, and a million of them held 1.8 GB."""
+    """A :class:`~dshfuzz.model.RowConsumer` writing the fork of the first ``events`` events of a log:
+    its header, then the events as one batch, as :func:`~dshfuzz.model.batch_text` writes it (the chunk
+    runs packed across the log's own batches). It keeps the chunk run being packed and under
+    ``_FLUSH`` bytes of batch text, no event once written; for zstd the batch is compressed as it
+    grows, so the fork's plaintext is never held. The text is gathered in one buffer: orjson's
+    output for a short row holds a far larger allocation than its length (a million held 1.8 GB)."""
 
-    def __init__(self, events: int) -> None:
+    def __init__(self, events: int, compression: Compression) -> None:
         self.events = events
+        self.fork = BytesIO()  # getvalue() hands its buffer over, where bytes(bytearray) copies it
         self.text = bytearray()
+        self.rows = 0
         self.packer = ChunkPacker(self._write)
-        self.log: SessionLog | None = None
+        self.zstd = frame_compressor() if compression == "zstd" else None
 
     def begin(self, log: SessionLog) -> None:
-        self.log = log
+        head = header_text(log.header.raw if log.header is not None else None)
+        self.fork.write(head if self.zstd is None else compress_frame(head))
         if self.events == 0:
             raise _Enough
 
@@ -347,29 +353,40 @@ class _ForkWriter:
             raise _Enough
 
     def _write(self, row: Any) -> None:
-        self.text += dumpb(row)
-        self.text += b"\n"
+        text = self.text
+        text += dumpb(row)
+        text += b"\n"
+        self.rows += 1
+        if len(text) >= _FLUSH:
+            self._flush()
 
-    def batch(self) -> bytes:
+    def _flush(self) -> None:
+        self.fork.write(self.text if self.zstd is None else self.zstd.compress(self.text))
+        self.text.clear()
+
+    def close(self) -> bytes:
+        """The fork's bytes (an empty batch is a lone newline, as the writer leaves it)."""
         self.packer.close()
-        return bytes(self.text)
+        if self.rows == 0:
+            self.text += b"\n"
+        self._flush()
+        if self.zstd is not None:
+            self.fork.write(self.zstd.flush())
+        return self.fork.getvalue()
+
+
+_FLUSH = 1 << 20
 
 
 def stream_fork_bytes(data: bytes, point: ForkPoint, *, compression: Compression, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """:func:`fork_bytes` of the log whose bytes are ``data``, written by streaming them again up to the
-    boundary: the same bytes, without a model of the log."""
-    writer = _ForkWriter(point.events)
+    boundary: the same bytes, without a model of the log or, for zstd, the fork's plaintext."""
+    writer = _ForkWriter(point.events, compression)
     try:
         stream_log(data, writer, compression=compression, limits=limits)
     except _Enough:
         pass
-    log = writer.log
-    header = log.header.raw if log is not None and log.header is not None else None
-    head, batch = header_text(header), writer.batch()
-    del writer
-    if compression == "zstd":
-        return compress_frame(head) + compress_frame(batch)
-    return head + batch
+    return writer.close()
 
 
 def recover_bytes(

@@ -17,7 +17,7 @@ parseable, so a reader can show every frame of a damaged file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import zstandard
 
@@ -29,6 +29,7 @@ __all__ = [
     "FrameLimitError",
     "compress_frame",
     "decode_frame",
+    "frame_compressor",
     "recover_torn_frame",
     "repeat_frame",
     "scan_frames",
@@ -212,6 +213,13 @@ def _inflate(data: bytes | memoryview, limit: int | None) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def frame_compressor(*, checksum: bool = True) -> Any:
+    """A zstd stream writing one frame as :func:`compress_frame` writes it (``compress(piece)``
+    for each piece, then ``flush()``): the frame does not depend on how its content is split
+    into pieces, so a long batch can be compressed as it is written, never held whole."""
+    return zstandard.ZstdCompressor(level=_LEVEL, write_checksum=checksum, write_content_size=False).compressobj()
+
+
 def compress_frame(
     content: bytes,
     *,
@@ -227,10 +235,9 @@ def compress_frame(
     ``"rle"`` uses RLE blocks for runs of one repeated byte and raw blocks between.
     """
     if block == "compressed":
-        cctx = zstandard.ZstdCompressor(level=_LEVEL, write_checksum=checksum, write_content_size=content_size)
         if content_size:
-            return cctx.compress(content)
-        stream = cctx.compressobj()
+            return zstandard.ZstdCompressor(level=_LEVEL, write_checksum=checksum, write_content_size=True).compress(content)
+        stream = frame_compressor(checksum=checksum)
         return stream.compress(content) + stream.flush()
     return _handmade_frame(content, checksum=checksum, content_size=content_size, rle=block == "rle")
 
