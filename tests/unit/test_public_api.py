@@ -22,6 +22,8 @@ PUBLIC = {
         "Diagnostic",
         "ENVELOPE_KEYS",
         "Event",
+        "FileBytes",
+        "FileChangedError",
         "Frame",
         "FrameDecodeError",
         "FrameLayout",

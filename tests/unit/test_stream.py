@@ -8,17 +8,24 @@ those of ``parse_log`` + ``check_log`` on the whole model, on valid, mutated and
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_loop_logs import jsonl
+from recovery_scenarios import session
+
 from dshfuzz.checker import CheckOptions, check_log, check_stream
 from dshfuzz.checker._output import redact_report, redact_streamed
 from dshfuzz.generators import session_logs
-from dshfuzz.model import SessionLog, dumps, parse_log, stream_log
+from dshfuzz.model import FileBytes, SessionLog, compression_by_name, dumps, encode_zstd, parse_log, stream_log
 from dshfuzz.mutators import MUTATORS, mutants
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
@@ -60,20 +67,34 @@ def _physical(log: SessionLog) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def _on_disk(data: bytes) -> Iterator[FileBytes]:
+    """``data`` as a file read on demand, as ``dshfuzz check`` reads a log."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "log"
+        path.write_bytes(data)
+        with FileBytes.open(path) as file:
+            yield file
+
+
 def _same_read(data: bytes, compression: Any = None) -> None:
     whole = parse_log(data, compression=compression)
-    consumer = _Collect()
-    streamed = stream_log(data, consumer, compression=compression)
-    assert _physical(streamed) == _physical(whole)
-    assert consumer.raws == [e.raw for e in whole.events]
-    assert consumer.rows == [(r.events.start, r.events.stop) for r in whole.rows if r.events]
+    with _on_disk(data) as file:
+        for source in (data, file):
+            consumer = _Collect()
+            streamed = stream_log(source, consumer, compression=compression)
+            assert _physical(streamed) == _physical(whole)
+            assert consumer.raws == [e.raw for e in whole.events]
+            assert consumer.rows == [(r.events.start, r.events.stop) for r in whole.rows if r.events]
 
 
 def _same_report(data: bytes, compression: Any = None, **options: Any) -> None:
     opts = CheckOptions(strict=True, **options)
     whole = check_log(parse_log(data, compression=compression), opts).to_json()
-    streamed = check_stream(data, compression=compression, options=opts).to_json()
-    assert streamed == whole, f"streamed report differs on:\n{data[:4000]!r}"
+    with _on_disk(data) as file:
+        for source in (data, file):
+            streamed = check_stream(source, compression=compression, options=opts).to_json()
+            assert streamed == whole, f"streamed report ({type(source).__name__}) differs on:\n{data[:4000]!r}"
 
 
 @pytest.mark.parametrize("name", ["valid-v0.jsonl", "valid-v0.jsonl.zstd"])
@@ -179,3 +200,46 @@ def test_a_streamed_check_leaves_no_cycle_behind(name: str) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+@given(session_logs(format_version=0, max_events=60), st.booleans(), st.integers(1, 300), st.integers(1, 300), st.data())
+def test_a_file_read_in_any_pieces_reads_as_the_bytes(log, zstd: bool, block: int, window: int, data: st.DataObject) -> None:
+    """A log file is read block by block (plain) and frame by frame (zstd), and the frame scanner's
+    small reads go through a window: at any block and window size the read and the report are
+    those of the file's bytes, torn and damaged files included."""
+    raw = bytearray(log.to_zstd() if zstd else log.to_jsonl())
+    if data.draw(st.booleans(), label="damage"):
+        at = data.draw(st.integers(0, len(raw) - 1), label="at")
+        raw[at] ^= data.draw(st.integers(1, 255), label="mask")
+        del raw[data.draw(st.integers(at, len(raw)), label="cut"):]
+    with patch("dshfuzz.model._reader._BLOCK", block), patch("dshfuzz.model._file._WINDOW", window):
+        _same_read(bytes(raw))
+        _same_report(bytes(raw))
+
+
+class _Recording(FileBytes):
+    __slots__ = ("reads",)
+
+    def _pread(self, offset: int, size: int) -> bytes:
+        self.reads.append(size)
+        return super()._pread(offset, size)
+
+
+def _largest_read(path: Path) -> int:
+    with _Recording.open(path) as recording:
+        recording.reads = []
+        report = check_stream(recording, compression=compression_by_name(str(path)))
+        assert report.ok, report.findings[:3]
+    return max(recording.reads)
+
+
+def test_a_log_file_is_never_read_whole(tmp_path: Path) -> None:
+    """What ``dshfuzz check`` holds of a file at once: a block of a plain log, a frame of a zstd one."""
+    b = session(["text", "tool"] * 800)
+    plain = jsonl(b.header, b.events).encode()
+    zstd = encode_zstd(b.header, [b.events[i : i + 40] for i in range(0, len(b.events), 40)])
+    largest_frame = max(f.size for f in parse_log(zstd).frames)
+    for name, data, most in (("big.jsonl", plain, 1 << 20), ("big.jsonl.zstd", zstd, max(64 << 10, largest_frame))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert _largest_read(path) <= most < len(data) / 4, name

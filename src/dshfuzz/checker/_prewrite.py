@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from dshfuzz.model import (
     Compression,
+    FileBytes,
     JsonDecodeError,
     SessionLog,
     batch_text,
@@ -91,19 +92,18 @@ def _mode(edit: Any) -> EditMode:
     raise EditError("an edit is one event (a JSON object) or a complete event list (a JSON array)")
 
 
-def _intact_bytes(log: SessionLog, data: bytes | None) -> bytes:
+def _intact_bytes(log: SessionLog, data: bytes | FileBytes | None) -> bytes:
     """The log's bytes (``data``, as read, or rebuilt from the model) without its torn tail (the
     loader's repair truncates there before writing)."""
     if data is None:
         data = encode_log(log)
-    if log.torn is not None:
-        data = data[: log.torn.truncate_to]
+    data = data[: len(data) if log.torn is None else log.torn.truncate_to]
     if log.compression == "none" and data and not data.endswith(b"\n"):
         data += b"\n"
     return data
 
 
-def edit_bytes(log: SessionLog, edit: Any, data: bytes | None = None) -> bytes:
+def edit_bytes(log: SessionLog, edit: Any, data: bytes | FileBytes | None = None) -> bytes:
     """The file's bytes after the official writer applied ``edit`` to ``log``, whose bytes are
     ``data`` when given (a streamed read keeps no text to rebuild them from)."""
     mode = _mode(edit)
@@ -155,7 +155,7 @@ def prewrite(log: SessionLog, edit: Any, options: CheckOptions = CheckOptions())
 
 
 def prewrite_bytes(
-    data: bytes, edit: Any, *, compression: Compression | None = None, path: str | None = None,
+    data: bytes | FileBytes, edit: Any, *, compression: Compression | None = None, path: str | None = None,
     options: CheckOptions = CheckOptions(),
 ) -> PrewriteResult:
     """:func:`prewrite` of the log file whose bytes are ``data``, both checks streamed: memory
@@ -185,13 +185,14 @@ def run_prewrite(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.prewrite}: {exc.strerror or exc}")
     except (JsonDecodeError, EditError) as exc:
         return _fail(f"{args.prewrite}: {exc}")
+    name = str(args.prewrite_log)
     try:
-        data = Path(args.prewrite_log).read_bytes()
+        # the log is read as the check goes; the edited file is built in memory (it is the result)
+        with FileBytes.open(name) as data:
+            result = prewrite_bytes(data, edit, compression=compression_by_name(name), path=name,
+                                    options=CheckOptions(format_version=args.format_version))
     except OSError as exc:
         return _fail(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
-    name = str(args.prewrite_log)
-    result = prewrite_bytes(data, edit, compression=compression_by_name(name), path=name,
-                            options=CheckOptions(format_version=args.format_version))
     if result.report.internal_errors:
         return _fail(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
     if args.redact:

@@ -35,6 +35,7 @@ from dshfuzz.model import (
     ChunkPacker,
     Compression,
     Event,
+    FileBytes,
     Limits,
     SessionLog,
     compress_frame,
@@ -378,7 +379,7 @@ class _ForkWriter:
 _FLUSH = 1 << 20
 
 
-def stream_fork_bytes(data: bytes, point: ForkPoint, *, compression: Compression, limits: Limits = DEFAULT_LIMITS) -> bytes:
+def stream_fork_bytes(data: bytes | FileBytes, point: ForkPoint, *, compression: Compression, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """:func:`fork_bytes` of the log whose bytes are ``data``, written by streaming them again up to the
     boundary: the same bytes, without a model of the log or, for zstd, the fork's plaintext."""
     writer = _ForkWriter(point.events, compression)
@@ -390,7 +391,7 @@ def stream_fork_bytes(data: bytes, point: ForkPoint, *, compression: Compression
 
 
 def recover_bytes(
-    data: bytes, at: int | None = None, *, compression: Compression | None = None, path: str | None = None,
+    data: bytes | FileBytes, at: int | None = None, *, compression: Compression | None = None, path: str | None = None,
     options: CheckOptions = CheckOptions(), limits: Limits = DEFAULT_LIMITS,
 ) -> RecoveryPlan:
     """:func:`recover_plan` of the log file whose bytes are ``data``, holding no model of it: one

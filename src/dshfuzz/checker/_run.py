@@ -61,9 +61,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from os import PathLike
-from pathlib import Path
 
-from dshfuzz.model import DEFAULT_LIMITS, MISSING, Compression, Event, Limits, SessionLog, compression_by_name, stream_log
+from dshfuzz.model import (
+    DEFAULT_LIMITS,
+    MISSING,
+    Compression,
+    Event,
+    FileBytes,
+    Limits,
+    SessionLog,
+    compression_by_name,
+    stream_log,
+)
 
 from ._context import CheckContext, CheckOptions
 from ._finding import Finding, Report
@@ -595,7 +604,7 @@ class _StreamedCheck:
 
 
 def check_stream(
-    data: bytes,
+    data: bytes | FileBytes,
     *,
     compression: Compression | None = None,
     path: str | None = None,
@@ -604,12 +613,13 @@ def check_stream(
 ) -> Report:
     """Check a log's bytes in one streamed read: each row's events go through the walks as they
     are read and are dropped, so memory follows what the walks keep, not the log. The report is
-    :func:`check_log`'s on the whole model. Never raises unless ``options.strict``."""
+    :func:`check_log`'s on the whole model. ``data`` may be a :class:`~dshfuzz.model.FileBytes`, read
+    as the check goes. Never raises unless ``options.strict`` (or reading a file fails: ``OSError``)."""
     return stream_check(data, compression=compression, path=path, options=options, limits=limits)[0]
 
 
 def stream_check(
-    data: bytes,
+    data: bytes | FileBytes,
     *,
     compression: Compression | None = None,
     path: str | None = None,
@@ -627,4 +637,5 @@ def check_path(path: str | PathLike[str], options: CheckOptions = CheckOptions()
     """Read ``path`` and check it in one streamed read (:func:`check_stream`). Raises only
     ``OSError`` (an unreadable file). The encoding follows the suffix as :func:`~dshfuzz.model.read_log`'s."""
     name = str(path)
-    return check_stream(Path(path).read_bytes(), compression=compression_by_name(name), path=name, options=options)
+    with FileBytes.open(path) as data:
+        return check_stream(data, compression=compression_by_name(name), path=name, options=options)

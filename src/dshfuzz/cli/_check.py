@@ -72,30 +72,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_all(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from dshfuzz.checker import CheckOptions, check_stream
-    from dshfuzz.model import compression_by_name, dumps
+    from dshfuzz.model import FileBytes, compression_by_name, dumps
 
     cap = {} if args.max_findings_per_rule is None else {"max_findings_per_rule": args.max_findings_per_rule}
     options = CheckOptions(format_version=args.format_version, **cap)
     console = None
     status = 0
     for path in args.logs:
+        name = str(path)
+        compression = compression_by_name(name)
         try:
-            data = Path(path).read_bytes()
+            # the file is read as the check goes (and again only for --redact), never held whole
+            with FileBytes.open(path) as data:
+                report = check_stream(data, compression=compression, path=name, options=options)
+                if args.redact:
+                    from dshfuzz.checker._output import redact_streamed
+
+                    report = redact_streamed(report, data, compression)
         except OSError as exc:
             print(f"dshfuzz check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 2
             continue
-        name = str(path)
-        compression = compression_by_name(name)
-        report = check_stream(data, compression=compression, path=name, options=options)
-        if args.redact:
-            from dshfuzz.checker._output import redact_streamed
-
-            report = redact_streamed(report, data, compression)
-        del data
         if args.json:
             sys.stdout.write(dumps(report.to_json()) + "\n")
         else:

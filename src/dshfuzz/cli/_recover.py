@@ -11,6 +11,11 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dshfuzz.checker import RecoveryPlan
+    from dshfuzz.model import FileBytes
 
 HELP = "plan a read-only recovery: the latest safe complete-turn boundary"
 
@@ -26,19 +31,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from pathlib import Path
-
-    from dshfuzz.checker import CheckOptions
-    from dshfuzz.checker._recover import Rejected, recover_bytes
-    from dshfuzz.model import compression_by_name, dumps
+    from dshfuzz.model import FileBytes
 
     try:
-        data = Path(args.log).read_bytes()
+        # the file is read as each pass goes, never held whole
+        with FileBytes.open(args.log) as data:
+            plan = _plan(args, data)
     except OSError as exc:
         print(f"dshfuzz recover: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    if args.json:
+        from dshfuzz.model import dumps
+
+        sys.stdout.write(dumps(plan.to_json()) + "\n")
+    else:
+        _render(plan)
+    return 0 if plan.found else 2
+
+
+def _plan(args: argparse.Namespace, data: FileBytes) -> RecoveryPlan:
+    from dataclasses import replace
+
+    from dshfuzz.checker import CheckOptions
+    from dshfuzz.checker._recover import Rejected, recover_bytes
+    from dshfuzz.model import compression_by_name
+
     name, compression = str(args.log), compression_by_name(str(args.log))
     # parsed JSON is acyclic: reference counting frees each row, and the cyclic collector only costs time
     enabled = gc.isenabled()
@@ -58,14 +75,10 @@ def run(args: argparse.Namespace) -> int:
             return replace(r, findings=tuple(hidden))
 
         plan = replace(plan, rejected=tuple(scrub(r) for r in plan.rejected))
-    if args.json:
-        sys.stdout.write(dumps(plan.to_json()) + "\n")
-    else:
-        _render(plan)
-    return 0 if plan.found else 2
+    return plan
 
 
-def _render(plan) -> None:  # noqa: ANN001 - RecoveryPlan, imported lazily
+def _render(plan: RecoveryPlan) -> None:
     fork = plan.fork
     anchor = "the end of the log" if plan.at is None else f"seq {plan.at}"
     if fork is not None:

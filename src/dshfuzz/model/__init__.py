@@ -5,6 +5,7 @@ Data flows one way through dshfuzz: model -> generators -> mutators ->
 and writes logs through the names exported here.
 """
 
+from ._file import FileBytes, FileChangedError
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._reader import compression_by_name, parse_log, read_log, sniff_compression, stream_log
@@ -63,6 +64,8 @@ __all__ = [
     "Compression",
     "Diagnostic",
     "Event",
+    "FileBytes",
+    "FileChangedError",
     "Frame",
     "FrameDecodeError",
     "FrameLayout",

@@ -44,6 +44,7 @@ from typing import Any
 import orjson
 
 from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
+from ._file import FileBytes
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
@@ -79,7 +80,7 @@ _SKIPPABLE_BASE = 0x184D2A50
 _UNALIGNED = "complete frame does not end on a record boundary (the official scanner joins it to the next frame)"
 
 
-def sniff_compression(data: bytes) -> Compression:
+def sniff_compression(data: bytes | FileBytes) -> Compression:
     """``"zstd"`` when ``data`` starts with a zstd or skippable frame magic, else ``"none"``."""
     if len(data) >= 4:
         magic = int.from_bytes(data[:4], "little")
@@ -125,7 +126,7 @@ def parse_log(
 
 
 def stream_log(
-    data: bytes,
+    data: bytes | FileBytes,
     consumer: RowConsumer,
     *,
     compression: Compression | None = None,
@@ -135,15 +136,18 @@ def stream_log(
     """Read a log as :func:`parse_log` does, handing each row's events to ``consumer`` as they
     are read (``consumer.row(first, stop, head)``, once ``log.events[first:stop]`` holds them) and
     keeping none: the log returned holds the physical layer compactly (see
-    :mod:`dshfuzz.model._stream`) and ``len(log.events)`` events it no longer has. Never raises
-    on any input (an exception out of ``consumer`` propagates)."""
+    :mod:`dshfuzz.model._stream`) and ``len(log.events)`` events it no longer has. ``data`` may be
+    a :class:`~dshfuzz.model.FileBytes`, so that the file is read as it goes, never held whole
+    (its frames and lines then read it again when asked). Never raises on any input (an
+    exception out of ``consumer`` propagates, and so does an ``OSError`` reading a file)."""
     return _read(data, compression, path, limits, consumer)
 
 
 def _read(
-    data: bytes, compression: Compression | None, path: str | None, limits: Limits, consumer: RowConsumer | None
+    data: bytes | FileBytes, compression: Compression | None, path: str | None, limits: Limits, consumer: RowConsumer | None
 ) -> SessionLog:
-    data = bytes(data)
+    if data.__class__ is not FileBytes:
+        data = bytes(data)
     if compression is None:
         compression = sniff_compression(data)
     log = SessionLog(header=None, compression=compression, path=path, size=len(data), lossy_suspects=[])
@@ -175,7 +179,7 @@ def _read(
     return log
 
 
-def _read_zstd(data: bytes, reader: _Reader) -> None:
+def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
     log = reader.log
     layouts = scan_frames(data)
     # The official scan walks every frame header before decoding anything (SPJ:503-566).
@@ -189,11 +193,11 @@ def _read_zstd(data: bytes, reader: _Reader) -> None:
     budget = _Inflation(reader.limits, len(data))
     plaintext = _Plaintext()
     reader.set_source(plaintext)
-    # a streamed read keeps each frame as a view of the file, not a second copy of it
-    whole: bytes | memoryview = memoryview(data) if reader.emit is not None else data
+    # a frame slices the file when asked: a view of bytes in memory, or a read of a file on disk
+    whole: TextSource = memoryview(data) if reader.emit is not None and data.__class__ is bytes else data
     for index, lay in enumerate(layouts):
         frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
-        frame.data = whole[lay.offset : lay.end]  # type: ignore[assignment]
+        frame.source = whole
         log.frames.append(frame)
         if lay.kind == "skippable":
             frame.status, frame.error = "skippable", lay.error
@@ -546,13 +550,13 @@ class _Reader:
         limit = self.limits.line_bytes
         self.stop(LimitHit("line-bytes", limit, size, exact, self.line_number + 1, frame, offset))
 
-    def feed(self, chunk: bytes, frame: int | None) -> None:
+    def feed(self, chunk: bytes | FileBytes, frame: int | None) -> None:
         """Consume plaintext; complete lines are processed, an unterminated end is kept.
 
         A large chunk goes through in blocks, so that no more than one block (and
         a line of at most ``line_bytes``) is ever copied at once.
         """
-        if len(chunk) <= _BLOCK:
+        if len(chunk) <= _BLOCK and chunk.__class__ is bytes:
             self._feed(chunk, frame)
             return
         for start in range(0, len(chunk), _BLOCK):

@@ -288,7 +288,8 @@ FrameStatus = Literal["complete", "torn", "corrupt", "skippable", "not-record-al
 class Frame:
     """One zstd frame as found in the file (0-based ``index``; byte ``offset``/``size``).
 
-    ``data`` holds the frame's bytes exactly as found in the file; ``content`` its
+    ``data`` is the frame's bytes exactly as found in the file, sliced from ``source`` (the
+    file's bytes, which a streamed read may read on demand); ``content`` its
     plaintext, decoded again on each access (the reader does not keep it): a
     complete frame's decoded bytes, the records recovered from a torn tail, or
     nothing for a frame that does not decode. ``lines`` are the 1-based line
@@ -306,7 +307,11 @@ class Frame:
     block_types: tuple[str, ...] = ()
     lines: range = range(0)
     error: str | None = None
-    data: bytes = b""
+    source: TextSource = field(default=b"", repr=False, compare=False)
+
+    @property
+    def data(self) -> bytes:
+        return self.source[self.offset : self.offset + self.size]
 
     @property
     def content(self) -> bytes:
