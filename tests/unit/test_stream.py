@@ -9,6 +9,7 @@ those of ``parse_log`` + ``check_log`` on the whole model, on valid, mutated and
 from __future__ import annotations
 
 import tempfile
+from itertools import groupby
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from recovery_scenarios import session
 from dshfuzz.checker import CheckOptions, check_log, check_stream
 from dshfuzz.checker._output import redact_report, redact_streamed
 from dshfuzz.generators import session_logs
+from dshfuzz.model._stream import CompactLines, CompactRows
 from dshfuzz.model import FileBytes, SessionLog, compression_by_name, dumps, encode_zstd, parse_log, stream_log
 from dshfuzz.mutators import MUTATORS, mutants
 
@@ -56,7 +58,8 @@ def _physical(log: SessionLog) -> dict[str, Any]:
         "lines": [(x.number, x.frame, x.offset, x.size, x.terminated, x.error, x.data) for x in log.lines],
         "rows": [(r.line, r.kind, r.events, r.frame, r.error) for r in log.rows],
         "irregular row values": [r.value for r in log.rows if r.kind not in ("event", "packed")],
-        "frames": [(f.index, f.offset, f.size, f.status, f.lines, f.error, bytes(f.data)) for f in log.frames],
+        "frames": [(f.index, f.offset, f.size, f.status, f.lines, f.error, bytes(f.data), f.content_size, f.has_checksum,
+                    f.block_types, f.content) for f in log.frames],
         "diagnostics": log.diagnostics,
         "refusal": log.refusal,
         "committed": log.committed_events,
@@ -202,17 +205,22 @@ def test_a_streamed_check_leaves_no_cycle_behind(name: str) -> None:
             gc.enable()
 
 
-@given(session_logs(format_version=0, max_events=60), st.booleans(), st.integers(1, 300), st.integers(1, 300), st.data())
-def test_a_file_read_in_any_pieces_reads_as_the_bytes(log, zstd: bool, block: int, window: int, data: st.DataObject) -> None:
-    """A log file is read block by block (plain) and frame by frame (zstd), and the frame scanner's
-    small reads go through a window: at any block and window size the read and the report are
-    those of the file's bytes, torn and damaged files included."""
+@given(session_logs(format_version=0, max_events=60), st.booleans(), st.integers(1, 300), st.integers(1, 300),
+       st.integers(1, 5), st.data())
+def test_a_file_read_in_any_pieces_reads_as_the_bytes(
+    log, zstd: bool, block: int, window: int, batch: int, data: st.DataObject
+) -> None:
+    """A log file is read block by block (plain) and frame by frame (zstd), the frame scanner's
+    small reads go through a window, and the compact tables settle their lines in batches: at any
+    block, window and batch size the read and the report are those of the file's bytes, torn and
+    damaged files included."""
     raw = bytearray(log.to_zstd() if zstd else log.to_jsonl())
     if data.draw(st.booleans(), label="damage"):
         at = data.draw(st.integers(0, len(raw) - 1), label="at")
         raw[at] ^= data.draw(st.integers(1, 255), label="mask")
         del raw[data.draw(st.integers(at, len(raw)), label="cut"):]
-    with patch("dshfuzz.model._reader._BLOCK", block), patch("dshfuzz.model._file._WINDOW", window):
+    with (patch("dshfuzz.model._reader._BLOCK", block), patch("dshfuzz.model._file._WINDOW", window),
+          patch("dshfuzz.model._stream._BATCH", batch)):
         _same_read(bytes(raw))
         _same_report(bytes(raw))
 
@@ -243,3 +251,45 @@ def test_a_log_file_is_never_read_whole(tmp_path: Path) -> None:
         path = tmp_path / name
         path.write_bytes(data)
         assert _largest_read(path) <= most < len(data) / 4, name
+
+
+_CELLS = st.tuples(st.integers(-1, 2**40), st.integers(0, 2**33), st.integers(-1, 4))
+
+
+@given(st.lists(st.tuples(st.booleans(), _CELLS, st.integers(0, 3), st.booleans()), max_size=40), st.integers(1, 4))
+def test_the_compact_tables_give_back_every_line_and_row_appended(
+    steps: list[tuple[bool, tuple[int, int, int], int, bool]], batch: int
+) -> None:
+    """Whatever the reader stages (contiguous lines and events or not, sizes and counts beyond 32
+    bits), every line's offset, size and frame and every row's line, first event and count come
+    back as staged, before and after the tables settle, and the lines' frame runs are those of
+    the staged frames."""
+    lines = CompactLines()
+    rows = CompactRows(lines)
+    want_lines: list[tuple[int, int, int]] = []
+    want_rows: list[tuple[int, int, int]] = []
+    with patch("dshfuzz.model._stream._BATCH", batch):
+        for contiguous, (offset, size, frame), count, settle in steps:
+            if contiguous and want_lines:
+                last_offset, last_size, last_frame = want_lines[-1]
+                offset, frame = last_offset + last_size + 1, last_frame if frame < 2 else frame
+            number = len(want_lines) + 1
+            first = want_rows[-1][1] + abs(want_rows[-1][2]) if want_rows and contiguous else offset
+            signed = -count if frame == 4 else count
+            lines.staged.extend((offset, size, frame))
+            rows.staged.extend((number + 1 if contiguous else size, first, signed))
+            want_lines.append((offset, size, frame))
+            want_rows.append((number + 1 if contiguous else size, first, signed))
+            if settle:
+                rows.settle()
+            assert [lines.cells(i) for i in range(len(lines))] == want_lines
+            assert [rows.cells(i) for i in range(len(rows))] == want_rows
+        runs = []
+        number = 1
+        for frame, run in groupby(f for _, _, f in want_lines):
+            count = sum(1 for _ in run)
+            if frame >= 0:
+                runs.append((frame, number, number + count - 1))
+            number += count
+        assert list(lines.frame_spans()) == runs
+        assert [lines.frame_of(n) for n in range(1, len(want_lines) + 1)] == [None if f < 0 else f for _, _, f in want_lines]

@@ -90,6 +90,13 @@ class FileBytes:
 
     def __getitem__(self, key: Any) -> Any:
         if key.__class__ is slice:
+            start, stop = key.start, key.stop
+            # the reader's slices: ascending, within the file, mostly within the window
+            if start.__class__ is int and stop.__class__ is int and key.step is None and 0 <= start <= stop <= self._size:
+                base = self._window_start
+                if base <= start and stop - base <= len(self._window):
+                    return self._window[start - base : stop - base]
+                return self.read(start, stop - start) if stop > start else b""
             start, stop, step = key.indices(self._size)
             if step != 1:
                 raise ValueError("FileBytes slices take no step")

@@ -31,9 +31,10 @@ from __future__ import annotations
 import gc
 import math
 import sys
+from array import array
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
@@ -43,8 +44,8 @@ from typing import Any
 
 import orjson
 
-from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
 from ._file import FileBytes
+from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
@@ -61,15 +62,16 @@ from ._types import (
     TextSource,
     TornTail,
 )
-from ._stream import CompactLines, CompactRows, RowConsumer, StreamedEvents
+from ._stream import CompactFrames, CompactLines, CompactRows, RowConsumer, StreamedEvents
 from ._zstd import (
     ZSTD_MAGIC,
     FrameDecodeError,
+    FrameKind,
     FrameLayout,
     FrameLimitError,
     decode_frame,
+    iter_frames,
     recover_torn_frame,
-    scan_frames,
 )
 
 __all__ = ["compression_by_name", "parse_log", "read_log", "sniff_compression", "stream_log"]
@@ -155,11 +157,13 @@ def _read(
     if consumer is not None:
         log.events = StreamedEvents()  # type: ignore[assignment]
         log.lines = CompactLines()  # type: ignore[assignment]
+        log.frames = CompactFrames()  # type: ignore[assignment]
         log.rows = CompactRows(log.lines)  # type: ignore[arg-type, assignment]
         reader.consumer = consumer
         reader.emit = reader.begin_stream
-        reader.add_line = log.lines.cells.extend  # type: ignore[attr-defined]
-        reader.add_row = log.rows.cells.extend  # type: ignore[attr-defined]
+        reader.add_line = log.lines.staged.extend  # type: ignore[attr-defined]
+        reader.add_row = log.rows.staged.extend  # type: ignore[attr-defined]
+        reader.settle = log.rows.settle  # type: ignore[attr-defined]
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -181,20 +185,22 @@ def _read(
 
 def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
     log = reader.log
-    layouts = scan_frames(data)
+    streamed = reader.emit is not None
     # The official scan walks every frame header before decoding anything (SPJ:503-566).
-    for index, lay in enumerate(layouts):
-        if lay.error is not None:
-            reader.refuse(_structural_code(lay.error), _ZSTD_PREFIX + lay.error, frame=index, offset=lay.offset)
-            break
-    if not any(lay.kind == "zstd" and lay.complete for lay in layouts):
+    layouts = _Layouts(iter_frames(data))  # type: ignore[arg-type]
+    if layouts.first_error is not None:
+        index, lay = layouts.first_error
+        reader.refuse(_structural_code(str(lay.error)), _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset)
+    if not layouts.whole_frame:
         reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
     complete_end: int | None = None
     budget = _Inflation(reader.limits, len(data))
-    plaintext = _Plaintext()
+    plaintext = _Plaintext(log.frames)
     reader.set_source(plaintext)
     # a frame slices the file when asked: a view of bytes in memory, or a read of a file on disk
-    whole: TextSource = memoryview(data) if reader.emit is not None and data.__class__ is bytes else data
+    whole: TextSource = memoryview(data) if streamed and data.__class__ is bytes else data
+    if streamed:
+        log.frames.source = whole  # type: ignore[attr-defined]
     for index, lay in enumerate(layouts):
         frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
         frame.source = whole
@@ -216,7 +222,7 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
                 break
             reader.begin_torn(lay.offset, index)
             first = reader.line_number + 1
-            plaintext.add(reader.stream_offset, frame)
+            plaintext.add(reader.stream_offset, index)
             reader.allow_lines_through(lay.end)
             reader.feed(content, index)
             reader.torn_lines = reader.line_number + 1 - first
@@ -241,7 +247,7 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
         if content and not content.endswith(b"\n"):
             frame.status = "not-record-aligned"
             log.diagnostics.append(Diagnostic("frame.unaligned", _UNALIGNED, frame=index, offset=lay.offset))
-        plaintext.add(reader.stream_offset, frame)
+        plaintext.add(reader.stream_offset, index)
         reader.allow_lines_through(lay.end)
         reader.feed(content, index)
         if log.limit is not None:
@@ -250,6 +256,47 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
         reader.close_complete_frames(complete_end)
     reader.finish_zstd()
     _assign_lines_to_frames(log)
+
+
+_FRAME_KINDS: tuple[FrameKind, ...] = ("zstd", "skippable", "invalid")
+
+
+class _Layouts:
+    """Every frame's layout, found before any is decoded, kept in arrays until the decoding pass
+    reads them back (about 40 bytes a frame, not a :class:`FrameLayout` and its tuple of block
+    types): the first structural error and whether any zstd frame is complete are known at once."""
+
+    def __init__(self, layouts: Iterable[FrameLayout]) -> None:
+        # offset, end, kind + 4 * complete + 8 * checksum + 16 * block types, declared size, dictionary
+        self.cells = array("q")
+        self.block_tables: list[tuple[str, ...]] = []
+        self.errors: dict[int, str] = {}
+        self.first_error: tuple[int, FrameLayout] | None = None
+        self.whole_frame = False
+        ids: dict[tuple[str, ...], int] = {}
+        for index, lay in enumerate(layouts):
+            block = ids.get(lay.block_types)
+            if block is None:
+                block = ids[lay.block_types] = len(self.block_tables)
+                self.block_tables.append(lay.block_types)
+            flags = _FRAME_KINDS.index(lay.kind) + 4 * lay.complete + 8 * lay.has_checksum + 16 * block
+            self.cells.extend((lay.offset, lay.end, flags, -1 if lay.content_size is None else lay.content_size,
+                               -1 if lay.dictionary_id is None else lay.dictionary_id))
+            if lay.error is not None:
+                self.errors[index] = lay.error
+                if self.first_error is None:
+                    self.first_error = (index, lay)
+            self.whole_frame = self.whole_frame or (lay.kind == "zstd" and lay.complete)
+
+    def __iter__(self) -> Iterator[FrameLayout]:
+        cells, tables, errors = self.cells, self.block_tables, self.errors
+        for index in range(len(cells) // 5):
+            offset, end, flags, declared, dictionary = cells[5 * index : 5 * index + 5]
+            yield FrameLayout(
+                offset, end, _FRAME_KINDS[flags & 3], bool(flags & 4), bool(flags & 8),
+                None if declared < 0 else declared, None if dictionary < 0 else dictionary,
+                tables[flags >> 4], errors.get(index),
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,25 +320,26 @@ class _Plaintext:
     once). This is what :attr:`Line.text` of a zstd log reads from.
     """
 
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.frames: list[Frame] = []
+    def __init__(self, frames: Sequence[Frame]) -> None:
+        self.frames = frames
+        self.starts = array("q")  # where each frame read for its text starts in the plaintext
+        self.indexes = array("q")  # and its index among the frames
         self.cached: tuple[int, bytes] = (-1, b"")
 
-    def add(self, start: int, frame: Frame) -> None:
+    def add(self, start: int, index: int) -> None:
         self.starts.append(start)
-        self.frames.append(frame)
+        self.indexes.append(index)
 
     def _content(self, i: int) -> bytes:
         if self.cached[0] != i:
-            self.cached = (i, self.frames[i].content)
+            self.cached = (i, self.frames[self.indexes[i]].content)
         return self.cached[1]
 
     def __getitem__(self, span: slice) -> bytes:
         start, stop = span.start, span.stop
         i = bisect_right(self.starts, start) - 1
         pieces = []
-        while i < len(self.frames) and (not pieces or self.starts[i] < stop):
+        while i < len(self.starts) and (not pieces or self.starts[i] < stop):
             base = self.starts[i]
             pieces.append(self._content(i)[max(start - base, 0) : stop - base])
             i += 1
@@ -365,8 +413,9 @@ def _assign_lines_to_frames(log: SessionLog) -> None:
     lines of a frame are consecutive, and ``log.frames[i]`` is frame ``i``)."""
     frames = log.frames
     if isinstance(log.lines, CompactLines):
+        assert isinstance(frames, CompactFrames)
         for index, first, last in log.lines.frame_spans():
-            frames[index].lines = range(first, last + 1)
+            frames.set_lines(index, range(first, last + 1))
         return
     for index, run in groupby(log.lines, _FRAME_OF):
         first = next(run)
@@ -462,6 +511,10 @@ def _no_table(cells: tuple[int, int, int]) -> None:
     raise AssertionError("only a streamed read keeps compact tables")
 
 
+def _nothing() -> None:
+    return None
+
+
 class _Reader:
     """Turns plaintext into lines, rows and events while replaying ``SessionLogScanner``.
 
@@ -498,6 +551,7 @@ class _Reader:
         # signed count) go straight into the compact tables' arrays
         self.add_line: Callable[[tuple[int, int, int]], None] = _no_table
         self.add_row: Callable[[tuple[int, int, int]], None] = _no_table
+        self.settle: Callable[[], None] = _nothing  # after each block: the tables keep what they staged compactly
 
     def begin_stream(self, first: int, stop: int, head: Event) -> None:
         """The first row of a streamed read: the header is read, so the consumer begins; then it
@@ -558,11 +612,13 @@ class _Reader:
         """
         if len(chunk) <= _BLOCK and chunk.__class__ is bytes:
             self._feed(chunk, frame)
+            self.settle()
             return
         for start in range(0, len(chunk), _BLOCK):
             if self.log.limit is not None:
                 return
             self._feed(chunk[start : start + _BLOCK], frame)
+            self.settle()
 
     def _feed(self, chunk: bytes, frame: int | None) -> None:
         if not chunk or self.log.limit is not None:

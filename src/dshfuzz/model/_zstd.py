@@ -17,6 +17,7 @@ parseable, so a reader can show every frame of a damaged file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, Final, Literal
 
 import zstandard
@@ -30,6 +31,7 @@ __all__ = [
     "compress_frame",
     "decode_frame",
     "frame_compressor",
+    "iter_frames",
     "recover_torn_frame",
     "repeat_frame",
     "scan_frames",
@@ -79,16 +81,19 @@ def scan_frames(data: bytes) -> list[FrameLayout]:
     are not a frame (``kind == "invalid"``). A skippable frame is kept with
     ``error`` set, because the official reader refuses its magic.
     """
-    frames: list[FrameLayout] = []
+    return list(iter_frames(data))
+
+
+def iter_frames(data: bytes) -> Iterator[FrameLayout]:
+    """:func:`scan_frames`, one frame at a time (a streamed read keeps no list of them)."""
     offset = 0
     n = len(data)
     while offset < n:
         layout = _scan_one(data, offset, n)
-        frames.append(layout)
+        yield layout
         if not layout.complete or layout.kind == "invalid":
             break
         offset = layout.end
-    return frames
 
 
 def _scan_one(data: bytes, start: int, n: int) -> FrameLayout:
