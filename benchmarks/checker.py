@@ -1,6 +1,6 @@
 """Benchmark ``dshfuzz check`` as a whole cold process against the official loader.
 
-    .venv/bin/python benchmarks/checker.py [--repeats 3]
+    .venv/bin/python benchmarks/checker.py [--repeats 3] [--memory-scale]
 
 Needs the synthetic logs of ``benchmarks/synth.py`` in ``.dshfuzz-cache/``
 (``synth-200k``, ``synth-1m``, and ``synth-400k-r50-growing``: a replace every 50
@@ -36,7 +36,9 @@ LOGS = {
     "200k": ("synth-200k", ["--events", "200000"]),
     "1m": ("synth-1m", ["--events", "1000000"]),
     "400k-r50": ("synth-400k-r50-growing", ["--events", "400000", "--replace-every", "50", "--compact-every-turns", "0"]),
+    "3m": ("synth-3m", ["--events", "3000000"]),
 }
+SCALE = ("200k", "1m", "3m")
 
 
 def ensure(name: str) -> Path:
@@ -93,9 +95,11 @@ def compile_sources() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-scale", action="store_true",
+                        help="also the peak RSS of one check of the 200k, 1M and 3M logs, plain and zstd")
     args = parser.parse_args()
     compile_sources()
-    paths = {name: ensure(name) for name in LOGS}
+    paths = {name: ensure(name) for name in LOGS if name != "3m"}
     commands = {f"check {name}": [str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)] for name, path in paths.items()}
     for name, cmd in commands.items():
         report = json.loads(run(cmd)[3])
@@ -122,8 +126,23 @@ def main() -> None:
         for label, a, b in pairs
     }
     per_round = {name: [round(r[1], 3) for r in rs] for name, rs in runs.items()}
-    print(json.dumps({"loadavg": {"before": load_before, "after": os.getloadavg()}, "results": results, "ratios": ratios,
-                      "pairedRatios": paired, "cpuSecondsPerRound": per_round}, indent=2))
+    out = {"loadavg": {"before": load_before, "after": os.getloadavg()}, "results": results, "ratios": ratios,
+           "pairedRatios": paired, "cpuSecondsPerRound": per_round}
+    if args.memory_scale:
+        out["memoryScale"] = memory_scale()
+    print(json.dumps(out, indent=2))
+
+
+def memory_scale() -> dict[str, dict[str, float]]:
+    """Peak RSS and CPU of one ``dshfuzz check`` of each synthetic log of :data:`SCALE`, plain and
+    zstd: what the check holds grows with the log only by its compact position tables."""
+    scale: dict[str, dict[str, float]] = {}
+    for name in SCALE:
+        zstd = ensure(name)
+        for encoding, path in (("plain", zstd.with_suffix("")), ("zstd", zstd)):
+            _, cpu, peak, _ = run([str(PYTHON), "-m", "dshfuzz", "check", "--json", str(path)])
+            scale[f"check {name} {encoding}"] = {"peakMB": peak, "cpuSeconds": cpu, "fileMB": path.stat().st_size / 1e6}
+    return scale
 
 
 if __name__ == "__main__":

@@ -253,37 +253,38 @@ def test_a_log_file_is_never_read_whole(tmp_path: Path) -> None:
         assert _largest_read(path) <= most < len(data) / 4, name
 
 
-_CELLS = st.tuples(st.integers(-1, 2**40), st.integers(0, 2**33), st.integers(-1, 4))
-
-
-@given(st.lists(st.tuples(st.booleans(), _CELLS, st.integers(0, 3), st.booleans()), max_size=40), st.integers(1, 4))
-def test_the_compact_tables_give_back_every_line_and_row_appended(
-    steps: list[tuple[bool, tuple[int, int, int], int, bool]], batch: int
+@given(st.lists(st.tuples(st.integers(0, 2**33), st.integers(-1, 4), st.integers(0, 3), st.booleans()), max_size=40),
+       st.integers(0, 2**40), st.integers(1, 4), st.booleans())
+def test_the_compact_tables_give_back_every_line_and_row_staged(
+    steps: list[tuple[int, int, int, bool]], start: int, batch: int, jump: bool
 ) -> None:
-    """Whatever the reader stages (contiguous lines and events or not, sizes and counts beyond 32
-    bits), every line's offset, size and frame and every row's line, first event and count come
-    back as staged, before and after the tables settle, and the lines' frame runs are those of
-    the staged frames."""
+    """As the reader stages them (lines end to end, one row a line from line 2, the events following
+    on), every line's offset, size and frame and every row's line, first event and count come back
+    as staged, before and after the tables settle, sizes and counts beyond 32 bits included; a
+    batch whose last line does not follow on (``jump``) is kept as staged (each batch keeps its
+    own first offset, so a batch may start anywhere). The lines' frame runs
+    are those of the staged frames."""
     lines = CompactLines()
     rows = CompactRows(lines)
     want_lines: list[tuple[int, int, int]] = []
     want_rows: list[tuple[int, int, int]] = []
+    offset, event = start, 0
     with patch("dshfuzz.model._stream._BATCH", batch):
-        for contiguous, (offset, size, frame), count, settle in steps:
-            if contiguous and want_lines:
-                last_offset, last_size, last_frame = want_lines[-1]
-                offset, frame = last_offset + last_size + 1, last_frame if frame < 2 else frame
-            number = len(want_lines) + 1
-            first = want_rows[-1][1] + abs(want_rows[-1][2]) if want_rows and contiguous else offset
+        for k, (size, frame, count, settle) in enumerate(steps):
+            if jump and k % batch == batch - 1:
+                offset, event = offset + 1, event + 1
             signed = -count if frame == 4 else count
             lines.staged.extend((offset, size, frame))
-            rows.staged.extend((number + 1 if contiguous else size, first, signed))
+            rows.staged.extend((k + 2, event, signed))
             want_lines.append((offset, size, frame))
-            want_rows.append((number + 1 if contiguous else size, first, signed))
+            want_rows.append((k + 2, event, signed))
+            offset, event = offset + size + 1, event + count
             if settle:
                 rows.settle()
             assert [lines.cells(i) for i in range(len(lines))] == want_lines
             assert [rows.cells(i) for i in range(len(rows))] == want_rows
+        if jump and batch > 1:  # a batch of one line follows on from nothing
+            assert len(lines.loose) == lines.settled // batch and len(rows.loose) == rows.settled // batch
         runs = []
         number = 1
         for frame, run in groupby(f for _, _, f in want_lines):

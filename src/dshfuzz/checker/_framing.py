@@ -47,9 +47,13 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.finding(R.Z3, "session has a header but no events (created empty, or its writes never landed)", line=1)
     if log.compression != "zstd":
         return
+    frames = log.frames
     # a record may span frames: only the last whole frame must end on a record boundary (SPJ:984)
-    last_whole = max((fr.index for fr in log.frames if fr.status in ("complete", "not-record-aligned")), default=-1)
-    for fr in log.frames:
+    last_whole = next((fr.index for fr in reversed(frames) if fr.status in ("complete", "not-record-aligned")), -1)
+    # a streamed read keeps whole only the frames that are not complete (and the last): the rest need not be built
+    kept = getattr(frames, "irregular", None)
+    odd = frames if kept is None else [*kept.values(), *frames[-1:]]
+    for fr in odd:
         if fr.status == "corrupt" or fr.status == "skippable":
             why = "invalid frame magic" if fr.status == "skippable" else "failed validation"
             yield ctx.finding(

@@ -143,8 +143,9 @@ def _byte_end(log: SessionLog, line_number: int | None) -> tuple[int | None, int
         if line.offset is None:
             return None, None, None
         return line.offset + line.size + 1, None, None
-    frame = next((f for f in log.frames if line_number in f.lines), None)
-    if frame is None:
+    # the frame the line starts in is the one whose lines hold it
+    frame = log.frames[line.frame] if line.frame is not None and 0 <= line.frame < len(log.frames) else None
+    if frame is None or line_number not in frame.lines:
         return None, line.frame, None
     if frame.lines and line_number == frame.lines[-1]:
         return frame.offset + frame.size, frame.index, frame.offset

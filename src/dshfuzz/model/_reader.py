@@ -62,6 +62,7 @@ from ._types import (
     TextSource,
     TornTail,
 )
+from . import _stream
 from ._stream import CompactFrames, CompactLines, CompactRows, RowConsumer, StreamedEvents
 from ._zstd import (
     ZSTD_MAGIC,
@@ -164,6 +165,7 @@ def _read(
         reader.add_line = log.lines.staged.extend  # type: ignore[attr-defined]
         reader.add_row = log.rows.staged.extend  # type: ignore[attr-defined]
         reader.settle = log.rows.settle  # type: ignore[attr-defined]
+        reader.settle_at = _stream._BATCH
     # Reading allocates millions of acyclic containers; generational collections over
     # them would dominate the run time, so the cyclic collector pauses meanwhile.
     collecting = gc.isenabled()
@@ -551,7 +553,8 @@ class _Reader:
         # signed count) go straight into the compact tables' arrays
         self.add_line: Callable[[tuple[int, int, int]], None] = _no_table
         self.add_row: Callable[[tuple[int, int, int]], None] = _no_table
-        self.settle: Callable[[], None] = _nothing  # after each block: the tables keep what they staged compactly
+        self.settle: Callable[[], None] = _nothing  # a streamed read's tables keep what they staged compactly
+        self.settle_at = sys.maxsize  # the line number from which they next do
 
     def begin_stream(self, first: int, stop: int, head: Event) -> None:
         """The first row of a streamed read: the header is read, so the consumer begins; then it
@@ -612,13 +615,20 @@ class _Reader:
         """
         if len(chunk) <= _BLOCK and chunk.__class__ is bytes:
             self._feed(chunk, frame)
-            self.settle()
+            if self.line_number >= self.settle_at:
+                self._settle()
             return
         for start in range(0, len(chunk), _BLOCK):
             if self.log.limit is not None:
                 return
             self._feed(chunk[start : start + _BLOCK], frame)
-            self.settle()
+            if self.line_number >= self.settle_at:
+                self._settle()
+
+    def _settle(self) -> None:
+        """A streamed read's tables keep the lines and rows staged so far compactly, about once a batch."""
+        self.settle()
+        self.settle_at = self.line_number + _stream._BATCH
 
     def _feed(self, chunk: bytes, frame: int | None) -> None:
         if not chunk or self.log.limit is not None:

@@ -4,8 +4,8 @@ what costs a few bytes a line, so the read costs what its consumer keeps, not th
 
 - :class:`StreamedEvents` stands for ``SessionLog.events``: it counts the events read and
   holds those of the row being handed over, nothing else.
-- :class:`CompactLines` stands for ``SessionLog.lines``: 4 bytes a line (its size; offsets and
-  frames follow from the sizes and the runs of lines in one frame); a line that did not parse,
+- :class:`CompactLines` stands for ``SessionLog.lines``: 8 bytes a line (its size and frame;
+  offsets follow from the sizes); a line that did not parse,
   is not terminated, or is the header is kept whole. An ordinary line comes back as a
   :class:`Line` whose text is read again from the source and whose ``value`` is
   :data:`MISSING` (its parsed value went to the consumer).
@@ -16,12 +16,11 @@ what costs a few bytes a line, so the read costs what its consumer keeps, not th
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import accumulate, groupby
+from itertools import chain, groupby
 from typing import Any, Protocol
 
-from ._types import MISSING, Event, Frame, FrameStatus, Line, Row, RowKind, SessionLog, TextSource
+from ._types import MISSING, Event, Frame, Line, Row, RowKind, SessionLog, TextSource
 
 __all__ = ["CompactFrames", "CompactLines", "CompactRows", "RowConsumer", "StreamedEvents"]
 
@@ -86,25 +85,24 @@ and any other is the sum of the sizes (counts) before it in the batch."""
 
 
 class CompactLines(Sequence[Line]):
-    """``SessionLog.lines`` of a streamed read: 4 bytes a line. A line's offset, size and frame are
+    """``SessionLog.lines`` of a streamed read: 8 bytes a line. A line's offset, size and frame are
     staged (``staged``, three cells to a line, as the reader extends it) until :meth:`settle` keeps
-    of each whole batch only the sizes: lines are contiguous in the text they are read from, so an
-    offset is its batch's first offset plus the sizes before it, and the frames are kept as runs.
-    A batch that breaks either rule stays as it was staged (``loose``). A line that did not parse,
-    is not terminated, or is the header is kept whole. An ordinary line comes back as a
-    :class:`Line` whose text is read again from ``source`` (the file, or the frames decoded again;
-    the reader sets it before the first line) and whose ``value`` is :data:`MISSING`."""
+    of each whole batch only the sizes and frames: lines are contiguous in the text they are read
+    from, so an offset is its batch's first offset plus the sizes before it. A batch that breaks
+    that rule, or whose sizes or frames overflow 32 bits, stays as it was staged (``loose``). A
+    line that did not parse, is not terminated, or is the header is kept whole. An ordinary line
+    comes back as a :class:`Line` whose text is read again from ``source`` (the file, or the frames
+    decoded again; the reader sets it before the first line) and whose ``value`` is :data:`MISSING`."""
 
-    __slots__ = ("staged", "settled", "sizes", "marks", "loose", "run_frames", "run_firsts", "whole", "source")
+    __slots__ = ("staged", "settled", "sizes", "frames", "marks", "loose", "whole", "source")
 
     def __init__(self, source: TextSource = b"") -> None:
         self.staged = array("q")
         self.settled = 0
         self.sizes = array("I")
+        self.frames = array("i")
         self.marks = array("q")
         self.loose: dict[int, array[int]] = {}
-        self.run_frames = array("q")  # the frame of each run of settled lines in one frame
-        self.run_firsts = array("q")  # and the run's first line number
         self.whole: dict[int, Line] = {}
         self.source = source
 
@@ -120,30 +118,23 @@ class CompactLines(Sequence[Line]):
         while len(staged) >= 3 * _BATCH:
             batch = staged[: 3 * _BATCH]
             del staged[: 3 * _BATCH]
-            offsets, sizes, frames = batch[0::3], batch[1::3], batch[2::3]
-            first = self.settled + 1
+            sizes = batch[1::3]
             self.settled += _BATCH
-            self._note_frames(frames, first)
-            starts = array("q", accumulate(map(_ONE.__add__, sizes[:-1]), initial=offsets[0]))
+            first, last = batch[0], batch[-3]
             try:
-                compact = array("I", sizes) if starts == offsets else None
+                # the reader reads lines end to end; the sum is the tripwire for a batch that is not
+                contiguous = last - first == sum(sizes) - sizes[-1] + _BATCH - 1 and first >= 0
+                compact = (array("I", sizes), array("i", batch[2::3])) if contiguous else None
             except OverflowError:
                 compact = None
             if compact is None:
                 self.loose[len(self.marks)] = batch
                 self.marks.append(-1)
-                compact = array("I", bytes(4 * _BATCH))  # keeps every later batch at its place
+                compact = (array("I", bytes(4 * _BATCH)), array("i", bytes(4 * _BATCH)))  # keeps later batches in place
             else:
-                self.marks.append(offsets[0])
-            self.sizes.extend(compact)
-
-    def _note_frames(self, frames: array[int], first: int) -> None:
-        run_frames, run_firsts = self.run_frames, self.run_firsts
-        for frame, run in groupby(frames):
-            if not run_frames or run_frames[-1] != frame:
-                run_frames.append(frame)
-                run_firsts.append(first)
-            first += sum(1 for _ in run)
+                self.marks.append(first)
+            self.sizes.extend(compact[0])
+            self.frames.extend(compact[1])
 
     def __len__(self) -> int:
         return self.settled + len(self.staged) // 3
@@ -158,9 +149,8 @@ class CompactLines(Sequence[Line]):
         loose = self.loose.get(batch)
         if loose is not None:
             return loose[3 * at], loose[3 * at + 1], loose[3 * at + 2]
-        start = index - at
         sizes = self.sizes
-        return self.marks[batch] + sum(sizes[start:index]) + at, sizes[index], self._frame(index + 1)
+        return self.marks[batch] + sum(sizes[index - at : index]) + at, sizes[index], self.frames[index]
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
@@ -182,28 +172,22 @@ class CompactLines(Sequence[Line]):
 
     def frame_of(self, number: int) -> int | None:
         """The frame line ``number`` starts in (``None`` for a plain log)."""
-        frame = self._frame(number)
+        frame = self.cells(number - 1)[2]
         return None if frame < 0 else frame
-
-    def _frame(self, number: int) -> int:
-        if number > self.settled:
-            return self.staged[3 * (number - self.settled) - 1]
-        return self.run_frames[bisect_right(self.run_firsts, number) - 1]
 
     def frame_spans(self) -> Iterator[tuple[int, int, int]]:
         """``(frame, first line, last line)`` for each run of lines that start in one frame."""
-        runs = [(frame, self.run_firsts[i]) for i, frame in enumerate(self.run_frames)]
-        number = self.settled + 1
-        for frame, run in groupby(self.staged[2::3]):
-            if not runs or runs[-1][0] != frame:
-                runs.append((frame, number))
-            number += sum(1 for _ in run)
-        for i, (frame, first) in enumerate(runs):
+        loose = self.loose
+        settled = (self.frames if not loose else
+                   (loose[i // _BATCH][3 * (i % _BATCH) + 2] if i // _BATCH in loose else self.frames[i] for i in range(self.settled)))
+        number = 1
+        for frame, run in groupby(chain(settled, self.staged[2::3])):
+            count = sum(1 for _ in run)
             if frame >= 0:
-                yield frame, first, (runs[i + 1][1] if i + 1 < len(runs) else number) - 1
+                yield frame, number, number + count - 1
+            number += count
 
 
-_ONE = 1
 _KINDS: tuple[RowKind, ...] = ("event", "packed")
 
 
@@ -245,13 +229,16 @@ class CompactRows(Sequence[Row]):
         while len(staged) >= 3 * _BATCH:
             batch = staged[: 3 * _BATCH]
             del staged[: 3 * _BATCH]
-            numbers, firsts, counts = batch[0::3], batch[1::3], batch[2::3]
+            counts = batch[2::3]
             line = self.settled + 2
             self.settled += _BATCH
-            starts = array("q", accumulate(map(abs, counts[:-1]), initial=firsts[0]))
-            self.events = firsts[-1] + abs(counts[-1])
+            first, last = batch[1], batch[-2]
+            self.events = last + abs(counts[-1])
             try:
-                regular = starts == firsts and numbers == array("q", range(line, line + _BATCH))
+                # row i is line i + 2, and the events follow on; the sums are the tripwire for a batch that does not
+                regular = (batch[0] == line and batch[-3] == line + _BATCH - 1
+                           and sum(batch[0::3]) == _BATCH * line + _BATCH * (_BATCH - 1) // 2
+                           and last - first == sum(map(abs, counts)) - abs(counts[-1]))
                 compact = array("i", counts) if regular else None
             except OverflowError:
                 compact = None
@@ -260,7 +247,7 @@ class CompactRows(Sequence[Row]):
                 self.marks.append(-1)
                 compact = array("i", bytes(4 * _BATCH))  # keeps every later batch at its place
             else:
-                self.marks.append(firsts[0])
+                self.marks.append(first)
             self.counts.extend(compact)
 
     @property
@@ -303,25 +290,22 @@ class CompactRows(Sequence[Row]):
         return (self[i] for i in range(len(self)))
 
 
-_STATUSES: tuple[FrameStatus, ...] = ("complete", "torn", "corrupt", "skippable", "not-record-aligned", "over-limit")
-_STATUS_CODES = {status: code for code, status in enumerate(_STATUSES)}
-
-
 class CompactFrames(Sequence[Frame]):
-    """``SessionLog.frames`` of a streamed read: about 40 bytes a frame. The frame being read is
+    """``SessionLog.frames`` of a streamed read: about 48 bytes a frame. The frame being read is
     kept as it is (``current``: the reader still sets its status, error and lines); appending the
-    next one keeps that one's offset, size, declared size, checksum flag, status, block types (one
-    table entry per distinct sequence) and lines in arrays, and its error, if any, by index. A
-    frame before the last comes back as a new :class:`Frame` slicing the same ``source``."""
+    next one keeps that one, if complete, as its offset, size, declared size, checksum flag, block
+    types (one table entry per distinct sequence) and lines in arrays, and otherwise whole
+    (:attr:`irregular`). A complete frame before the last comes back as a new :class:`Frame`
+    slicing the same ``source``."""
 
-    __slots__ = ("cells", "block_tables", "block_ids", "errors", "current", "source")
+    __slots__ = ("cells", "block_tables", "block_ids", "whole", "current", "source")
 
     def __init__(self, source: TextSource = b"") -> None:
-        # offset, size, declared size (-1: none), checksum flag + 2 * status, first line, last line + 1
+        # offset, size, declared size (-1: none), checksum flag + 16 * block types, first line, last line + 1
         self.cells = array("q")
         self.block_tables: list[tuple[str, ...]] = []
         self.block_ids: dict[tuple[str, ...], int] = {}
-        self.errors: dict[int, str] = {}
+        self.whole: dict[int, Frame] = {}
         self.current: Frame | None = None
         self.source = source
 
@@ -339,18 +323,21 @@ class CompactFrames(Sequence[Frame]):
             block = ids[frame.block_types] = len(self.block_tables)
             self.block_tables.append(frame.block_types)
         lines = frame.lines
-        flags = int(frame.has_checksum) + 2 * _STATUS_CODES[frame.status] + 16 * block
+        flags = int(frame.has_checksum) + 16 * block
         self.cells.extend((frame.offset, frame.size, -1 if frame.content_size is None else frame.content_size,
                            flags, lines.start, lines.stop))
-        if frame.error is not None:
-            self.errors[frame.index] = frame.error
+        if frame.status != "complete" or frame.error is not None:
+            self.whole[frame.index] = frame
 
     def set_lines(self, index: int, lines: range) -> None:
         """The lines that start in frame ``index`` (found once the read is over)."""
-        if self.current is not None and index == self.current.index:
-            self.current.lines = lines
+        kept = self.current if self.current is not None and index == self.current.index else self.whole.get(index)
+        if kept is not None:
+            kept.lines = lines
         else:
-            self.cells[6 * index + 4 : 6 * index + 6] = array("q", (lines.start, lines.stop))
+            cells = self.cells
+            cells[6 * index + 4] = lines.start
+            cells[6 * index + 5] = lines.stop
 
     def __len__(self) -> int:
         return len(self.cells) // 6 + (self.current is not None)
@@ -365,11 +352,19 @@ class CompactFrames(Sequence[Frame]):
             raise IndexError("frame index out of range")
         if self.current is not None and index == n - 1:
             return self.current
+        kept = self.whole.get(index)
+        if kept is not None:
+            return kept
         offset, size, declared, flags, first, stop = self.cells[6 * index : 6 * index + 6]
         return Frame(
-            index, offset, size, _STATUSES[(flags >> 1) & 7], None if declared < 0 else declared, bool(flags & 1),
-            self.block_tables[flags >> 4], range(first, stop), self.errors.get(index), self.source,
+            index, offset, size, "complete", None if declared < 0 else declared, bool(flags & 1),
+            self.block_tables[flags >> 4], range(first, stop), None, self.source,
         )
+
+    @property
+    def irregular(self) -> dict[int, Frame]:
+        """The frames before the last whose status is not ``complete``, by index (kept whole)."""
+        return self.whole
 
     def __iter__(self) -> Iterator[Frame]:
         return (self[i] for i in range(len(self)))
