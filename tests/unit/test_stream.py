@@ -294,3 +294,15 @@ def test_the_compact_tables_give_back_every_line_and_row_staged(
             number += count
         assert list(lines.frame_spans()) == runs
         assert [lines.frame_of(n) for n in range(1, len(want_lines) + 1)] == [None if f < 0 else f for _, _, f in want_lines]
+
+
+@pytest.mark.parametrize("declared", [2**63 - 1, 2**63, 2**64 - 1])
+def test_a_frame_declaring_more_than_63_bits_streams_as_it_reads(declared: int) -> None:
+    """A zstd frame header may declare up to 2**64 - 1 bytes of content (an 8-byte size field);
+    the frame tables keep what their int64 cells cannot hold aside (CI's atheris found the crash)."""
+    fixture = (FIXTURES / "valid-v0.jsonl.zstd").read_bytes()
+    header = b"\x28\xb5\x2f\xfd" + bytes([0xC4, 0x00]) + declared.to_bytes(8, "little")  # 8-byte size, checksum, a window byte
+    for data in (header, fixture + header + b"\x01\x00\x00", header + fixture):
+        _same_read(data, "zstd")
+        _same_report(data, "zstd")
+        assert declared in [f.content_size for f in parse_log(data, compression="zstd").frames]

@@ -261,6 +261,7 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
 
 
 _FRAME_KINDS: tuple[FrameKind, ...] = ("zstd", "skippable", "invalid")
+_MAX_CELL = 2**63 - 1
 
 
 class _Layouts:
@@ -273,6 +274,7 @@ class _Layouts:
         self.cells = array("q")
         self.block_tables: list[tuple[str, ...]] = []
         self.errors: dict[int, str] = {}
+        self.declared: dict[int, int] = {}  # a declared size beyond 63 bits (a frame header may declare 2**64 - 1)
         self.first_error: tuple[int, FrameLayout] | None = None
         self.whole_frame = False
         ids: dict[tuple[str, ...], int] = {}
@@ -282,8 +284,10 @@ class _Layouts:
                 block = ids[lay.block_types] = len(self.block_tables)
                 self.block_tables.append(lay.block_types)
             flags = _FRAME_KINDS.index(lay.kind) + 4 * lay.complete + 8 * lay.has_checksum + 16 * block
-            self.cells.extend((lay.offset, lay.end, flags, -1 if lay.content_size is None else lay.content_size,
-                               -1 if lay.dictionary_id is None else lay.dictionary_id))
+            declared = -1 if lay.content_size is None else lay.content_size
+            if declared > _MAX_CELL:
+                self.declared[index], declared = declared, -2
+            self.cells.extend((lay.offset, lay.end, flags, declared, -1 if lay.dictionary_id is None else lay.dictionary_id))
             if lay.error is not None:
                 self.errors[index] = lay.error
                 if self.first_error is None:
@@ -296,8 +300,8 @@ class _Layouts:
             offset, end, flags, declared, dictionary = cells[5 * index : 5 * index + 5]
             yield FrameLayout(
                 offset, end, _FRAME_KINDS[flags & 3], bool(flags & 4), bool(flags & 8),
-                None if declared < 0 else declared, None if dictionary < 0 else dictionary,
-                tables[flags >> 4], errors.get(index),
+                (None if declared == -1 else self.declared[index]) if declared < 0 else declared,
+                None if dictionary < 0 else dictionary, tables[flags >> 4], errors.get(index),
             )
 
 

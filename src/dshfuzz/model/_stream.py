@@ -290,6 +290,10 @@ class CompactRows(Sequence[Row]):
         return (self[i] for i in range(len(self)))
 
 
+_MAX_CELL = 2**63 - 1
+_NO_CELLS = (0,) * 6
+
+
 class CompactFrames(Sequence[Frame]):
     """``SessionLog.frames`` of a streamed read: about 48 bytes a frame. The frame being read is
     kept as it is (``current``: the reader still sets its status, error and lines); appending the
@@ -317,17 +321,19 @@ class CompactFrames(Sequence[Frame]):
         frame, self.current = self.current, None
         if frame is None:
             return
+        declared = -1 if frame.content_size is None else frame.content_size
+        # a frame header may declare up to 2**64 - 1 bytes, beyond a cell
+        if frame.status != "complete" or frame.error is not None or declared > _MAX_CELL:
+            self.whole[frame.index] = frame
+            self.cells.extend(_NO_CELLS)
+            return
         ids = self.block_ids
         block = ids.get(frame.block_types)
         if block is None:
             block = ids[frame.block_types] = len(self.block_tables)
             self.block_tables.append(frame.block_types)
         lines = frame.lines
-        flags = int(frame.has_checksum) + 16 * block
-        self.cells.extend((frame.offset, frame.size, -1 if frame.content_size is None else frame.content_size,
-                           flags, lines.start, lines.stop))
-        if frame.status != "complete" or frame.error is not None:
-            self.whole[frame.index] = frame
+        self.cells.extend((frame.offset, frame.size, declared, int(frame.has_checksum) + 16 * block, lines.start, lines.stop))
 
     def set_lines(self, index: int, lines: range) -> None:
         """The lines that start in frame ``index`` (found once the read is over)."""
