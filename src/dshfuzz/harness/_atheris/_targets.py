@@ -67,11 +67,13 @@ def _decode_row(data: bytes) -> object:
         return refused
 
 
-def _checked(read: Callable[[bytes], object]) -> Callable[[bytes], object]:
+def _checked(compression: Literal["none", "zstd"]) -> Callable[[bytes], object]:
+    """What ``dshfuzz check`` runs on a file's bytes: the streamed check (whose reports equal
+    ``check_log`` of the whole model, as tests/unit/test_stream.py shows)."""
     def check(data: bytes) -> object:
-        from dshfuzz.checker import check_log
+        from dshfuzz.checker import check_stream
 
-        report = check_log(read(data))  # type: ignore[arg-type]
+        report = check_stream(data, compression=compression)
         if report.internal_errors:
             raise CheckerInternalError(report.internal_errors[0])
         return report
@@ -98,14 +100,14 @@ TARGETS: dict[str, Target] = {
             _decode_row,
         ),
         Target(
-            "checker-jsonl", "check_log of parse_log of a .jsonl file", "none", "log", _checked(_read_jsonl)
+            "checker-jsonl", "check_stream of a .jsonl file (what dshfuzz check runs)", "none", "log", _checked("none")
         ),
         Target(
             "checker-zstd",
-            "check_log of parse_log of a .jsonl.zstd file",
+            "check_stream of a .jsonl.zstd file (what dshfuzz check runs)",
             "zstd",
             "log",
-            _checked(_read_zstd),
+            _checked("zstd"),
         ),
     )
 }
