@@ -9,6 +9,7 @@ import copy
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -147,7 +148,9 @@ def test_the_streamed_prewrite_of_a_file_judges_as_prewrite_of_its_model(generat
         edit = copy.deepcopy(events[: data.draw(st.integers(0, len(events)), label="listed")])
     compression = "zstd" if zstd else "none"
     via_model = prewrite(parse_log(file, compression=compression), edit, STRICT)
-    streamed = prewrite_bytes(file, edit, compression=compression, options=STRICT)
+    # the edited file is written a piece of the original at a time, at any size of piece
+    with patch("dshfuzz.checker._prewrite._PIECE", data.draw(st.integers(1, 64), label="piece")):
+        streamed = prewrite_bytes(file, edit, compression=compression, options=STRICT)
     assert streamed.edited == via_model.edited
     assert streamed.accepted == via_model.accepted
     assert [f.to_json() for f in streamed.added] == [f.to_json() for f in via_model.added]

@@ -25,6 +25,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from io import BytesIO
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,15 +93,20 @@ def _mode(edit: Any) -> EditMode:
     raise EditError("an edit is one event (a JSON object) or a complete event list (a JSON array)")
 
 
-def _intact_bytes(log: SessionLog, data: bytes | FileBytes | None) -> bytes:
-    """The log's bytes (``data``, as read, or rebuilt from the model) without its torn tail (the
-    loader's repair truncates there before writing)."""
+def _write_intact(out: BytesIO, log: SessionLog, data: bytes | FileBytes | None) -> None:
+    """Write the log's bytes (``data``, as read, or rebuilt from the model) without its torn tail
+    (the loader's repair truncates there before writing), a piece at a time: the edited file is
+    the one copy of them held."""
     if data is None:
         data = encode_log(log)
-    data = data[: len(data) if log.torn is None else log.torn.truncate_to]
-    if log.compression == "none" and data and not data.endswith(b"\n"):
-        data += b"\n"
-    return data
+    end = len(data) if log.torn is None else log.torn.truncate_to
+    for start in range(0, end, _PIECE):
+        out.write(data[start : min(start + _PIECE, end)])
+    if log.compression == "none" and end and data[end - 1 : end] != b"\n":
+        out.write(b"\n")
+
+
+_PIECE = 1 << 20
 
 
 def edit_bytes(log: SessionLog, edit: Any, data: bytes | FileBytes | None = None) -> bytes:
@@ -110,7 +116,10 @@ def edit_bytes(log: SessionLog, edit: Any, data: bytes | FileBytes | None = None
     header = log.header.raw if log.header is not None else None
     if mode == "append":
         batch = batch_text([edit])
-        return _intact_bytes(log, data) + (compress_frame(batch) if log.compression == "zstd" else batch)
+        out = BytesIO()  # getvalue() hands its buffer over, where joining bytes would copy them
+        _write_intact(out, log, data)
+        out.write(compress_frame(batch) if log.compression == "zstd" else batch)
+        return out.getvalue()
     if log.compression == "zstd":
         return encode_zstd(header, [edit])
     return encode_jsonl(header, [edit])
