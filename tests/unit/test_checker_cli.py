@@ -30,6 +30,19 @@ def test_the_valid_fixture_exits_0_with_no_findings(name: str, capsys) -> None:
     assert report["summary"]["events"] == 76
 
 
+@pytest.mark.parametrize("encoding", [[], ["--zstd"]])
+def test_every_log_dshfuzz_generate_writes_exits_0_with_no_findings(encoding: list[str], tmp_path: Path, capsys) -> None:
+    """The acceptance as a user runs it: ``dshfuzz generate`` then ``dshfuzz check`` on what it wrote."""
+    assert main(["generate", "--count", "100", "--seed", "7", "--out", str(tmp_path), *encoding]) == 0
+    logs = sorted(str(p) for p in tmp_path.iterdir())
+    capsys.readouterr()
+    assert len(logs) == 100
+    status = main(["check", "--json", *logs])
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    found = {r["file"]: [(f["rule"], f["message"]) for f in r["findings"]] for r in reports if r["findings"]}
+    assert status == 0 and len(reports) == 100 and not found, found
+
+
 def test_json_report_shape_and_exit_1_on_an_error(tmp_path: Path, capsys) -> None:
     events = minimal_events()
     events[9]["sourceEventSeqs"] = []

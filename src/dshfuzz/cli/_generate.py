@@ -26,9 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--events",
         type=_event_range,
-        default=(0, 250),
+        default=(1, 250),
         metavar="LO..HI",
-        help="events per log (default 0..250)",
+        help="events per log (default 1..250; a range from 0 admits header-only sessions, "
+        "a real state that the checker's Z3 warns of)",
     )
     parser.add_argument(
         "--format-version",
