@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import chain, groupby
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ._types import MISSING, Event, Frame, Line, Row, RowKind, SessionLog, TextSource
 
@@ -79,38 +79,27 @@ class StreamedEvents(Sequence[Event]):
         return f"StreamedEvents(count={self.count}, row={self.first}..{self.first + len(self.row) - 1})"
 
 
+_T = TypeVar("_T")
 _BATCH = 4096
 """Lines (and rows) settle in batches of this many: a batch's first offset (first event) is kept,
 and any other is the sum of the sizes (counts) before it in the batch."""
 
 
-class CompactLines(Sequence[Line]):
-    """``SessionLog.lines`` of a streamed read: 8 bytes a line. A line's offset, size and frame are
-    staged (``staged``, three cells to a line, as the reader extends it) until :meth:`settle` keeps
-    of each whole batch only the sizes and frames: lines are contiguous in the text they are read
-    from, so an offset is its batch's first offset plus the sizes before it. A batch that breaks
-    that rule, or whose sizes or frames overflow 32 bits, stays as it was staged (``loose``). A
-    line that did not parse, is not terminated, or is the header is kept whole. An ordinary line
-    comes back as a :class:`Line` whose text is read again from ``source`` (the file, or the frames
-    decoded again; the reader sets it before the first line) and whose ``value`` is :data:`MISSING`."""
+class _Staged(Sequence[_T]):
+    """A table of three cells an entry: staged as the reader writes them (``staged``), then kept
+    compactly a batch of :data:`_BATCH` entries at a time by :meth:`settle` (``marks`` holds each
+    batch's first offset or event, or -1 for a batch that did not fit its rule and stays as staged
+    in ``loose``). Entries that are not ordinary are also kept whole (``whole``, by index)."""
 
-    __slots__ = ("staged", "settled", "sizes", "frames", "marks", "loose", "whole", "source")
+    __slots__ = ("staged", "settled", "marks", "loose", "whole")
+    what = "entry"
 
-    def __init__(self, source: TextSource = b"") -> None:
+    def __init__(self) -> None:
         self.staged = array("q")
         self.settled = 0
-        self.sizes = array("I")
-        self.frames = array("i")
         self.marks = array("q")
         self.loose: dict[int, array[int]] = {}
-        self.whole: dict[int, Line] = {}
-        self.source = source
-
-    def append(self, line: Line) -> None:
-        self.staged.extend((-1 if line.offset is None else line.offset, line.size, -1 if line.frame is None else line.frame))
-        number = self.settled + len(self.staged) // 3
-        if line.error is not None or not line.terminated or line.number == 1 or line.number != number:
-            self.whole[number] = line
+        self.whole: dict[int, _T] = {}
 
     def settle(self) -> None:
         """Keep the whole batches staged so far compactly."""
@@ -118,29 +107,35 @@ class CompactLines(Sequence[Line]):
         while len(staged) >= 3 * _BATCH:
             batch = staged[: 3 * _BATCH]
             del staged[: 3 * _BATCH]
-            sizes = batch[1::3]
+            first = self.settled
             self.settled += _BATCH
-            first, last = batch[0], batch[-3]
             try:
-                # the reader reads lines end to end; the sum is the tripwire for a batch that is not
-                contiguous = last - first == sum(sizes) - sizes[-1] + _BATCH - 1 and first >= 0
-                compact = (array("I", sizes), array("i", batch[2::3])) if contiguous else None
+                mark = self._compact(batch, first)
             except OverflowError:
-                compact = None
-            if compact is None:
+                mark = None
+            if mark is None:
                 self.loose[len(self.marks)] = batch
                 self.marks.append(-1)
-                compact = (array("I", bytes(4 * _BATCH)), array("i", bytes(4 * _BATCH)))  # keeps later batches in place
+                self._pad()
             else:
-                self.marks.append(first)
-            self.sizes.extend(compact[0])
-            self.frames.extend(compact[1])
+                self.marks.append(mark)
 
-    def __len__(self) -> int:
-        return self.settled + len(self.staged) // 3
+    def _compact(self, batch: array[int], first: int) -> int | None:
+        """Keep ``batch`` (entries ``first`` on) compactly and return its mark, or ``None`` (nothing kept)."""
+        raise NotImplementedError
+
+    def _pad(self) -> None:
+        """Keep a loose batch's place in the compact arrays."""
+        raise NotImplementedError
+
+    def _settled(self, index: int, batch: int, at: int) -> tuple[int, int, int]:
+        raise NotImplementedError
+
+    def _build(self, index: int, a: int, b: int, c: int) -> _T:
+        raise NotImplementedError
 
     def cells(self, index: int) -> tuple[int, int, int]:
-        """Offset, size and frame of the line at ``index`` (-1 for no offset or no frame)."""
+        """The three cells of the entry at ``index``, as staged."""
         settled = self.settled
         if index >= settled:
             k = 3 * (index - settled)
@@ -149,8 +144,10 @@ class CompactLines(Sequence[Line]):
         loose = self.loose.get(batch)
         if loose is not None:
             return loose[3 * at], loose[3 * at + 1], loose[3 * at + 2]
-        sizes = self.sizes
-        return self.marks[batch] + sum(sizes[index - at : index]) + at, sizes[index], self.frames[index]
+        return self._settled(index, batch, at)
+
+    def __len__(self) -> int:
+        return self.settled + len(self.staged) // 3
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
@@ -159,16 +156,60 @@ class CompactLines(Sequence[Line]):
         if index < 0:
             index += n
         if not 0 <= index < n:
-            raise IndexError("line index out of range")
-        number = index + 1
-        kept = self.whole.get(number)
-        if kept is not None:
-            return kept
-        offset, size, frame = self.cells(index)
-        return Line(number, None, MISSING, None, True, None if frame < 0 else frame, offset, size, self.source)
+            raise IndexError(f"{self.what} index out of range")
+        kept = self.whole.get(index)
+        return kept if kept is not None else self._build(index, *self.cells(index))
 
-    def __iter__(self) -> Iterator[Line]:
+    def __iter__(self) -> Iterator[_T]:
         return (self[i] for i in range(len(self)))
+
+
+class CompactLines(_Staged[Line]):
+    """``SessionLog.lines`` of a streamed read: 8 bytes a line. A line's offset, size and frame are
+    staged (three cells, as the reader extends ``staged``) until :meth:`settle` keeps of each whole
+    batch only the sizes and frames: lines are contiguous in the text they are read from, so an
+    offset is its batch's first offset plus the sizes before it (the reader stages them end to end,
+    and a sum over the batch is the tripwire for one that is not: it stays loose, as do sizes or
+    frames beyond 32 bits). A line that did not parse, is not terminated, or is the header is kept
+    whole. An ordinary line comes back as a :class:`Line` whose text is read again from ``source``
+    (the file, or the frames decoded again; the reader sets it before the first line) and whose
+    ``value`` is :data:`MISSING`."""
+
+    __slots__ = ("sizes", "frames", "source")
+    what = "line"
+
+    def __init__(self, source: TextSource = b"") -> None:
+        super().__init__()
+        self.sizes = array("I")
+        self.frames = array("i")
+        self.source = source
+
+    def append(self, line: Line) -> None:
+        self.staged.extend((-1 if line.offset is None else line.offset, line.size, -1 if line.frame is None else line.frame))
+        index = len(self) - 1
+        if line.error is not None or not line.terminated or line.number == 1 or line.number != index + 1:
+            self.whole[index] = line
+
+    def _compact(self, batch: array[int], first: int) -> int | None:
+        sizes = batch[1::3]
+        start, last = batch[0], batch[-3]
+        if start < 0 or last - start != sum(sizes) - sizes[-1] + _BATCH - 1:
+            return None
+        compact, frames = array("I", sizes), array("i", batch[2::3])
+        self.sizes.extend(compact)
+        self.frames.extend(frames)
+        return start
+
+    def _pad(self) -> None:
+        self.sizes.frombytes(bytes(4 * _BATCH))
+        self.frames.frombytes(bytes(4 * _BATCH))
+
+    def _settled(self, index: int, batch: int, at: int) -> tuple[int, int, int]:
+        sizes = self.sizes
+        return self.marks[batch] + sum(sizes[index - at : index]) + at, sizes[index], self.frames[index]
+
+    def _build(self, index: int, offset: int, size: int, frame: int) -> Line:
+        return Line(index + 1, None, MISSING, None, True, None if frame < 0 else frame, offset, size, self.source)
 
     def frame_of(self, number: int) -> int | None:
         """The frame line ``number`` starts in (``None`` for a plain log)."""
@@ -188,28 +229,22 @@ class CompactLines(Sequence[Line]):
             number += count
 
 
-_KINDS: tuple[RowKind, ...] = ("event", "packed")
-
-
-class CompactRows(Sequence[Row]):
+class CompactRows(_Staged[Row]):
     """``SessionLog.rows`` of a streamed read: 4 bytes a row. A row's line, first event and signed
-    count are staged (``staged``, three cells to a row: a packed row's count is minus its member
-    count, so one number says kind and size; its frame is its line's, in ``lines``) until
-    :meth:`settle` keeps of each whole batch only the counts: row ``i`` is line ``i + 2`` and the
-    events are contiguous, so a first event is its batch's first plus the counts before it. A
-    batch that breaks either rule stays as it was staged (``loose``). An event or packed row comes
-    back without its ``value`` (:data:`MISSING`: its parsed value went to the consumer); a row of
-    any other kind is kept whole."""
+    count are staged (three cells: a packed row's count is minus its member count, so one number
+    says kind and size; its frame is its line's, in ``lines``) until :meth:`settle` keeps of each
+    whole batch only the counts: row ``i`` is line ``i + 2`` and the events follow on, so a first
+    event is its batch's first plus the counts before it (sums over the batch are the tripwire
+    for one that does not: it stays loose). An event or packed row comes back without its
+    ``value`` (:data:`MISSING`: its parsed value went to the consumer); a row of any other kind
+    is kept whole. :meth:`settle` settles the lines too."""
 
-    __slots__ = ("staged", "settled", "counts", "marks", "loose", "whole", "lines", "events")
+    __slots__ = ("counts", "lines", "events")
+    what = "row"
 
     def __init__(self, lines: CompactLines) -> None:
-        self.staged = array("q")
-        self.settled = 0
+        super().__init__()
         self.counts = array("i")
-        self.marks = array("q")
-        self.loose: dict[int, array[int]] = {}
-        self.whole: dict[int, Row] = {}
         self.lines = lines
         self.events = 0  # the events of the settled rows
 
@@ -223,71 +258,36 @@ class CompactRows(Sequence[Row]):
         self.whole[len(self) - 1] = row
 
     def settle(self) -> None:
-        """Keep the whole batches staged so far compactly, and the lines'."""
         self.lines.settle()
-        staged = self.staged
-        while len(staged) >= 3 * _BATCH:
-            batch = staged[: 3 * _BATCH]
-            del staged[: 3 * _BATCH]
-            counts = batch[2::3]
-            line = self.settled + 2
-            self.settled += _BATCH
-            first, last = batch[1], batch[-2]
-            self.events = last + abs(counts[-1])
-            try:
-                # row i is line i + 2, and the events follow on; the sums are the tripwire for a batch that does not
-                regular = (batch[0] == line and batch[-3] == line + _BATCH - 1
-                           and sum(batch[0::3]) == _BATCH * line + _BATCH * (_BATCH - 1) // 2
-                           and last - first == sum(map(abs, counts)) - abs(counts[-1]))
-                compact = array("i", counts) if regular else None
-            except OverflowError:
-                compact = None
-            if compact is None:
-                self.loose[len(self.marks)] = batch
-                self.marks.append(-1)
-                compact = array("i", bytes(4 * _BATCH))  # keeps every later batch at its place
-            else:
-                self.marks.append(first)
-            self.counts.extend(compact)
+        super().settle()
+
+    def _compact(self, batch: array[int], first: int) -> int | None:
+        counts = batch[2::3]
+        line = first + 2
+        start, last = batch[1], batch[-2]
+        self.events = last + abs(counts[-1])
+        if not (batch[0] == line and batch[-3] == line + _BATCH - 1
+                and sum(batch[0::3]) == _BATCH * line + _BATCH * (_BATCH - 1) // 2
+                and last - start == sum(map(abs, counts)) - abs(counts[-1])):
+            return None
+        self.counts.extend(array("i", counts))
+        return start
+
+    def _pad(self) -> None:
+        self.counts.frombytes(bytes(4 * _BATCH))
+
+    def _settled(self, index: int, batch: int, at: int) -> tuple[int, int, int]:
+        counts = self.counts
+        return index + 2, self.marks[batch] + sum(map(abs, counts[index - at : index])), counts[index]
+
+    def _build(self, index: int, number: int, first: int, count: int) -> Row:
+        kind: RowKind = "packed" if count < 0 else "event"
+        return Row(number, kind, MISSING, range(first, first + abs(count)), None, self.lines.frame_of(number))
 
     @property
     def irregular(self) -> dict[int, Row]:
         """The rows kept whole (kinds other than event and packed), by index."""
         return self.whole
-
-    def __len__(self) -> int:
-        return self.settled + len(self.staged) // 3
-
-    def cells(self, index: int) -> tuple[int, int, int]:
-        """Line, first event and signed count of the row at ``index``."""
-        settled = self.settled
-        if index >= settled:
-            k = 3 * (index - settled)
-            return self.staged[k], self.staged[k + 1], self.staged[k + 2]
-        batch, at = divmod(index, _BATCH)
-        loose = self.loose.get(batch)
-        if loose is not None:
-            return loose[3 * at], loose[3 * at + 1], loose[3 * at + 2]
-        counts = self.counts
-        return index + 2, self.marks[batch] + sum(map(abs, counts[index - at : index])), counts[index]
-
-    def __getitem__(self, index: Any) -> Any:
-        if index.__class__ is slice:
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("row index out of range")
-        kept = self.whole.get(index)
-        if kept is not None:
-            return kept
-        number, first, count = self.cells(index)
-        kind: RowKind = "packed" if count < 0 else "event"
-        return Row(number, kind, MISSING, range(first, first + abs(count)), None, self.lines.frame_of(number))
-
-    def __iter__(self) -> Iterator[Row]:
-        return (self[i] for i in range(len(self)))
 
 
 _MAX_CELL = 2**63 - 1
