@@ -369,7 +369,8 @@ class CompactFrames(Sequence[Frame]):
 
     @property
     def irregular(self) -> dict[int, Frame]:
-        """The frames before the last whose status is not ``complete``, by index (kept whole)."""
+        """The frames before the last kept whole, by index: every frame whose status is not
+        ``complete`` (or that has an error, or declares a size beyond 63 bits)."""
         return self.whole
 
     def __iter__(self) -> Iterator[Frame]:
