@@ -88,3 +88,15 @@ def test_check_path_reads_a_file_as_the_check_goes(tmp_path: Path, fixtures_dir:
     assert report.ok and report.events == 76
     with pytest.raises(IsADirectoryError):
         check_path(tmp_path)
+
+
+def test_without_pread_a_file_is_read_by_seeking(tmp_path: Path, fixtures_dir: Path, monkeypatch) -> None:
+    """Windows has no ``os.pread``: the same reads go through ``lseek`` and ``read``."""
+    import dshfuzz.model._file as file_module
+
+    monkeypatch.setattr(file_module, "_pread", file_module._seek_and_read)
+    for name in ("valid-v0.jsonl", "valid-v0.jsonl.zstd"):
+        path = tmp_path / name
+        path.write_bytes((fixtures_dir / name).read_bytes())
+        report = check_path(path)
+        assert report.ok and report.events == 76, name

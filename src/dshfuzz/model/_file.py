@@ -122,9 +122,9 @@ class FileBytes:
     def _pread(self, offset: int, size: int) -> bytes:
         if self._fd is None:
             raise ValueError(f"read of closed file {self.path}")
-        data = os.pread(self._fd, size, offset)
+        data = _pread(self._fd, size, offset)
         while len(data) < size:
-            more = os.pread(self._fd, size - len(data), offset + len(data))
+            more = _pread(self._fd, size - len(data), offset + len(data))
             if not more:
                 raise FileChangedError(
                     errno.EIO, f"the file shrank while it was read (nothing at byte {offset + len(data)}, "
@@ -132,3 +132,11 @@ class FileBytes:
                 )
             data += more
         return data
+
+
+def _seek_and_read(fd: int, size: int, offset: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
+
+
+_pread = getattr(os, "pread", _seek_and_read)  # Windows has no pread
