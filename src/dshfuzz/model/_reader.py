@@ -63,7 +63,7 @@ from ._types import (
     TornTail,
 )
 from . import _stream
-from ._stream import CompactFrames, CompactLines, CompactRows, RowConsumer, StreamedEvents
+from ._stream import MAX_CELL, CompactFrames, CompactLines, CompactRows, RowConsumer, StreamedEvents
 from ._zstd import (
     ZSTD_MAGIC,
     FrameDecodeError,
@@ -261,7 +261,6 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
 
 
 _FRAME_KINDS: tuple[FrameKind, ...] = ("zstd", "skippable", "invalid")
-_MAX_CELL = 2**63 - 1
 
 
 class _Layouts:
@@ -285,7 +284,7 @@ class _Layouts:
                 self.block_tables.append(lay.block_types)
             flags = _FRAME_KINDS.index(lay.kind) + 4 * lay.complete + 8 * lay.has_checksum + 16 * block
             declared = -1 if lay.content_size is None else lay.content_size
-            if declared > _MAX_CELL:
+            if declared > MAX_CELL:
                 self.declared[index], declared = declared, -2
             self.cells.extend((lay.offset, lay.end, flags, declared, -1 if lay.dictionary_id is None else lay.dictionary_id))
             if lay.error is not None:

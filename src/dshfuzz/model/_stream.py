@@ -85,14 +85,37 @@ _BATCH = 4096
 and any other is the sum of the sizes (counts) before it in the batch."""
 
 
-class _Staged(Sequence[_T]):
+class _Indexed(Sequence[_T]):
+    """Indexing shared by the compact tables: a slice is a list, a negative index counts from the
+    end, and :meth:`_entry` builds the entry at a valid index."""
+
+    __slots__ = ()
+    what = "entry"
+
+    def _entry(self, index: int) -> _T:
+        raise NotImplementedError
+
+    def __getitem__(self, index: Any) -> Any:
+        if index.__class__ is slice:
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError(f"{self.what} index out of range")
+        return self._entry(index)
+
+    def __iter__(self) -> Iterator[_T]:
+        return (self._entry(i) for i in range(len(self)))
+
+
+class _Staged(_Indexed[_T]):
     """A table of three cells an entry: staged as the reader writes them (``staged``), then kept
     compactly a batch of :data:`_BATCH` entries at a time by :meth:`settle` (``marks`` holds each
     batch's first offset or event, or -1 for a batch that did not fit its rule and stays as staged
     in ``loose``). Entries that are not ordinary are also kept whole (``whole``, by index)."""
 
     __slots__ = ("staged", "settled", "marks", "loose", "whole")
-    what = "entry"
 
     def __init__(self) -> None:
         self.staged = array("q")
@@ -149,19 +172,9 @@ class _Staged(Sequence[_T]):
     def __len__(self) -> int:
         return self.settled + len(self.staged) // 3
 
-    def __getitem__(self, index: Any) -> Any:
-        if index.__class__ is slice:
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError(f"{self.what} index out of range")
+    def _entry(self, index: int) -> _T:
         kept = self.whole.get(index)
         return kept if kept is not None else self._build(index, *self.cells(index))
-
-    def __iter__(self) -> Iterator[_T]:
-        return (self[i] for i in range(len(self)))
 
 
 class CompactLines(_Staged[Line]):
@@ -290,11 +303,12 @@ class CompactRows(_Staged[Row]):
         return self.whole
 
 
-_MAX_CELL = 2**63 - 1
+MAX_CELL = 2**63 - 1
+"""The largest value an int64 table cell holds."""
 _NO_CELLS = (0,) * 6
 
 
-class CompactFrames(Sequence[Frame]):
+class CompactFrames(_Indexed[Frame]):
     """``SessionLog.frames`` of a streamed read: about 48 bytes a frame. The frame being read is
     kept as it is (``current``: the reader still sets its status, error and lines); appending the
     next one keeps that one, if complete, as its offset, size, declared size, checksum flag, block
@@ -303,6 +317,7 @@ class CompactFrames(Sequence[Frame]):
     slicing the same ``source``."""
 
     __slots__ = ("cells", "block_tables", "block_ids", "whole", "current", "source")
+    what = "frame"
 
     def __init__(self, source: TextSource = b"") -> None:
         # offset, size, declared size (-1: none), checksum flag + 16 * block types, first line, last line + 1
@@ -323,7 +338,7 @@ class CompactFrames(Sequence[Frame]):
             return
         declared = -1 if frame.content_size is None else frame.content_size
         # a frame header may declare up to 2**64 - 1 bytes, beyond a cell
-        if frame.status != "complete" or frame.error is not None or declared > _MAX_CELL:
+        if frame.status != "complete" or frame.error is not None or declared > MAX_CELL:
             self.whole[frame.index] = frame
             self.cells.extend(_NO_CELLS)
             return
@@ -348,15 +363,8 @@ class CompactFrames(Sequence[Frame]):
     def __len__(self) -> int:
         return len(self.cells) // 6 + (self.current is not None)
 
-    def __getitem__(self, index: Any) -> Any:
-        if index.__class__ is slice:
-            return [self[i] for i in range(*index.indices(len(self)))]
-        n = len(self)
-        if index < 0:
-            index += n
-        if not 0 <= index < n:
-            raise IndexError("frame index out of range")
-        if self.current is not None and index == n - 1:
+    def _entry(self, index: int) -> Frame:
+        if self.current is not None and index == len(self) - 1:
             return self.current
         kept = self.whole.get(index)
         if kept is not None:
@@ -372,6 +380,3 @@ class CompactFrames(Sequence[Frame]):
         """The frames before the last kept whole, by index: every frame whose status is not
         ``complete`` (or that has an error, or declares a size beyond 63 bits)."""
         return self.whole
-
-    def __iter__(self) -> Iterator[Frame]:
-        return (self[i] for i in range(len(self)))
