@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 from planted_bug import PLANTED_BUG_ENV
 
 from dshfuzz.harness import Corpus, ReplayStatus, replay_entry
@@ -35,7 +36,7 @@ MAX_LEN = 512
 SHARE = 0.05  # the structured path costs ~4 ms a mutation; libFuzzer's byte mutator, microseconds
 SEEDS = SeedSources(
     corpus=REPO / "corpus",
-    fixtures=REPO.parent / "shared" / "reference" / "fixtures",
+    fixtures=FIXTURES,
     generated=24,
     max_events=5,
 )

@@ -12,8 +12,8 @@ from dshfuzz.cli import main
 from dshfuzz.model import dumps
 
 from checker_logs import header, minimal_events
+from conftest import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
 
 
 def _write(tmp_path: Path, head, events, name: str = "s.jsonl") -> Path:

@@ -5,7 +5,6 @@ any pass that raises fail the test), the same from the whole model and from a st
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,7 +12,8 @@ from hypothesis import strategies as st
 from dshfuzz.checker import CheckOptions, Report, check_log, check_stream
 from dshfuzz.model import dumps, loads, parse_log
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
+from conftest import FIXTURES
+
 VALID_ZSTD = (FIXTURES / "valid-v0.jsonl.zstd").read_bytes()
 VALID_JSONL = (FIXTURES / "valid-v0.jsonl").read_bytes()
 VALID_LINES = [loads(x) for x in (FIXTURES / "valid-v0.unpacked.jsonl").read_text().splitlines()]

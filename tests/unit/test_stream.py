@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_loop_logs import jsonl
+from conftest import FIXTURES
 from recovery_scenarios import session
 
 from dshfuzz.checker import CheckOptions, check_log, check_stream
@@ -30,7 +31,6 @@ from dshfuzz.model._stream import CompactLines, CompactRows
 from dshfuzz.model import FileBytes, SessionLog, compression_by_name, dumps, encode_zstd, parse_log, stream_log
 from dshfuzz.mutators import MUTATORS, mutants
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "fixtures"
 
 
 class _Collect:
