@@ -8,15 +8,19 @@ come from the dshfuzz pytest plugin (``dshfuzz._pytest_plugin``), selected with
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 # the 76-event valid fixture, vendored from shared/reference/fixtures (tests/data/README.md)
 FIXTURES = REPO / "tests" / "data"
+# the real sessions, the seed texts and the oracle sketch: read through shared_path (or shared_params)
 SHARED = REPO.parent / "shared"
 REAL_SESSIONS = SHARED / "real-sessions"
+_ABSENT = "place the shared/ folder beside the clone to run"  # in every skip for a missing shared/
 
 
 @pytest.fixture(scope="session")
@@ -37,14 +41,32 @@ def official():
         yield oracle
 
 
-def _require(path: Path, what: str) -> Path:
-    """``path``, or a skip naming it; CI always lays ``shared/`` beside the clone, so there it fails."""
-    if not path.is_dir():
-        message = f"{what} not found at {path} (shared/ belongs beside the repository)"
+def shared_path(*parts: str) -> Path:
+    """``../shared/<parts>``, or a skip naming the missing path.
+
+    CI always lays ``shared/`` beside the clone, so under ``CI`` a missing path fails the test.
+    """
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        message = f"{path} not found: {_ABSENT} it"
         if os.environ.get("CI"):
-            pytest.fail(message)
+            pytest.fail(message, pytrace=False)
         pytest.skip(message)
     return path
+
+
+def shared_params(argnames: str, relative: str, load: Callable[[Path], list[Any]]) -> pytest.MarkDecorator:
+    """``pytest.mark.parametrize`` over ``load(../shared/<relative>)``, read at collection time.
+
+    Without that path nothing is read: a single ``shared-absent`` item stands for the values,
+    and the test's ``real_sessions_dir`` or ``shared`` fixture (which it must request) skips it
+    (fails it under CI), naming the path.
+    """
+    path = SHARED / relative
+    if path.exists():
+        return pytest.mark.parametrize(argnames, load(path))
+    width = len(argnames.split(","))
+    return pytest.mark.parametrize(argnames, [pytest.param(*[None] * width, id="shared-absent")])
 
 
 @pytest.fixture(scope="session")
@@ -54,5 +76,12 @@ def fixtures_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared() -> Callable[..., Path]:
+    """:func:`shared_path` for a test: ``shared("seeds", "000-contracts-catalog.txt")``."""
+    return shared_path
+
+
+@pytest.fixture(scope="session")
 def real_sessions_dir() -> Path:
-    return _require(REAL_SESSIONS, "shared real sessions")
+    return shared_path("real-sessions")
+

@@ -301,22 +301,26 @@ def test_writers_reproduce_the_official_bytes(fixtures_dir: Path) -> None:
     assert encode_jsonl(header, batches) == (fixtures_dir / "valid-v0.jsonl").read_bytes()
 
 
-def test_synth_is_byte_identical_to_the_sketch_generator(official: OfficialOracle, tmp_path: Path) -> None:
+@pytest.fixture
+def oracle_sketch(shared: Callable[..., Path]) -> Path:
+    return shared("reference", "oracle-sketch")
+
+
+def test_synth_is_byte_identical_to_the_sketch_generator(
+    official: OfficialOracle, oracle_sketch: Path, tmp_path: Path
+) -> None:
     from dshfuzz.oracle.official._server import node_executable
 
-    sketch = REPO.parent / "shared" / "reference" / "oracle-sketch"
-    if not sketch.is_dir():
-        pytest.skip("reference sketch not available")
     work = tmp_path / "sketch"
     work.mkdir()
     for name in ("gen-synth.mjs", "lib"):
         target = work / name
-        if (sketch / name).is_dir():
+        if (oracle_sketch / name).is_dir():
             target.mkdir()
-            for f in (sketch / name).iterdir():
+            for f in (oracle_sketch / name).iterdir():
                 (target / f.name).write_bytes(f.read_bytes())
         else:
-            target.write_bytes((sketch / name).read_bytes())
+            target.write_bytes((oracle_sketch / name).read_bytes())
     (work / "node_modules").symlink_to(REPO / "src/dshfuzz/oracle/official/js/node_modules")
     args = ["--events", "3000", "--replace-every", "50"]
     subprocess.run([str(node_executable()), "gen-synth.mjs", *args, "--out", str(tmp_path / "js")], cwd=work, check=True, capture_output=True)

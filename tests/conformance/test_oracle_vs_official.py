@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, REAL_SESSIONS, shared_params
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -90,9 +91,6 @@ RELATIONSHIP_MESSAGE = re.compile(
     )
     + r")$"
 )
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-FIXTURES = SHARED / "reference" / "fixtures"
-REAL_SESSIONS = SHARED / "real-sessions"
 
 
 def describe(events: Events) -> str:
@@ -222,10 +220,7 @@ def test_the_valid_fixture_is_accepted_alike(official: Any, fixtures_dir: Path) 
 LEGACY_RELATIONSHIP_SHAPES = ("flat", "compact/", "without-identity", "steering")
 
 
-def real_sessions() -> list[tuple[str, bool]]:
-    manifest = REAL_SESSIONS / "manifest.json"
-    if not manifest.is_file():
-        return []
+def real_sessions(manifest: Path) -> list[tuple[str, bool]]:
     files = json.loads(manifest.read_text())["files"]
     return [
         (f["name"], not any(s in shape for shape in f["legacy_shapes"] for s in LEGACY_RELATIONSHIP_SHAPES))
@@ -233,7 +228,11 @@ def real_sessions() -> list[tuple[str, bool]]:
     ]
 
 
-@pytest.mark.parametrize("name,as_stored", real_sessions(), ids=[n for n, _ in real_sessions()])
+@shared_params(
+    "name,as_stored",
+    "real-sessions/manifest.json",
+    lambda manifest: [pytest.param(*case, id=case[0]) for case in real_sessions(manifest)],
+)
 def test_real_sessions_are_judged_alike(
     official: Any, real_sessions_dir: Path, name: str, as_stored: bool
 ) -> None:
@@ -370,11 +369,10 @@ def edited_logs(draw: Any, bases: list[tuple[Any, Events]]) -> tuple[Any, Events
 
 
 def edit_bases() -> list[tuple[Any, Events]]:
-    bases = []
-    fixture = FIXTURES / "valid-v0.unpacked.jsonl"
-    if fixture.is_file():
-        bases.append(fixture_log(FIXTURES))
-    for name, as_stored in real_sessions():
+    """The vendored fixture, and up to five real sessions when ``shared/`` is there (none otherwise)."""
+    bases = [fixture_log(FIXTURES)]
+    manifest = REAL_SESSIONS / "manifest.json"
+    for name, as_stored in real_sessions(manifest) if manifest.is_file() else []:
         if as_stored and name.startswith("toninfo") and len(bases) < 6:
             log = read_log(REAL_SESSIONS / "concrete" / name)
             bases.append((log.header.raw if log.header else None, [e.raw for e in log.events]))

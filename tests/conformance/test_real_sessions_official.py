@@ -16,13 +16,19 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_params
 
 from dshfuzz.oracle.official import MANIFEST_LAYER_NAMES, OfficialOracle
 
 pytestmark = pytest.mark.official
 
-MANIFEST = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "manifest.json"
-FILES = json.loads(MANIFEST.read_text("utf-8"))["files"] if MANIFEST.is_file() else []
+
+def _files(manifest: Path) -> list[dict]:
+    return json.loads(manifest.read_text("utf-8"))["files"]
+
+
+def _entries(manifest: Path) -> list:
+    return [pytest.param(f, id=f["name"]) for f in _files(manifest)]
 
 
 def expected_released(entry: dict) -> object:
@@ -42,10 +48,11 @@ def expected_released(entry: dict) -> object:
 
 
 def test_manifest_lists_every_concrete_file(real_sessions_dir: Path):
-    assert sorted(p.name for p in (real_sessions_dir / "concrete").iterdir()) == sorted(f["name"] for f in FILES)
+    names = sorted(f["name"] for f in _files(real_sessions_dir / "manifest.json"))
+    assert sorted(p.name for p in (real_sessions_dir / "concrete").iterdir()) == names
 
 
-@pytest.mark.parametrize("entry", FILES, ids=[f["name"] for f in FILES])
+@shared_params("entry", "real-sessions/manifest.json", _entries)
 def test_bridge_reproduces_the_recorded_verdicts(official: OfficialOracle, real_sessions_dir: Path, entry: dict):
     report = official.check_report(path=real_sessions_dir / "concrete" / entry["name"])
     assert report.decode_error is None, report.decode_error

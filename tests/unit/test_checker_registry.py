@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from dshfuzz.checker import RULES, RuleId, implemented_rules
 from dshfuzz.checker.rules import ALL_FORMATS
 
-CATALOG = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000-contracts-catalog.txt"
 NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "L4", "G4"]
 
 
-def test_registry_holds_the_46_catalog_rules_in_catalog_order_then_the_seed_rules() -> None:
-    index = CATALOG.read_text(encoding="utf-8").split("规则索引")[1].split("详细规则")[0]
-    catalog_ids = re.findall(r"^([A-Z]\d+)(?:error|warning)", index, re.M)
+@pytest.fixture(scope="module")
+def catalog_index(shared: Callable[..., Path]) -> str:
+    """The rule index of the contract catalog (the seed text ``seeds/000-contracts-catalog.txt``)."""
+    catalog = shared("seeds", "000-contracts-catalog.txt")
+    return catalog.read_text(encoding="utf-8").split("规则索引")[1].split("详细规则")[0]
+
+
+def test_registry_holds_the_46_catalog_rules_in_catalog_order_then_the_seed_rules(catalog_index: str) -> None:
+    catalog_ids = re.findall(r"^([A-Z]\d+)(?:error|warning)", catalog_index, re.M)
     assert len(catalog_ids) == 46
     assert [str(r) for r in RULES] == catalog_ids + NEW_RULES
     assert list(RULES) == list(RuleId)
@@ -30,9 +38,8 @@ def test_every_rule_has_complete_metadata() -> None:
         assert len(set(rule.refused_by)) == len(rule.refused_by), rid
 
 
-def test_catalog_severity_and_layer_are_kept() -> None:
-    index = CATALOG.read_text(encoding="utf-8").split("规则索引")[1].split("详细规则")[0]
-    for rid, severity, layer in re.findall(r"^([A-Z]\d+)(error|warning)(persistence|engine|plugin|concurrency|framing|migration)", index, re.M):
+def test_catalog_severity_and_layer_are_kept(catalog_index: str) -> None:
+    for rid, severity, layer in re.findall(r"^([A-Z]\d+)(error|warning)(persistence|engine|plugin|concurrency|framing|migration)", catalog_index, re.M):
         rule = RULES[RuleId(rid)]
         assert (str(rule.severity), str(rule.layer)) == (severity, layer), rid
 
@@ -44,7 +51,7 @@ def test_every_rule_of_the_registry_is_reported_by_some_pass() -> None:
 
 
 def _all_unit_logs() -> list[tuple[str, bytes]]:
-    """Every minimal log of the checker unit tests (both twins), and the real sessions."""
+    """Every minimal log of the checker unit tests (both twins)."""
     import test_checker_engine
     import test_checker_migration
     import test_checker_persistence
@@ -67,21 +74,32 @@ def _all_unit_logs() -> list[tuple[str, bytes]]:
         for rule, name, bad, good in module.twins():
             for builder in (bad, good):
                 out.append((f"{rule} {name}", jsonl(builder.header, builder.events).encode()))
-    real = CATALOG.parents[1] / "real-sessions" / "concrete"
-    out += [(p.name, p.read_bytes()) for p in sorted(real.glob("*.jsonl"))]
     return out
+
+
+def _widened(logs: list[tuple[str, bytes]]) -> set[str]:
+    """The findings on ``logs`` that claim a layer their rule does not list."""
+    from dshfuzz.checker import CheckOptions, check_log
+    from dshfuzz.model import parse_log
+
+    wider = set()
+    for name, data in logs:
+        for f in check_log(parse_log(data), CheckOptions(strict=True)).findings:
+            extra = set(f.refused_by) - set(RULES[f.rule].refused_by)
+            if extra:
+                wider.add(f"{f.rule} on {name}: {sorted(map(str, extra))}")
+    return wider
 
 
 def test_every_finding_claims_only_layers_its_rule_lists() -> None:
     """A finding may narrow its rule's ``refused_by``, never widen it: the registry
     (and the generated doc) must name every layer any finding of the rule can claim."""
-    from dshfuzz.checker import CheckOptions, check_log
-    from dshfuzz.model import parse_log
+    wider = _widened(_all_unit_logs())
+    assert not wider, "\n".join(sorted(wider))
 
-    wider = set()
-    for name, data in _all_unit_logs():
-        for f in check_log(parse_log(data), CheckOptions(strict=True)).findings:
-            extra = set(f.refused_by) - set(RULES[f.rule].refused_by)
-            if extra:
-                wider.add(f"{f.rule} on {name}: {sorted(map(str, extra))}")
+
+def test_every_finding_on_a_real_session_claims_only_layers_its_rule_lists(real_sessions_dir: Path) -> None:
+    real = sorted((real_sessions_dir / "concrete").glob("*.jsonl"))
+    assert real
+    wider = _widened([(p.name, p.read_bytes()) for p in real])
     assert not wider, "\n".join(sorted(wider))
