@@ -85,3 +85,13 @@ def shared() -> Callable[..., Path]:
 def real_sessions_dir() -> Path:
     return shared_path("real-sessions")
 
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line counting the tests skipped for want of ``shared/``, and how to run them."""
+    count = sum(_ABSENT in str(r.longrepr) for r in terminalreporter.stats.get("skipped", []))
+    if count:
+        terminalreporter.write_line(
+            f"{count} test{'s' * (count != 1)} skipped because {SHARED} is absent: {_ABSENT} them",
+            yellow=True,
+            bold=True,
+        )
