@@ -1,25 +1,36 @@
 """Checkers under test, behind one interface.
 
 A campaign fuzzes *a checker*: the built-in one (whole, or with rules switched off:
-``builtin:-S5,-E2``, how detection power is measured), any command (``cmd:'... {log} ...'``),
-a Python callable (``py:module:function``), or a plugin registered under the
-``dshfuzz.checkers`` entry-point group. Whatever it is, the campaign sees a
-:class:`CheckerVerdict`: the findings it reported, or how it failed (crash,
-timeout, unparsable output). A checker failing is a finding about the checker,
-never an exception in the campaign.
+``builtin:-S5,-E2``, how detection power is measured), any command run once per log
+(``cmd:'... {log} ...'``) or once per batch of logs (``cmd:'... {logs} ...'``), a
+long-lived process speaking the ``dshfuzz-checker/1`` protocol (``serve:'...'``), a
+Python callable (``py:module:function``), or a plugin registered under the
+``dshfuzz.checkers`` entry-point group. ``docs/CHECKER_PROTOCOL.md`` documents what
+an external checker prints and answers.
+
+Whatever it is, the campaign sees a :class:`CheckerVerdict` per log: the findings it
+reported, "not assessable", or how it failed (crash, timeout, unparsable output). A
+checker failing is a finding about the checker, never an exception in the campaign.
+Every checker has ``rules``, the rule ids it claims to implement (its vocabulary),
+``check``, ``check_many`` and ``close``, and is a context manager.
 """
 
 from __future__ import annotations
 
+import collections
+import functools
 import importlib
 import json
 import os
+import queue
 import shlex
 import sys
 import subprocess
 import threading
+import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -27,19 +38,37 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "CHECKER_SPEC_HELP",
+    "NOT_ASSESSABLE_EXIT",
+    "PROTOCOL",
+    "BatchCommandChecker",
+    "BuiltinChecker",
     "CheckerFailure",
     "CheckerSpecError",
     "CheckerUnderTest",
     "CheckerVerdict",
+    "CommandChecker",
+    "PythonChecker",
     "ReportedFinding",
+    "ServeChecker",
+    "catalog_rules",
     "load_checker",
+    "parse_checker_rules",
+    "registry_rules",
     "verdict_from_json",
 ]
 
 CheckerFailure = Literal["crash", "timeout", "unparsable-output"]
 DEFAULT_TIMEOUT = 20.0
-CHECKER_SPEC_HELP = "builtin | builtin:-RULE,... | cmd:'... {log} ...' | py:module:function | a dshfuzz.checkers plugin name"
+NOT_ASSESSABLE_EXIT = 3
+"""The exit status by which a ``cmd:`` checker says "I cannot judge this log" (no verdict)."""
+PROTOCOL = "dshfuzz-checker/1"
+"""The ``serve:`` protocol's name, sent first by the checker in its handshake."""
+CHECKER_SPEC_HELP = (
+    "builtin | builtin:-RULE,... | cmd:'... {log} ...' | cmd:'... {logs} ...' | serve:'...' "
+    "| py:module:function | a dshfuzz.checkers plugin name"
+)
 """The ``--checker`` forms, for every command's help and every spec error."""
+_STDERR_TAIL = 2000
 
 
 class CheckerSpecError(ValueError):
@@ -67,6 +96,9 @@ class CheckerVerdict:
     failure: CheckerFailure | None = None
     detail: str = ""
     exit_code: int | None = None
+    assessable: bool = True
+    """False when the checker said it cannot judge this log (exit 3, or ``"assessable":
+    false`` in its report): no verdict, so never a miss. Its findings, if any, are kept."""
 
     @property
     def error_rules(self) -> frozenset[str]:
@@ -77,11 +109,101 @@ class CheckerVerdict:
 
 
 class CheckerUnderTest(Protocol):
-    """Anything the campaign can fuzz: ``check`` reads the file at ``path``, read-only."""
+    """Anything the campaign can fuzz: ``check`` reads the file at ``path``, read-only.
+
+    ``rules`` is the checker's vocabulary: the rule ids it claims to implement (a rule
+    outside it is "not implemented", never missed). ``check_many`` judges several logs,
+    in order (one invocation for a ``{logs}`` command); ``close`` ends whatever the
+    checker keeps running (a ``serve:`` process) and is safe to call twice.
+    """
 
     name: str
+    rules: frozenset[str]
 
     def check(self, path: Path) -> CheckerVerdict: ...
+
+    def check_many(self, paths: Sequence[Path]) -> list[CheckerVerdict]: ...
+
+    def close(self) -> None: ...
+
+
+class _Checker:
+    """What every checker class shares: ``check_many`` as a loop, a no-op ``close``, ``with``."""
+
+    __slots__ = ()
+
+    def check(self, path: Path) -> CheckerVerdict:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def check_many(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        return [self.check(path) for path in paths]
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):  # noqa: ANN204 - returns the subclass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@functools.cache
+def registry_rules() -> frozenset[str]:
+    """Every rule id of the registry (the built-in checker's vocabulary)."""
+    from dshfuzz.checker import RULES
+
+    return frozenset(str(rid) for rid in RULES)
+
+
+@functools.cache
+def catalog_rules() -> frozenset[str]:
+    """The 46 ids of the seed-000 contract catalog: an external checker's default vocabulary.
+
+    The registry's other rules (W3/W4 of seed 001, P5/W5 of seed 002, the resource limits
+    L1-L4, G4 found by fuzzing) are dshfuzz's own additions, expected of an external
+    checker only when it declares them."""
+    from dshfuzz.checker import RULES
+
+    return frozenset(str(rule.id) for rule in RULES.values() if rule.origin == "catalog")
+
+
+def parse_checker_rules(text: str) -> frozenset[str]:
+    """A vocabulary given on the command line (``--checker-rules FILE|ids``).
+
+    ``text`` is a file holding ids separated by whitespace or commas (``#`` starts a
+    comment) or a JSON list of strings, or else an inline list (``H1,R1,S5``). Ids
+    unknown to the registry are kept (a checker may have rules of its own); no id at
+    all is a :class:`CheckerSpecError`.
+    """
+    source = text.strip()
+    where = f"--checker-rules {text!r}"
+    path = Path(source) if source else None
+    if path is not None and path.is_file():
+        where = f"--checker-rules {source}"
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CheckerSpecError(f"{where}: cannot read the file: {exc}") from None
+        if content.lstrip().startswith("["):
+            try:
+                listed = json.loads(content)
+            except ValueError as exc:
+                raise CheckerSpecError(f"{where}: not a JSON list of rule ids: {exc}") from None
+            if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
+                raise CheckerSpecError(f"{where}: a JSON vocabulary must be a list of rule-id strings")
+            ids = [item.strip() for item in listed]
+        else:
+            content = "\n".join(line.partition("#")[0] for line in content.splitlines())
+            ids = content.replace(",", " ").split()
+    elif os.sep in source or source.endswith((".txt", ".json")):
+        raise CheckerSpecError(f"{where}: no such file")
+    else:
+        ids = source.replace(",", " ").split()
+    rules = frozenset(item for item in ids if item)
+    if not rules:
+        raise CheckerSpecError(f"{where}: no rule id given")
+    return rules
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -93,14 +215,23 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
 
     Accepted shapes: a top-level ``violations`` or ``findings`` list, or a bare list,
     of objects carrying ``id`` or ``rule``, optional ``severity`` (default ``error``)
-    and optional ``seq``. Anything else raises ``ValueError`` (unparsable output).
+    and optional ``seq``. A report object may say ``"assessable": false`` (the checker
+    cannot judge this log), and then needs no findings list. Anything else raises
+    ``ValueError`` (unparsable output).
     """
     items: Any
+    assessable = True
     if isinstance(payload, list):
         items = payload
     elif isinstance(payload, Mapping):
+        flag = payload.get("assessable", True)
+        if not isinstance(flag, bool):
+            raise ValueError(f"'assessable' is not a boolean: {flag!r:.40}")
+        assessable = flag
         items = next((payload[k] for k in ("violations", "findings") if k in payload), None)
         if items is None:
+            if not assessable:
+                return CheckerVerdict(assessable=False)
             raise ValueError("report has neither a 'violations' nor a 'findings' list")
     else:
         raise ValueError(f"report is a JSON {type(payload).__name__}, not an object or list")
@@ -117,22 +248,27 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
         findings.append(
             ReportedFinding(rule, severity if isinstance(severity, str) else "error", _int_or_none(item.get("seq")))
         )
-    return CheckerVerdict(tuple(findings))
+    return CheckerVerdict(tuple(findings), assessable=assessable)
 
 
 @dataclass(slots=True)
-class BuiltinChecker:
+class BuiltinChecker(_Checker):
     """The embedded contract checker (``dshfuzz.checker``), run in process.
 
     ``without`` names rules switched off (spec ``builtin:-S5,-E2``): the checker a
     detection-power campaign must catch, since it misses exactly those incidents.
+    Its vocabulary is the whole registry, the switched-off rules included: they are
+    claimed and missed on purpose.
     """
 
     without: frozenset[str] = frozenset()
+    rules: frozenset[str] = None  # type: ignore[assignment] - the registry's ids unless given
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.name = "builtin" + (":" + ",".join(f"-{r}" for r in _rule_order(self.without)) if self.without else "")
+        if self.rules is None:
+            self.rules = registry_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
         from dshfuzz.checker import RULES, CheckOptions, check_path
@@ -148,11 +284,34 @@ class BuiltinChecker:
         )
 
 
-@dataclass(slots=True)
-class CommandChecker:
-    """An external checker command; ``{log}`` in the template becomes the log's path.
+def _stderr_tail(data: bytes | str) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return text[-_STDERR_TAIL:]
 
-    Exit codes 0 and 1 are the convention for "clean" and "findings". Death by a
+
+def _exited(returncode: int, what: str, stderr: str) -> str:
+    how = f"killed by signal {-returncode}" if returncode < 0 else f"exit {returncode}"
+    return "\n".join(part for part in (f"{how} {what}".strip(), stderr) if part)
+
+
+def _run_command(argv: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | CheckerVerdict:
+    """Run one checker invocation: its completed process, or the verdict of its failing to."""
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        return CheckerVerdict(
+            failure="timeout", detail=f"no answer within {timeout:g}s\n{_stderr_tail(exc.stderr or b'')}".rstrip("\n")
+        )
+    except OSError as exc:
+        return CheckerVerdict(failure="crash", detail=f"could not start {argv[0]!r}: {exc}")
+
+
+@dataclass(slots=True)
+class CommandChecker(_Checker):
+    """An external checker command run once per log; ``{log}`` in the template becomes the log's path.
+
+    Exit codes 0 and 1 are the convention for "clean" and "findings"; 3 says "not
+    assessable" (no verdict; a report, if printed, is still read). Death by a
     signal, a non-zero exit with nothing on stdout (an uncaught exception), or any
     other exit without a parsable report is a crash; output that is not a report
     after a conventional exit is unparsable output.
@@ -160,54 +319,465 @@ class CommandChecker:
 
     template: str
     timeout: float = DEFAULT_TIMEOUT
+    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
     name: str = field(init=False)
+    _argv: list[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if "{log}" not in self.template:
             raise CheckerSpecError(f"command template has no {{log}} placeholder: {self.template!r}")
+        self._argv = _split(self.template, f"cmd:{self.template}")
         self.name = f"cmd:{self.template}"
+        if self.rules is None:
+            self.rules = catalog_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
-        argv = [part.replace("{log}", str(path)) for part in shlex.split(self.template)]
-        try:
-            proc = subprocess.run(argv, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return CheckerVerdict(failure="timeout", detail=f"no answer within {self.timeout:g}s")
-        except OSError as exc:
-            return CheckerVerdict(failure="crash", detail=f"could not start {argv[0]!r}: {exc}")
-        stderr_tail = proc.stderr.decode("utf-8", "replace")[-2000:]
-        if proc.returncode < 0:
-            return CheckerVerdict(
-                failure="crash", detail=f"killed by signal {-proc.returncode}\n{stderr_tail}", exit_code=proc.returncode
-            )
+        argv = [part.replace("{log}", str(path)) for part in self._argv]
+        proc = _run_command(argv, self.timeout)
+        if isinstance(proc, CheckerVerdict):
+            return proc
+        code = proc.returncode
+        stderr_tail = _stderr_tail(proc.stderr)
+        if code < 0:
+            return CheckerVerdict(failure="crash", detail=_exited(code, "", stderr_tail), exit_code=code)
         stdout = proc.stdout.decode("utf-8", "replace")
-        if proc.returncode != 0 and not stdout.strip():
-            return CheckerVerdict(
-                failure="crash", detail=f"exit {proc.returncode} with no report\n{stderr_tail}", exit_code=proc.returncode
-            )
+        if code == NOT_ASSESSABLE_EXIT:
+            try:
+                findings = verdict_from_json(json.loads(stdout)).findings if stdout.strip() else ()
+            except ValueError:
+                findings = ()
+            return CheckerVerdict(findings, exit_code=code, assessable=False, detail=stderr_tail)
+        if code != 0 and not stdout.strip():
+            return CheckerVerdict(failure="crash", detail=_exited(code, "with no report", stderr_tail), exit_code=code)
         try:
             verdict = verdict_from_json(json.loads(stdout or "null"))
         except ValueError as exc:
-            kind: CheckerFailure = "crash" if proc.returncode not in (0, 1) else "unparsable-output"
-            return CheckerVerdict(failure=kind, detail=f"{exc}\n{stderr_tail}", exit_code=proc.returncode)
-        return CheckerVerdict(verdict.findings, exit_code=proc.returncode)
+            kind: CheckerFailure = "crash" if code not in (0, 1) else "unparsable-output"
+            return CheckerVerdict(failure=kind, detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=code)
+        return CheckerVerdict(verdict.findings, exit_code=code, assessable=verdict.assessable)
+
+
+def _head(text: str, limit: int = 300) -> str:
+    """The start of a checker's output, for a detail that says what came instead of a report."""
+    text = text.strip()
+    return "output: " + (repr(text[:limit]) + ("..." if len(text) > limit else "") if text else "(nothing)")
 
 
 @dataclass(slots=True)
-class PythonChecker:
+class BatchCommandChecker(_Checker):
+    """An external checker command judging many logs per invocation: ``{logs}``, a word of
+    its own in the template, becomes the paths, one argument each.
+
+    The command prints one report per file with ``file`` set to the path as given: a
+    JSON array of report objects, or one report object per line. A file with no
+    report is unparsable output for that file; a crash or timeout of the invocation is
+    that failure for every file in it. The timeout is per file (the invocation's is
+    ``timeout`` times the number of files); ``batch_size`` caps the files per invocation.
+    Exit codes as for :class:`CommandChecker`; a batch says "not assessable" per file
+    with ``"assessable": false`` (exit 3 with no output says it for every file).
+    """
+
+    template: str
+    timeout: float = DEFAULT_TIMEOUT
+    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
+    batch_size: int = 256
+    name: str = field(init=False)
+    _argv: list[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if "{log}" in self.template:
+            raise CheckerSpecError(f"command template has both {{log}} and {{logs}}: {self.template!r}")
+        self._argv = _split(self.template, f"cmd:{self.template}")
+        if "{logs}" not in self._argv or sum(part.count("{logs}") for part in self._argv) != 1:
+            raise CheckerSpecError(
+                f"cmd:{self.template}: {{logs}} must appear once, as a word of its own (it becomes one argument per log)"
+            )
+        self.name = f"cmd:{self.template}"
+        if self.rules is None:
+            self.rules = catalog_rules()
+
+    def check(self, path: Path) -> CheckerVerdict:
+        return self.check_many([path])[0]
+
+    def check_many(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        verdicts: list[CheckerVerdict] = []
+        for start in range(0, len(paths), max(1, self.batch_size)):
+            verdicts.extend(self._invoke(paths[start : start + max(1, self.batch_size)]))
+        return verdicts
+
+    def _invoke(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        at = self._argv.index("{logs}")
+        names = [str(path) for path in paths]
+        timeout = self.timeout * len(paths)
+        proc = _run_command([*self._argv[:at], *names, *self._argv[at + 1 :]], timeout)
+        if isinstance(proc, CheckerVerdict):
+            return [proc] * len(paths)
+        code = proc.returncode
+        stderr_tail = _stderr_tail(proc.stderr)
+        if code < 0:
+            return [CheckerVerdict(failure="crash", detail=_exited(code, "", stderr_tail), exit_code=code)] * len(paths)
+        stdout = proc.stdout.decode("utf-8", "replace")
+        kind: CheckerFailure
+        if not stdout.strip():
+            if code == NOT_ASSESSABLE_EXIT:
+                return [CheckerVerdict(exit_code=code, assessable=False, detail=stderr_tail)] * len(paths)
+            kind, what = ("unparsable-output", "but printed no report") if code == 0 else ("crash", "with no report")
+            return [CheckerVerdict(failure=kind, detail=_exited(code, what, stderr_tail), exit_code=code)] * len(paths)
+        try:
+            reports = _batch_reports(stdout)
+        except ValueError as exc:
+            kind = "crash" if code not in (0, 1, NOT_ASSESSABLE_EXIT) else "unparsable-output"
+            detail = f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n")
+            return [CheckerVerdict(failure=kind, detail=detail, exit_code=code)] * len(paths)
+        by_file: dict[str, CheckerVerdict | str] = {}
+        for report in reports:
+            file = report.get("file")
+            try:
+                verdict: CheckerVerdict | str = verdict_from_json(report)
+            except ValueError as exc:
+                verdict = f"{exc}: {json.dumps(report)[:200]}"
+            by_file.setdefault(str(file), verdict)
+            if isinstance(file, str):
+                by_file.setdefault(os.path.realpath(file), verdict)
+        out = []
+        for name in names:
+            found = by_file.get(name, by_file.get(os.path.realpath(name)))
+            if isinstance(found, CheckerVerdict):
+                out.append(CheckerVerdict(found.findings, exit_code=code, assessable=found.assessable))
+            else:
+                why = found if found is not None else f"no report has \"file\": {json.dumps(name)}"
+                kind = "crash" if code not in (0, 1, NOT_ASSESSABLE_EXIT) else "unparsable-output"
+                out.append(CheckerVerdict(failure=kind, detail=f"{why}\n{stderr_tail}".rstrip("\n"), exit_code=code))
+        return out
+
+
+def _batch_reports(stdout: str) -> list[Mapping[str, Any]]:
+    """A batch's reports: one JSON array of report objects, or one report object per line."""
+    text = stdout.strip()
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+        items = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except ValueError as exc:
+                raise ValueError(f"line {number} of the batch output is not JSON ({exc})") from None
+    else:
+        items = whole if isinstance(whole, list) else [whole]
+    for item in items:
+        if not isinstance(item, Mapping) or "file" not in item:
+            raise ValueError(f"a batch report is not an object with a 'file': {json.dumps(item)[:80]}")
+    return items
+
+
+class ServeChecker(_Checker):
+    """A long-lived checker process speaking ``dshfuzz-checker/1`` (JSON lines on stdin/stdout).
+
+    The checker first sends its handshake, ``{"protocol": "dshfuzz-checker/1", "rules":
+    [...]}``, then answers each request ``{"id": N, "path": "..."}`` with one line
+    ``{"id": N, "findings": [...]}`` (optionally ``"assessable": false``, or an
+    ``"error"`` string: a crash on that log). Creating the object starts nothing:
+    :meth:`start` starts the process and reads the handshake, raising
+    :class:`CheckerSpecError` (one line) when it cannot; :meth:`check` starts it
+    lazily, and there every failure is a verdict. A timeout, a death of the process, or
+    an unparsable reply is that log's verdict; the process is then killed and restarted
+    for the next log. Reading :attr:`rules` starts the process (the handshake holds
+    them) unless a vocabulary was given. The child stays in the caller's process group,
+    so killing a worker's group kills it too; :meth:`close` ends it.
+    """
+
+    def __init__(self, template: str, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> None:
+        if "{log}" in template or "{logs}" in template:
+            raise CheckerSpecError(f"serve:{template}: takes no {{log}}/{{logs}} placeholder (paths are sent as requests)")
+        self.template = template
+        self.name = f"serve:{template}"
+        self.timeout = timeout
+        self._argv = _split(template, self.name)
+        if not self._argv:
+            raise CheckerSpecError("serve: needs a command (serve:'mychecker --serve')")
+        self._given_rules = rules
+        self._declared: frozenset[str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._replies: queue.Queue[bytes | None] = queue.Queue()
+        self._stderr = _Tail()
+        self._next_id = 0
+        self._lock = threading.RLock()
+        self._finalizer: weakref.finalize | None = None
+        self.starts = 0
+        """How many times the process was started (restarts included)."""
+
+    def __repr__(self) -> str:
+        return f"ServeChecker({self.template!r}, timeout={self.timeout!r})"
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """The vocabulary: the one given to :func:`load_checker`, else the handshake's
+        (which starts the process if it is not running; :class:`CheckerSpecError` if it cannot)."""
+        if self._given_rules is not None:
+            return self._given_rules
+        if self._declared is None:
+            self.start()
+        assert self._declared is not None
+        return self._declared
+
+    @rules.setter
+    def rules(self, rules: frozenset[str]) -> None:
+        self._given_rules = frozenset(rules)
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self) -> None:
+        """Start the process (if not running) and read its handshake; ``CheckerSpecError`` if it cannot."""
+        with self._lock:
+            if self.running:
+                return
+            self._stop()
+            try:
+                # no start_new_session: the child stays in the caller's process group
+                proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            except OSError as exc:
+                raise CheckerSpecError(f"{self.name} did not start: could not run {self._argv[0]!r}: {exc}") from None
+            self.starts += 1
+            self._proc = proc
+            self._replies = replies = queue.Queue()
+            self._stderr = stderr = _Tail()
+            threading.Thread(target=_drain_lines, args=(proc.stdout, replies), daemon=True,
+                             name=f"dshfuzz-serve-stdout-{proc.pid}").start()
+            threading.Thread(target=_drain_tail, args=(proc.stderr, stderr), daemon=True,
+                             name=f"dshfuzz-serve-stderr-{proc.pid}").start()
+            # also runs at interpreter exit, so no checker outlives its Python process
+            self._finalizer = weakref.finalize(self, _end_process, proc)
+            try:
+                declared = self._handshake()
+            except CheckerSpecError:
+                self._stop()
+                raise
+            if self._declared is None:
+                self._declared = declared
+
+    def _handshake(self) -> frozenset[str]:
+        expected = f'the {PROTOCOL} handshake {{"protocol": "{PROTOCOL}", "rules": [...]}}'
+        try:
+            line = self._replies.get(timeout=self.timeout)
+        except queue.Empty:
+            raise CheckerSpecError(
+                f"{self.name} did not start: no handshake within {self.timeout:g}s (expected {expected})"
+            ) from None
+        if line is None:
+            code = self._returncode()
+            status = "ended" if code is None else _exited(code, "", "").strip()
+            raise CheckerSpecError(
+                f"{self.name} did not start: {status} before sending {expected}{self._stderr_last_line()}"
+            )
+        text = line.decode("utf-8", "replace").strip()
+        try:
+            hello = json.loads(text)
+        except ValueError:
+            hello = None
+        rules = hello.get("rules") if isinstance(hello, Mapping) else None
+        if not isinstance(hello, Mapping) or hello.get("protocol") != PROTOCOL:
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise CheckerSpecError(f"{self.name} did not start: sent {shown!r} instead of {expected}")
+        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) and r for r in rules):
+            raise CheckerSpecError(
+                f"{self.name} did not start: its handshake's \"rules\" is not a non-empty list of rule ids "
+                f"(got {json.dumps(rules)[:80]})"
+            )
+        return frozenset(rules)
+
+    def _stderr_last_line(self) -> str:
+        lines = [line for line in self._stderr_text().splitlines() if line.strip()]
+        if not lines:
+            return ""
+        last = lines[-1].strip()
+        return "; stderr: " + (last if len(last) <= 160 else last[:157] + "...")
+
+    def _stderr_text(self) -> str:
+        return _stderr_tail(self._stderr.text())
+
+    def _returncode(self, wait: float = 1.0) -> int | None:
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def check(self, path: Path) -> CheckerVerdict:
+        with self._lock:
+            if not self.running:
+                try:
+                    self.start()
+                except CheckerSpecError as exc:
+                    return CheckerVerdict(failure="crash", detail=str(exc))
+            return self._ask(path)
+
+    def _ask(self, path: Path) -> CheckerVerdict:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        self._next_id += 1
+        rid = self._next_id
+        request = json.dumps({"id": rid, "path": os.path.abspath(path)}) + "\n"
+        self._stderr.clear()  # a failure's detail holds what the checker wrote while on this log
+        try:
+            proc.stdin.write(request.encode("utf-8"))
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return self._died("before reading the request")
+        deadline = time.monotonic() + self.timeout
+        text = ""
+        while not text:
+            try:
+                line = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                detail = f"no answer within {self.timeout:g}s\n{self._stderr_text()}".rstrip("\n")
+                self._stop()
+                return CheckerVerdict(failure="timeout", detail=detail)
+            if line is None:
+                return self._died("before answering")
+            text = line.decode("utf-8", "replace").strip()  # a blank line is no reply
+        try:
+            reply = json.loads(text)
+            if not isinstance(reply, Mapping):
+                raise ValueError(f"reply is a JSON {type(reply).__name__}, not an object")
+            if reply.get("id") != rid:
+                raise ValueError(f"reply answers id {json.dumps(reply.get('id'))[:40]}, not request {rid}")
+            error = reply.get("error")
+            if error is not None:
+                return CheckerVerdict(failure="crash", detail=str(error))
+            return verdict_from_json(reply)
+        except ValueError as exc:
+            detail = f"{exc}\n{_head(text)}\n{self._stderr_text()}".rstrip("\n")
+            self._stop()
+            return CheckerVerdict(failure="unparsable-output", detail=detail)
+
+    def _died(self, when: str) -> CheckerVerdict:
+        code = self._returncode()
+        stderr = self._stderr_text()
+        self._stop()
+        if code is None:
+            return CheckerVerdict(failure="crash", detail=f"closed its output {when}\n{stderr}".rstrip("\n"))
+        return CheckerVerdict(failure="crash", detail=_exited(code, when, stderr), exit_code=code)
+
+    def _stop(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if self._proc is not None:
+            _end_process(self._proc, grace=0.0)
+            self._proc = None
+
+    def close(self) -> None:
+        """End the process: close its stdin, give it a moment to exit, kill it otherwise."""
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()
+                self._finalizer = None
+            self._proc = None
+
+
+def _drain_lines(pipe: Any, replies: queue.Queue[bytes | None]) -> None:
+    """The child's stdout, line by line, into ``replies``; ``None`` at end of output."""
+    try:
+        with pipe:
+            for line in iter(pipe.readline, b""):
+                replies.put(line)
+    except (OSError, ValueError):
+        pass
+    replies.put(None)
+
+
+class _Tail:
+    """The last ``keep`` bytes a child wrote to a pipe (a bounded buffer, thread-safe)."""
+
+    def __init__(self, keep: int = 4 * _STDERR_TAIL) -> None:
+        self.keep = keep
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def append(self, chunk: bytes) -> None:
+        with self._lock:
+            self._chunks.append(chunk)
+            self._held += len(chunk)
+            while len(self._chunks) > 1 and self._held - len(self._chunks[0]) >= self.keep:
+                self._held -= len(self._chunks.popleft())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._chunks.clear()
+            self._held = 0
+
+    def text(self) -> bytes:
+        with self._lock:
+            return b"".join(self._chunks)[-self.keep :]
+
+
+def _drain_tail(pipe: Any, tail: _Tail) -> None:
+    """The child's stderr as it comes, into a bounded tail (so a chatty child never blocks)."""
+    try:
+        with pipe:
+            for chunk in iter(lambda: pipe.read1(65536), b""):
+                tail.append(chunk)
+    except (OSError, ValueError):
+        pass
+
+
+def _end_process(proc: subprocess.Popen[bytes], grace: float = 1.0) -> None:
+    """Close stdin (the protocol's "no more requests"), wait up to ``grace``, then kill."""
+    if proc.poll() is None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except OSError:
+            pass
+        if grace > 0:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a kill always ends it
+                pass
+    elif proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+@dataclass(slots=True)
+class PythonChecker(_Checker):
     """A Python callable ``function(path: str)`` returning a report (see :func:`verdict_from_json`).
 
     It runs in process on a worker thread so a hang becomes a timeout verdict; the
-    hung thread cannot be killed, so campaigns should prefer ``cmd:`` for untrusted code.
+    hung thread cannot be killed, so campaigns should prefer ``cmd:`` or ``serve:``
+    for untrusted code.
     """
 
     target: str
     function: Callable[[str], Any]
     timeout: float = DEFAULT_TIMEOUT
+    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.name = f"py:{self.target}"
+        if self.rules is None:
+            self.rules = catalog_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
         box: dict[str, Any] = {}
@@ -232,6 +802,29 @@ class PythonChecker:
             return verdict_from_json(value)
         except ValueError as exc:
             return CheckerVerdict(failure="unparsable-output", detail=str(exc))
+
+
+class _PluginChecker(_Checker):
+    """A plugin's checker object, given what it lacks: ``rules`` (the catalog's ids unless
+    it says), ``check_many`` and ``close`` (its own when it has them)."""
+
+    def __init__(self, inner: Any, rules: frozenset[str] | None) -> None:
+        self.inner = inner
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+        own = getattr(inner, "rules", None)
+        self.rules = rules if rules is not None else (frozenset(map(str, own)) if own else catalog_rules())
+
+    def check(self, path: Path) -> CheckerVerdict:
+        return self.inner.check(path)
+
+    def check_many(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        many = getattr(self.inner, "check_many", None)
+        return list(many(paths)) if callable(many) else [self.inner.check(path) for path in paths]
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
 
 
 def _resolve_callable(target: str) -> Callable[[str], Any]:
@@ -264,7 +857,7 @@ def _rule_order(ids: Iterable[str]) -> list[str]:
     return sorted(ids, key=lambda r: order.get(r, len(order)))
 
 
-def _builtin_without(options: str) -> BuiltinChecker:
+def _builtin_without(options: str, rules: frozenset[str] | None) -> BuiltinChecker:
     """Parse the ``-RULE,-RULE`` list of ``builtin:-RULE,...``; unknown ids are a usage error."""
     from dshfuzz.checker import RULES
 
@@ -279,24 +872,68 @@ def _builtin_without(options: str) -> BuiltinChecker:
             f"builtin:{options}: unknown rule id{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
             f"known: {', '.join(_rule_order(known))}"
         )
-    return BuiltinChecker(without=frozenset(item[1:] for item in items))
+    return BuiltinChecker(without=frozenset(item[1:] for item in items), rules=rules)
 
 
-def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT) -> CheckerUnderTest:
-    """Turn a ``--checker`` value into a checker (:data:`CHECKER_SPEC_HELP` lists the forms)."""
+def _unwrap(value: str) -> str:
+    """A command as a shell user quotes it: ``'node c.mjs {log}'`` (one word wrapped in one
+    pair of matching quotes) is unwrapped as the shell would; anything else is kept."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] in "'\"" and value[-1] == value[0]:
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            return value
+        if len(words) == 1:
+            return words[0]
+    return value
+
+
+def _split(template: str, spec: str) -> list[str]:
+    try:
+        return shlex.split(template)
+    except ValueError as exc:
+        raise CheckerSpecError(f"{spec}: cannot split the command as a shell would: {exc}") from None
+
+
+def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> CheckerUnderTest:
+    """Turn a ``--checker`` value into a checker (:data:`CHECKER_SPEC_HELP` lists the forms).
+
+    Starts no process. ``rules``, when given, replaces the checker's vocabulary (by
+    default the registry for ``builtin``, the handshake for ``serve:``, else the
+    catalog's 46 ids). After ``cmd:`` or ``serve:``, a command wrapped in one pair of
+    quotes (as a shell user writes ``--checker "cmd:'node c.mjs {log}'"``) is
+    unwrapped. A checker's ``name`` is a spec that loads the same checker again.
+    """
+    if rules is not None:
+        rules = frozenset(rules)
+        if not rules:
+            raise CheckerSpecError("a checker's vocabulary (rules) must name at least one rule id")
     if spec == "builtin":
-        return BuiltinChecker()
+        return BuiltinChecker(rules=rules)
     if spec.startswith("builtin:"):
-        return _builtin_without(spec[len("builtin:"):])
+        return _builtin_without(spec[len("builtin:"):], rules)
     if spec.startswith("cmd:"):
-        return CommandChecker(spec[4:], timeout=timeout)
+        template = _unwrap(spec[4:])
+        if "{logs}" in template:
+            return BatchCommandChecker(template, timeout=timeout, rules=rules)
+        if "{log}" not in template:
+            raise CheckerSpecError(f"command template has no {{log}} or {{logs}} placeholder: {template!r}")
+        return CommandChecker(template, timeout=timeout, rules=rules)
+    if spec.startswith("serve:"):
+        return ServeChecker(_unwrap(spec[6:]), timeout=timeout, rules=rules)
     if spec.startswith("py:"):
-        return PythonChecker(spec[3:], _resolve_callable(spec[3:]), timeout=timeout)
+        return PythonChecker(spec[3:], _resolve_callable(spec[3:]), timeout=timeout, rules=rules)
     for ep in entry_points(group="dshfuzz.checkers"):
         if ep.name == spec:
             loaded = ep.load()
             if callable(loaded) and not hasattr(loaded, "check"):
-                return PythonChecker(ep.value, loaded, timeout=timeout)
-            return loaded() if isinstance(loaded, type) else loaded
+                return PythonChecker(ep.value, loaded, timeout=timeout, rules=rules)
+            obj = loaded() if isinstance(loaded, type) else loaded
+            if isinstance(obj, _Checker):
+                if rules is not None:
+                    obj.rules = rules  # type: ignore[attr-defined] - a field, or ServeChecker's setter
+                return obj
+            return _PluginChecker(obj, rules)
     plugins = ", ".join(_plugin_names()) or "none installed"
     raise CheckerSpecError(f"unknown checker {spec!r}; expected {CHECKER_SPEC_HELP} (plugins: {plugins})")
