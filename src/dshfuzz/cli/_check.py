@@ -7,7 +7,9 @@ were suppressed and from where. Exit status:
 0 no error-level finding, 1 error-level findings, 2 a file could not be read, a
 usage error, or an internal checker error (reported, never hidden).
 ``--prewrite EDIT.json --log LOG`` validates an edit before it lands
-(:mod:`dshfuzz.checker._prewrite`).
+(:mod:`dshfuzz.checker._prewrite`). ``--serve`` answers check requests on stdin and
+stdout in the ``dshfuzz-checker/1`` protocol (:mod:`dshfuzz.checker._serve`,
+``docs/CHECKER_PROTOCOL.md``) until end of input.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--redact", action="store_true", help="replace ids, arguments and text in the output with stable hashes")
     parser.add_argument("--prewrite", metavar="EDIT.json", help="validate an appended event or an edited event list before it lands")
     parser.add_argument("--log", dest="prewrite_log", metavar="LOG", help="the log a --prewrite edit applies to")
+    parser.add_argument(
+        "--serve", action="store_true",
+        help="serve check requests on stdin/stdout (the dshfuzz-checker/1 protocol, docs/CHECKER_PROTOCOL.md) until end of input",
+    )
 
 
 @contextmanager
@@ -55,6 +61,8 @@ def _without_cyclic_gc() -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.serve:
+        return _serve(args)
     if args.prewrite is not None:
         from dshfuzz.checker._prewrite import run_prewrite
 
@@ -69,6 +77,20 @@ def run(args: argparse.Namespace) -> int:
 
     with _without_cyclic_gc():
         return _check_all(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if args.logs or args.prewrite is not None or args.prewrite_log is not None:
+        print("dshfuzz check: --serve reads its logs' paths from stdin (no LOG, --prewrite or --log)", file=sys.stderr)
+        return 2
+    if args.max_findings_per_rule is not None and args.max_findings_per_rule < 1:
+        print("dshfuzz check: --max-findings-per-rule must be at least 1", file=sys.stderr)
+        return 2
+    from dshfuzz.checker import CheckOptions
+    from dshfuzz.checker._serve import serve
+
+    cap = {} if args.max_findings_per_rule is None else {"max_findings_per_rule": args.max_findings_per_rule}
+    return serve(sys.stdin.buffer, sys.stdout.buffer, CheckOptions(format_version=args.format_version, **cap))
 
 
 def _check_all(args: argparse.Namespace) -> int:
