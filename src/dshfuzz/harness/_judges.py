@@ -801,7 +801,8 @@ class PythonChecker(_Checker):
         try:
             return verdict_from_json(value)
         except ValueError as exc:
-            return CheckerVerdict(failure="unparsable-output", detail=str(exc))
+            shown = _head(value if isinstance(value, str) else repr(value)).replace("output: ", "returned: ", 1)
+            return CheckerVerdict(failure="unparsable-output", detail=f"{exc}\n{shown}")
 
 
 class _PluginChecker(_Checker):
