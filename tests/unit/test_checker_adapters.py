@@ -425,3 +425,8 @@ def test_a_batch_checker_checks_one_log_as_a_batch_of_one(tmp_path, log_file, mo
     monkeypatch.setenv("BATCH_MODE", "array")
     checker = load_checker(f"cmd:{sys.executable} {script} {{logs}}")
     assert checker.check(log_file) == CheckerVerdict((ReportedFinding("R1", "error", 0),), exit_code=0)
+
+
+def test_any_exit_but_0_1_and_3_is_a_crash_even_with_a_report(tmp_path, log_file):
+    verdict = load_checker(_script(tmp_path, 'import sys\nprint(\'{"findings": []}\')\nsys.exit(2)\n')).check(log_file)
+    assert verdict.failure == "crash" and verdict.exit_code == 2 and "exit 2" in verdict.detail and "findings" in verdict.detail

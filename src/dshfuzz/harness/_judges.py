@@ -312,9 +312,9 @@ class CommandChecker(_Checker):
 
     Exit codes 0 and 1 are the convention for "clean" and "findings"; 3 says "not
     assessable" (no verdict; a report, if printed, is still read). Death by a
-    signal, a non-zero exit with nothing on stdout (an uncaught exception), or any
-    other exit without a parsable report is a crash; output that is not a report
-    after a conventional exit is unparsable output.
+    signal or any other exit status is a crash, whatever was printed, and so is exit 1
+    with nothing on stdout (an uncaught exception); output that is not a report after
+    exit 0 or 1 is unparsable output.
     """
 
     template: str
@@ -347,14 +347,22 @@ class CommandChecker(_Checker):
             except ValueError:
                 findings = ()
             return CheckerVerdict(findings, exit_code=code, assessable=False, detail=stderr_tail)
-        if code != 0 and not stdout.strip():
-            return CheckerVerdict(failure="crash", detail=_exited(code, "with no report", stderr_tail), exit_code=code)
+        if code not in (0, 1) or (code == 1 and not stdout.strip()):  # exit 1, silent: an uncaught exception
+            return CheckerVerdict(failure="crash", detail=_crashed(code, stdout, stderr_tail), exit_code=code)
         try:
             verdict = verdict_from_json(json.loads(stdout or "null"))
         except ValueError as exc:
-            kind: CheckerFailure = "crash" if code not in (0, 1) else "unparsable-output"
-            return CheckerVerdict(failure=kind, detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=code)
+            return CheckerVerdict(
+                failure="unparsable-output", detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=code
+            )
         return CheckerVerdict(verdict.findings, exit_code=code, assessable=verdict.assessable)
+
+
+def _crashed(code: int, stdout: str, stderr_tail: str) -> str:
+    """A crash's detail: the exit status (2, or anything but 0, 1 and 3), then what it printed."""
+    if not stdout.strip():
+        return _exited(code, "with no report", stderr_tail)
+    return _exited(code, "", f"{_head(stdout)}\n{stderr_tail}".rstrip("\n"))
 
 
 def _head(text: str, limit: int = 300) -> str:
@@ -417,18 +425,18 @@ class BatchCommandChecker(_Checker):
         if code < 0:
             return [CheckerVerdict(failure="crash", detail=_exited(code, "", stderr_tail), exit_code=code)] * len(paths)
         stdout = proc.stdout.decode("utf-8", "replace")
-        kind: CheckerFailure
+        if code not in (0, 1, NOT_ASSESSABLE_EXIT) or (code == 1 and not stdout.strip()):
+            return [CheckerVerdict(failure="crash", detail=_crashed(code, stdout, stderr_tail), exit_code=code)] * len(paths)
         if not stdout.strip():
             if code == NOT_ASSESSABLE_EXIT:
                 return [CheckerVerdict(exit_code=code, assessable=False, detail=stderr_tail)] * len(paths)
-            kind, what = ("unparsable-output", "but printed no report") if code == 0 else ("crash", "with no report")
-            return [CheckerVerdict(failure=kind, detail=_exited(code, what, stderr_tail), exit_code=code)] * len(paths)
+            detail = _exited(code, "but printed no report", stderr_tail)
+            return [CheckerVerdict(failure="unparsable-output", detail=detail, exit_code=code)] * len(paths)
         try:
             reports = _batch_reports(stdout)
         except ValueError as exc:
-            kind = "crash" if code not in (0, 1, NOT_ASSESSABLE_EXIT) else "unparsable-output"
             detail = f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n")
-            return [CheckerVerdict(failure=kind, detail=detail, exit_code=code)] * len(paths)
+            return [CheckerVerdict(failure="unparsable-output", detail=detail, exit_code=code)] * len(paths)
         by_file: dict[str, CheckerVerdict | str] = {}
         for report in reports:
             file = report.get("file")
@@ -446,8 +454,8 @@ class BatchCommandChecker(_Checker):
                 out.append(CheckerVerdict(found.findings, exit_code=code, assessable=found.assessable))
             else:
                 why = found if found is not None else f"no report has \"file\": {json.dumps(name)}"
-                kind = "crash" if code not in (0, 1, NOT_ASSESSABLE_EXIT) else "unparsable-output"
-                out.append(CheckerVerdict(failure=kind, detail=f"{why}\n{stderr_tail}".rstrip("\n"), exit_code=code))
+                detail = f"{why}\n{stderr_tail}".rstrip("\n")
+                out.append(CheckerVerdict(failure="unparsable-output", detail=detail, exit_code=code))
         return out
 
 
