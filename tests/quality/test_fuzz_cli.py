@@ -4,6 +4,7 @@ defect, says so while running, ends with a summary naming the report, and exits 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +24,14 @@ def test_a_cli_campaign_reports_the_planted_miss_and_writes_every_report(tmp_pat
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "dshfuzz: finding 1: miss miss|expected|S5|partial-coverage" in proc.stderr, proc.stderr
+    assert re.search(r"^dshfuzz: finding 1: miss miss\|expected\|S5\|v\d ", proc.stderr, re.M), proc.stderr
     assert f"report: {out / 'report.html'}" in proc.stdout, proc.stdout
     assert "1 checker finding" in proc.stdout and "partial-coverage" in proc.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stop"] == "findings"
     [finding] = summary["findings"]
-    assert finding["signature"] == "miss|expected|S5|partial-coverage"
+    assert finding["signature"] == f"miss|expected|S5|v{finding['formatVersion']}"
+    assert finding["reachedBy"] == {"partial-coverage": finding["count"]} and finding["stage"] == "minimal"
     assert (out / finding["witness"]).is_file()
     page = (out / "report.html").read_text()
     assert "<svg" in page and finding["signature"] in page

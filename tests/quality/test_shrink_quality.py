@@ -94,7 +94,9 @@ def test_a_compound_defect_shrinks_to_a_few_turns_for_every_seed() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "mutator, switched_off", [("orphan-tool-call", {"P3", "W3"}), ("unparsable-tool-result", {"P4"})]
+    # P5 too: seed 002's rule also refuses an orphan call, and a checker that refuses a log under
+    # another id has not missed it (an attribution difference, not a defect to minimise)
+    "mutator, switched_off", [("orphan-tool-call", {"P3", "W3", "P5"}), ("unparsable-tool-result", {"P4"})]
 )
 def test_a_defect_deep_in_a_long_log_minimises_to_a_few_events_with_the_campaigns_judge(
     mutator, switched_off

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dshfuzz.harness import CampaignConfig, Disagreement, DisagreementFound, Example, Judge, run_campaign
+from dshfuzz.harness._campaign import SETTLED
 from dshfuzz.harness._judge import EVERY_JUDGE, scope_of
 from dshfuzz.harness._judges import BuiltinChecker
 from dshfuzz.harness._minimise import _layout
@@ -30,7 +31,7 @@ def _first_finding(checker: str, mutator: str, tmp_path) -> DisagreementFound:
     )
     campaign = run_campaign(config)
     try:
-        return next(e for e in campaign if isinstance(e, DisagreementFound))
+        return next(e for e in campaign if isinstance(e, DisagreementFound) and e.stage in SETTLED)
     finally:
         campaign.close()
 
@@ -50,7 +51,8 @@ def test_a_missed_declared_rule_minimises_to_a_small_log_that_still_breaks_it(ru
     finding = _first_finding(f"builtin:-{rule}", mutator, tmp_path)
 
     witness = finding.data.decode(errors="replace")
-    assert finding.signature == f"miss|expected|{rule}|{mutator}", witness
+    expected = (f"miss|expected|{rule}|v{finding.format_version}", mutator, "minimal")
+    assert (finding.signature, finding.mutator, finding.stage) == expected, witness
     assert rule in _built_in_rules(finding, tmp_path), f"the minimal log lost the defect:\n{witness}"
     events = len(parse_log(finding.data, compression=finding.compression).events)  # type: ignore[arg-type]
     assert 0 < events <= 6, f"{events} events left:\n{witness}"

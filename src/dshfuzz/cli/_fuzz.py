@@ -11,20 +11,32 @@ from dshfuzz.harness import CHECKER_SPEC_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--budget", default="60s", help="60s, 5m, 1h, or 500examples (default 60s)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--budget", default="60s",
+        help="60s, 5m, 1h, or 500examples (default 60s); the campaign ends within a few seconds of it, report written",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the campaign's seed: the same seed replays the same examples")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument(
         "--checker",
         default="builtin",
         help=CHECKER_SPEC_HELP,
     )
+    parser.add_argument(
+        "--checker-rules", default=None, metavar="FILE|IDS",
+        help="the rule ids the checker implements (a file, or a comma list); default: its serve handshake, "
+             "the 46 catalog ids for an external checker, the registry for the built-in one",
+    )
+    parser.add_argument(
+        "--minimise-seconds", type=float, default=None, metavar="S",
+        help="time box of one finding's minimisation (default: the larger of 10 s and 5%% of the budget)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="report directory (default reports/<run>)")
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
     parser.add_argument("--no-minimise", action="store_true", help="keep Hypothesis-shrunk logs as they are")
     parser.add_argument("--save", action="store_true", help="add every finding to the corpus")
-    parser.add_argument("--corpus", type=Path, default=Path("corpus"))
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="where --save adds findings (default corpus/)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds one checker run may take")
     parser.add_argument("--stop-after", type=int, default=None, metavar="N", help="stop after N distinct findings")
 
@@ -32,15 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from dshfuzz.harness import CampaignConfig, Corpus, default_workers, load_checker, parse_budget, run_campaign
-    from dshfuzz.harness._judges import CheckerSpecError
+    from dshfuzz.harness import (
+        CampaignConfig,
+        CampaignSetupError,
+        Corpus,
+        default_workers,
+        parse_budget,
+        parse_checker_rules,
+        run_campaign,
+    )
     from dshfuzz.report import LiveReporter, final_summary, write_reports
 
     err = Console(stderr=True)
     try:
         seconds, examples = parse_budget(args.budget)
-        load_checker(args.checker, timeout=args.timeout)
-    except (ValueError, CheckerSpecError) as exc:
+        rules = None if args.checker_rules is None else tuple(sorted(parse_checker_rules(args.checker_rules)))
+    except ValueError as exc:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
     config = CampaignConfig(
@@ -54,12 +73,18 @@ def run(args: argparse.Namespace) -> int:
         checker_timeout=args.timeout,
         minimise=not args.no_minimise,
         stop_after_findings=args.stop_after,
+        checker_rules=rules,
+        minimise_seconds=args.minimise_seconds,
     )
     if args.out is not None:
         config = replace(config, out=args.out.parent, run_id=args.out.name)
     reporter = LiveReporter(err)
-    for _ in reporter.consume(run_campaign(config)):
-        pass
+    try:
+        for _ in reporter.consume(run_campaign(config, check_first=True)):
+            pass
+    except CampaignSetupError as exc:
+        print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
+        return 2
     summary = reporter.summary
     paths = write_reports(summary, config.run_dir)
     if args.save:

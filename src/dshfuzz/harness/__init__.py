@@ -1,6 +1,6 @@
 """Differential campaigns, minimisation and the corpus (public surface)."""
 
-from ._campaign import CampaignConfig, default_workers, parse_budget, run_campaign
+from ._campaign import CampaignConfig, CampaignSetupError, default_workers, parse_budget, preflight, run_campaign
 from ._classify import Disagreement, Truth, classify
 from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry, CorpusFormatError
 from ._events import (
@@ -13,7 +13,15 @@ from ._events import (
     WorkerFailed,
 )
 from ._judge import Example, Judge, JudgedExample
-from ._judges import CHECKER_SPEC_HELP, CheckerUnderTest, CheckerVerdict, ReportedFinding, load_checker, verdict_from_json
+from ._judges import (
+    CHECKER_SPEC_HELP,
+    CheckerUnderTest,
+    CheckerVerdict,
+    ReportedFinding,
+    load_checker,
+    parse_checker_rules,
+    verdict_from_json,
+)
 from ._minimise import ddmin, minimise
 from ._replay import ReplayResult, ReplayStatus, replay, replay_entry
 
@@ -23,6 +31,7 @@ __all__ = [
     "CampaignConfig",
     "CampaignEvent",
     "CampaignFinished",
+    "CampaignSetupError",
     "CampaignStarted",
     "CheckerUnderTest",
     "CheckerVerdict",
@@ -47,6 +56,8 @@ __all__ = [
     "load_checker",
     "minimise",
     "parse_budget",
+    "parse_checker_rules",
+    "preflight",
     "replay",
     "replay_entry",
     "run_campaign",

@@ -48,8 +48,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from ._judges import CheckerUnderTest, CheckerVerdict
 from ._events import (
     CampaignEvent,
     CampaignFinished,
@@ -61,7 +62,8 @@ from ._events import (
 )
 
 if TYPE_CHECKING:
-    from ._judge import JudgedExample
+    from ._judge import Example, JudgedExample
+
 
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
 
@@ -74,6 +76,29 @@ ROUND_FLOOR_SECONDS = 30.0
 
 ROUND_SLACK = 4.0
 """A round may take this many times what its examples cost at the recent median."""
+
+MINIMISE_FLOOR_SECONDS = 10.0
+MINIMISE_SHARE = 0.05
+"""A finding's shrinking and minimisation take at most the larger of the floor and this
+share of a time budget (``--minimise-seconds`` overrides): a slow checker must not turn
+one finding into the whole campaign."""
+
+EXPLORATION_MINIMISE_SHARE = 0.25
+"""While strata remain unreached, minimisation takes at most this share of a worker's time."""
+
+MINIMISE_SLICE_SECONDS = 1.0
+"""A deferred minimisation resumes only with at least this much of the exploration allowance."""
+
+PROGRESS_SECONDS = 2.0
+"""A minimisation sends its best witness so far at most this often: what a stopped
+campaign reports."""
+
+SETTLED = frozenset({"minimal", "cut", "off"})
+"""The stages after which a finding's witness no longer changes."""
+
+STOP_GRACE_SECONDS = 3.0
+"""After the budget ends or Ctrl-C, workers have this long to finish their judgement and
+say they are done; then they are killed (with the checkers and servers they started)."""
 
 
 class _Stop(BaseException):
@@ -115,6 +140,8 @@ class CampaignConfig:
     minimise: bool = True
     shrink: bool = True
     stop_after_findings: int | None = None
+    checker_rules: tuple[str, ...] | None = None
+    minimise_seconds: float | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -169,86 +196,303 @@ class _InProcess:
     observe: Callable[[JudgedExample], None] | None = None
 
 
+class _Inbox(Protocol):
+    """A worker's end of the coordinator's decisions: ``("claimed", signature, owner)``."""
+
+    def get_nowait(self) -> tuple[str, str, int]: ...
+
+
+class _Cut(BaseException):
+    """Raised inside shrinking or minimisation when the finding's time box runs out, the
+    campaign ends, or the coordinator gave the signature to another worker."""
+
+
+def minimise_box(config: CampaignConfig) -> float | None:
+    """The seconds one finding's shrinking and minimisation may take: ``minimise_seconds``
+    when set, else the larger of ``MINIMISE_FLOOR_SECONDS`` and ``MINIMISE_SHARE`` of a time
+    budget; no box on an example budget (its findings must not depend on the machine's load)."""
+    if config.minimise_seconds is not None:
+        return config.minimise_seconds
+    if config.budget_seconds is None:
+        return None
+    return max(MINIMISE_FLOOR_SECONDS, MINIMISE_SHARE * config.budget_seconds)
+
+
+@dataclass(slots=True)
+class _Witness:
+    """A signature this worker owns: its best witness so far and that witness's judgement."""
+
+    signature: str
+    best: Example
+    judged: JudgedExample
+    events_found: int
+    left: float | None
+    """Seconds left in the finding's box (``None``: no box)."""
+
+
+class _Claims:
+    """The coordinator's decisions, as they reach this worker: which worker owns each
+    signature found anywhere. A signature owned elsewhere is never hunted or minimised here."""
+
+    def __init__(self, worker: int, inbox: _Inbox | None) -> None:
+        self.worker = worker
+        self.inbox = inbox
+        self.owners: dict[str, int] = {}
+
+    def _read(self) -> None:
+        if self.inbox is None:
+            return
+        while True:
+            try:
+                _, signature, owner = self.inbox.get_nowait()
+            except queue.Empty:
+                return
+            self.owners.setdefault(signature, owner)
+
+    def known(self, signature: str) -> bool:
+        self._read()
+        return signature in self.owners
+
+    def elsewhere(self, signature: str) -> bool:
+        self._read()
+        return self.owners.get(signature, self.worker) != self.worker
+
+
+class _Exploration:
+    """Exploration keeps priority: while some stratum has not had a round on this worker,
+    shrinking and minimising take at most ``EXPLORATION_MINIMISE_SHARE`` of its time."""
+
+    def __init__(self, strata: set[str | None]) -> None:
+        self.unreached = strata
+        self.started = time.monotonic()
+        self.spent = 0.0
+
+    def allowance(self) -> float | None:
+        """Seconds minimisation may take now (``None``: no limit beyond each finding's box)."""
+        if not self.unreached:
+            return None
+        return max(0.0, EXPLORATION_MINIMISE_SHARE * (time.monotonic() - self.started) - self.spent)
+
+    def may_minimise(self) -> bool:
+        """Whether a deferred minimisation may start now: with a slice worth starting."""
+        allowance = self.allowance()
+        return allowance is None or allowance >= MINIMISE_SLICE_SECONDS
+
+
+def _events_in(example: Example) -> int:
+    from dshfuzz.model import parse_log
+
+    try:
+        return len(parse_log(example.data, compression=example.compression).events)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - an unreadable witness has no events to count
+        return 0
+
+
 def _worker(
     config: CampaignConfig,
     worker: int,
     emit: Callable[[CampaignEvent], None],
     should_stop: Callable[[], bool],
     local: _InProcess = _InProcess(),
+    inbox: _Inbox | None = None,
 ) -> None:
-    """One worker's rounds, in a child process or on a thread (``workers=0``)."""
+    """One worker's rounds, in a child process or on a thread (``workers=0``).
+
+    A new signature is emitted the moment it is judged (stage ``found``), so the
+    coordinator holds it whatever happens next; shrinking and minimisation then improve
+    its witness within the finding's box, checking the stop event before every judgement.
+    """
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
     from ._judge import Judge
     from ._judges import BuiltinChecker, load_checker
     from ._minimise import minimise
-    from ._strategy import schedule, stratum_examples
+    from ._strategy import VALID, schedule, stratum_examples
 
-    checker = load_checker(config.checker, timeout=config.checker_timeout)
+    checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
     official = local.official if config.official else None
     official_cm = _official() if config.official and official is None else None
     if official_cm is not None:
         official = official_cm.__enter__()
+    claims = _Claims(worker, inbox)
     seen: set[str] = set()
     hunted = 0
     costs: deque[float] = deque(maxlen=256)
     capped = config.budget_seconds is not None and local.budget is None
+    box = minimise_box(config) if local.budget is None else None
+    strata: set[str | None] = set(_planned_mutators(config))
+    if config.valid_fraction > 0 or not strata:
+        strata.add(VALID)
+    exploring = _Exploration(strata)
+    pending: deque[_Witness] = deque()
     # round numbers start at 1: "round 0" seeds the order of the strata
     rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
                       max_round=ROUND_EXAMPLES)
     strategies: dict[str | None, object] = {}
+
+    def announce(witness: _Witness, stage: str) -> None:
+        judged = witness.judged
+        defect = next(d for d in judged.disagreements if d.signature == witness.signature)
+        example = judged.example
+        emit(
+            DisagreementFound(
+                signature=witness.signature,
+                kind=defect.kind,
+                layer=defect.layer,
+                rules=defect.rules,
+                mutator=example.mutator,
+                detail=defect.detail,
+                data=example.data,
+                compression=example.compression,
+                format_version=example.format_version,
+                events_found=witness.events_found,
+                events_minimal=judged.events or _events_in(example),
+                checker_rules=tuple(sorted({f.rule for f in judged.verdict.findings})),
+                expected_rules=tuple(sorted(example.expects)),
+                oracle_refusing=tuple(sorted(judged.truth.oracle_refusing)),
+                official={k: _verdict_json(v) for k, v in judged.official.items()},
+                seed=config.seed,
+                at=time.time(),
+                worker=worker,
+                stage=stage,  # type: ignore[arg-type]
+            )
+        )
+
+    def cut_check(witness: _Witness, deadline: float | None) -> None:
+        if should_stop() or claims.elsewhere(witness.signature) or (deadline is not None and time.monotonic() > deadline):
+            raise _Cut
+
+    def deadline_for(witness: _Witness) -> float | None:
+        limits = [x for x in (witness.left, exploring.allowance()) if x is not None]
+        return time.monotonic() + min(limits) if limits else None
+
+    def spend(witness: _Witness, began: float) -> None:
+        took = time.monotonic() - began
+        exploring.spent += took
+        if witness.left is not None:
+            witness.left = max(0.0, witness.left - took)
+
+    def settle(witness: _Witness) -> None:
+        """After a cut: drop a signature given to another worker; keep a witness whose box has
+        time left for later (exploration came first); else its best so far is the finding."""
+        if claims.elsewhere(witness.signature):
+            return
+        if should_stop() or witness.left == 0.0:
+            announce(witness, "cut")
+        else:
+            pending.append(witness)
+
+    def polish(witness: _Witness, judge: Judge) -> None:
+        """Minimise ``witness`` within its box; announce the result (or the best so far)."""
+        if not config.minimise:
+            announce(witness, "off")
+            return
+        began, deadline = time.monotonic(), deadline_for(witness)
+        last_shown = began
+
+        def on_hold(candidate: Example, judged: JudgedExample) -> None:
+            nonlocal last_shown
+            if len(candidate.data) < len(witness.best.data):
+                witness.best, witness.judged = candidate, judged
+                if time.monotonic() - last_shown >= PROGRESS_SECONDS:
+                    last_shown = time.monotonic()
+                    announce(witness, "minimising")
+
+        defect = next(d for d in witness.judged.disagreements if d.signature == witness.signature)
+        still_fails = judge.still_fails(defect, witness.best, on_hold)
+        if still_fails is None:
+            announce(witness, "off")
+            return
+        predicate = still_fails
+
+        def guarded(candidate: Example) -> bool:
+            cut_check(witness, deadline)
+            return predicate(candidate)
+
+        try:
+            data = minimise(witness.best, guarded)
+        except _Cut:
+            spend(witness, began)
+            settle(witness)
+            return
+        spend(witness, began)
+        final = judge.judge(replace(witness.best, data=data))
+        if witness.signature in {d.signature for d in final.disagreements}:  # else, e.g. an official timeout
+            witness.best, witness.judged = final.example, final
+        announce(witness, "minimal")
+
     try:
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
             budget = local.budget
             while not should_stop() and (budget is None or hunted < budget):
+                while pending and not should_stop() and exploring.may_minimise():
+                    polish(pending.popleft(), judge)
                 round_no += 1
                 stratum, size = next(rounds)
+                exploring.unreached.discard(stratum)
                 if stratum not in strategies:
                     strategies[stratum] = stratum_examples(stratum)
-                target: dict[str, str] = {}
+                hunt: dict[str, _Witness] = {}
+                held: dict[bytes, JudgedExample] = {}
                 started, cap = time.monotonic(), round_cap(size, list(costs)) if capped else None
+                shrink_deadline: list[float | None] = [None]
                 in_round = 0
 
-                def condition(example) -> bool:  # noqa: ANN001 - an Example from the strategy
+                def condition(example: Example) -> bool:
                     nonlocal hunted, in_round
-                    hunting = "signature" not in target
-                    if should_stop() or (hunting and budget is not None and hunted >= budget):
+                    if hunt:  # shrinking: every candidate judged in full, the best so far kept
+                        witness = next(iter(hunt.values()))
+                        cut_check(witness, shrink_deadline[0])
+                        judged = judge.judge(example)
+                        holds = witness.signature in {d.signature for d in judged.disagreements}
+                        if holds:
+                            held[example.data] = judged
+                            if len(example.data) < len(witness.best.data):
+                                witness.best, witness.judged = example, judged
+                        return holds
+                    if should_stop() or (budget is not None and hunted >= budget):
                         raise _Stop
-                    if hunting and cap is not None and time.monotonic() - started > cap:
+                    if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
                     before = time.monotonic()
                     judged = judge.judge(example)
-                    sigs = tuple(d.signature for d in judged.disagreements)
-                    if hunting:
-                        costs.append(time.monotonic() - before)
-                        hunted += 1
-                        in_round += 1
-                        _steer(judged)
-                        if local.observe is not None:
-                            local.observe(judged)
-                        emit(
-                            ExampleJudged(
-                                worker,
-                                example.mutator,
-                                judged.events,
-                                frozenset(f.rule for f in judged.verdict.findings),
-                                example.expects,
-                                judged.truth.refusing,
-                                sigs,
-                                time.time(),
-                            )
+                    cost = time.monotonic() - before
+                    costs.append(cost)
+                    hunted += 1
+                    in_round += 1
+                    _steer(judged)
+                    if local.observe is not None:
+                        local.observe(judged)
+                    emit(
+                        ExampleJudged(
+                            worker,
+                            example.mutator,
+                            judged.events,
+                            frozenset(f.rule for f in judged.verdict.findings),
+                            example.expects,
+                            judged.truth.refusing,
+                            tuple(d.signature for d in judged.disagreements),
+                            time.time(),
+                            judged.checker_seconds,
+                            cost,
                         )
-                        fresh = [d for d in judged.defects if d.signature not in seen]
-                        if fresh:
-                            target["signature"] = fresh[0].signature
-                            return True
+                    )
+                    fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
+                    if not fresh:
                         return False
-                    return target["signature"] in sigs
+                    witness = _Witness(fresh[0].signature, example, judged, judged.events, box)
+                    seen.add(witness.signature)
+                    hunt[witness.signature] = witness
+                    held[example.data] = judged
+                    announce(witness, "found")
+                    shrink_deadline[0] = deadline_for(witness) if config.shrink else None
+                    return True
 
+                shrink_began = time.monotonic()
                 try:
                     found = find(strategies[stratum], condition, settings=round_settings(size, shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
@@ -259,41 +503,35 @@ def _worker(
                     continue
                 except _Stop:
                     break
-                signature = target["signature"]
-                seen.add(signature)
-                judged = judge.judge(found)
-                defect = next(d for d in judged.disagreements if d.signature == signature)
-                still_fails = judge.still_fails(defect, found) if config.minimise else None
-                data = found.data if still_fails is None else minimise(found, still_fails)
-                final = judge.judge(replace(found, data=data))
-                if signature not in {d.signature for d in final.disagreements}:  # e.g. an official timeout
-                    data, final = found.data, judged
-                emit(
-                    DisagreementFound(
-                        signature=signature,
-                        kind=defect.kind,
-                        layer=defect.layer,
-                        rules=defect.rules,
-                        mutator=defect.mutator,
-                        detail=defect.detail,
-                        data=data,
-                        compression=found.compression,
-                        format_version=found.format_version,
-                        events_found=judged.events,
-                        events_minimal=final.events,
-                        checker_rules=tuple(sorted({f.rule for f in final.verdict.findings})),
-                        expected_rules=tuple(sorted(found.expects)),
-                        oracle_refusing=tuple(sorted(final.truth.oracle_refusing)),
-                        official={k: _verdict_json(v) for k, v in final.official.items()},
-                        seed=config.seed,
-                        at=time.time(),
-                    )
-                )
+                except _Cut:
+                    witness = next(iter(hunt.values()))
+                    spend(witness, shrink_began)
+                    settle(witness)
+                    if should_stop():
+                        break
+                    continue
+                witness = next(iter(hunt.values()))
+                spend(witness, shrink_began)
+                if found.data in held:
+                    witness.best, witness.judged = found, held[found.data]
+                if claims.elsewhere(witness.signature):
+                    continue
+                if config.shrink and not exploring.may_minimise():
+                    pending.append(witness)
+                    continue
+                polish(witness, judge)
+            for witness in pending:  # their best so far, for the report
+                announce(witness, "cut")
     except _Stop:
         pass
     finally:
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
+
+
+def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:
+    """``load_checker``'s vocabulary override, when the campaign declares one."""
+    return {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
 
 
 def _steer(judged) -> None:  # noqa: ANN001 - a JudgedExample
@@ -329,31 +567,143 @@ def _guarded(
     put: Callable[[object], None],
     should_stop: Callable[[], bool],
     local: _InProcess = _InProcess(),
+    inbox: _Inbox | None = None,
 ) -> None:
     """Run a worker; report its death to the coordinator, and always say it is done."""
     try:
-        _worker(config, worker, put, should_stop, local)
+        _worker(config, worker, put, should_stop, local, inbox)
     except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
         put(WorkerFailed(worker, traceback.format_exc(limit=10)))
     finally:
         put(("done", worker))
 
 
-def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
+def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.Event, inbox: mp.Queue) -> None:  # type: ignore[type-arg]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle: it stops us cleanly
-    _guarded(config, worker, events.put, stop.is_set)
+    if hasattr(os, "setpgid"):
+        os.setpgid(0, 0)  # our own group: the coordinator can end us with every checker and server we started
+    _guarded(config, worker, events.put, stop.is_set, inbox=inbox)
 
 
-def _start_thread(config: CampaignConfig, events: queue.Queue, stop: threading.Event, local: _InProcess) -> threading.Thread:  # type: ignore[type-arg]
-    """The in-process worker."""
-    thread = threading.Thread(
-        target=_guarded,
-        args=(config, 0, events.put, stop.is_set, local),
-        daemon=True,
-        name="dshfuzz campaign worker",
-    )
-    thread.start()
-    return thread
+class CampaignSetupError(RuntimeError):
+    """The campaign cannot start: one line saying what is wrong and how to fix it."""
+
+
+def preflight(config: CampaignConfig) -> None:
+    """Everything a campaign needs, checked before its first example: the mutator names,
+    the official layers when they judge, the report folder, and the checker itself, run
+    once on a valid log (a spec it cannot run, or output it cannot parse, stops here).
+    Raises :class:`CampaignSetupError`."""
+    from ._judges import CheckerSpecError, load_checker
+    from ._strategy import unknown_mutators
+
+    if config.mutators is not None:
+        unknown = unknown_mutators(config.mutators)
+        if unknown:
+            raise CampaignSetupError(
+                f"unknown mutator{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; `dshfuzz mutators` lists them"
+            )
+    if config.official:
+        from dshfuzz.oracle.official import unavailable_reason
+
+        reason = unavailable_reason()
+        if reason is not None:
+            raise CampaignSetupError(f"official layers unavailable: {reason}; run `make setup`, or pass --no-official")
+    try:
+        config.run_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignSetupError(f"cannot create the report folder {config.run_dir.parent}: {exc.strerror or exc}") from None
+    try:
+        checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
+    except CheckerSpecError as exc:
+        raise CampaignSetupError(str(exc)) from None
+    try:
+        start = getattr(checker, "start", None)
+        if start is not None:
+            start()
+        verdict = _probe(checker)
+    except CheckerSpecError as exc:
+        raise CampaignSetupError(str(exc)) from None
+    finally:
+        close = getattr(checker, "close", None)
+        if close is not None:
+            close()
+    if verdict.failure is not None:
+        detail = (verdict.detail.strip().splitlines() or [""])[-1][:200]
+        raise CampaignSetupError(
+            f"the checker {config.checker} gave no usable report on a valid log ({verdict.failure}: {detail}); "
+            "a checker prints JSON with a 'findings' list (docs/CHECKER_PROTOCOL.md)"
+        )
+
+
+def _probe(checker: CheckerUnderTest) -> CheckerVerdict:
+    """The checker's verdict on one small valid log."""
+    import tempfile
+
+    from dshfuzz.generators import generate
+
+    log = next(generate(1, 0, min_events=8, max_events=40))
+    with tempfile.TemporaryDirectory(prefix="dshfuzz-probe-") as scratch:
+        path = Path(scratch) / "probe.jsonl"
+        path.write_bytes(log.to_jsonl())
+        return checker.check(path)
+
+
+class _Workers:
+    """The campaign's workers, as processes (``workers >= 1``) or one thread (``workers=0``),
+    with the event queue they share and an inbox each for the coordinator's decisions."""
+
+    def __init__(self, config: CampaignConfig, local: _InProcess) -> None:
+        self.threaded = config.workers == 0
+        if self.threaded:
+            self.events: queue.Queue | mp.Queue = queue.Queue()  # type: ignore[type-arg]
+            self.stop: threading.Event | mp.synchronize.Event = threading.Event()  # type: ignore[name-defined]
+            self.inboxes: list[queue.Queue | mp.Queue] = [queue.Queue()]  # type: ignore[type-arg]
+            thread = threading.Thread(
+                target=_guarded,
+                args=(config, 0, self.events.put, self.stop.is_set, local, self.inboxes[0]),
+                daemon=True,
+                name="dshfuzz campaign worker",
+            )
+            self.units: list[threading.Thread | mp.process.BaseProcess] = [thread]  # type: ignore[name-defined]
+        else:
+            ctx = mp.get_context("spawn")
+            self.events, self.stop = ctx.Queue(), ctx.Event()
+            self.inboxes = [ctx.Queue() for _ in range(config.workers)]
+            self.units = [
+                ctx.Process(target=_child_main, args=(config, w, self.events, self.stop, self.inboxes[w]), daemon=True)
+                for w in range(config.workers)
+            ]
+        for unit in self.units:
+            unit.start()
+
+    def tell(self, message: tuple[str, str, int]) -> None:
+        for inbox in self.inboxes:
+            inbox.put(message)
+
+    def drain(self) -> list[object]:
+        """What the queue holds now, without waiting."""
+        out: list[object] = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                return out
+            except (OSError, EOFError, ValueError):  # a killed writer's half message
+                return out
+
+    def end(self) -> None:
+        """Kill what is still running: a worker's process group holds its checkers and servers."""
+        for unit in self.units:
+            if isinstance(unit, threading.Thread) or not unit.is_alive() or unit.pid is None:
+                continue
+            try:
+                os.killpg(unit.pid, signal.SIGKILL) if hasattr(os, "killpg") else unit.kill()
+            except (ProcessLookupError, PermissionError):
+                unit.kill()
+        for unit in self.units:
+            # a thread cannot be killed: it sees the stop event at its next judgement
+            unit.join(timeout=30 if isinstance(unit, threading.Thread) else 2)
 
 
 def run_campaign(
@@ -361,9 +711,18 @@ def run_campaign(
     *,
     official: object | None = None,
     observe: Callable[[JudgedExample], None] | None = None,
+    check_first: bool = False,
 ) -> Iterator[CampaignEvent]:
     """Run a campaign and yield its events; closing the iterator stops the workers.
 
+    The campaign ends within the budget plus ``STOP_GRACE_SECONDS`` (and the same after
+    Ctrl-C) whatever the workers are doing: a worker that has not finished by then is
+    killed, and every finding it sent so far stays in the stream. The coordinator is the
+    one place that deduplicates: the first worker to send a signature owns it (minimises
+    it), and every worker hears so and never hunts it again.
+
+    ``check_first`` runs :func:`preflight` before the first event, inside the budget (its
+    :class:`CampaignSetupError` propagates before anything is yielded).
     In-process campaigns (``workers=0``) only: ``official`` is a running
     ``OfficialOracle`` to share instead of starting one, and ``observe`` sees every
     example judged in the hunt (on the worker thread), in order.
@@ -371,6 +730,8 @@ def run_campaign(
     if (official is not None or observe is not None) and config.workers != 0:
         raise ValueError("only an in-process campaign (workers=0) shares an oracle or an observer")
     start = time.time()
+    if check_first:
+        preflight(config)
     yield CampaignStarted(
         run_id=config.run_id,
         checker=config.checker,
@@ -384,49 +745,53 @@ def run_campaign(
         mutators=_planned_mutators(config),
     )
     deadline = start + config.budget_seconds if config.budget_seconds is not None else None
-    procs: list  # worker processes, or the one in-process worker thread
-    if config.workers == 0:
-        events: queue.Queue | mp.Queue = queue.Queue()  # type: ignore[type-arg]
-        stop = threading.Event()
-        procs = [_start_thread(config, events, stop, _InProcess(official, config.budget_examples, observe))]
-    else:
-        ctx = mp.get_context("spawn")
-        events, stop = ctx.Queue(), ctx.Event()  # type: ignore[assignment]
-        procs = [ctx.Process(target=_child_main, args=(config, w, events, stop), daemon=True) for w in range(config.workers)]
-        for proc in procs:
-            proc.start()
+    workers = _Workers(config, _InProcess(official, config.budget_examples, observe))
+    stop = workers.stop
+    owners: dict[str, int] = {}
     judged = 0
     found = 0
-    live = len(procs)
+    live = len(workers.units)
     reason = "budget"
     interrupted = False
+    stopping_since: float | None = None
 
     def on_sigint(signum: int, frame: object) -> None:
         nonlocal interrupted
         interrupted = True
         stop.set()
 
+    def admit(event: object) -> CampaignEvent | None:
+        """Count an event and decide for a finding: the first worker to send a signature owns it."""
+        nonlocal judged, found, reason, live
+        if isinstance(event, tuple):
+            live -= 1
+            return None
+        if isinstance(event, ExampleJudged):
+            judged += 1
+        elif isinstance(event, DisagreementFound):
+            owner = owners.setdefault(event.signature, event.worker)
+            if owner != event.worker:
+                return None
+            if event.stage == "found":
+                workers.tell(("claimed", event.signature, owner))
+            elif event.stage in SETTLED:
+                found += 1  # --stop-after counts findings whose witness is final
+        elif isinstance(event, WorkerFailed):
+            reason = "error"
+        return event  # type: ignore[return-value]
+
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     try:
         while live:
             try:
-                event = events.get(timeout=0.2)
+                event = workers.events.get(timeout=0.2)
             except queue.Empty:
                 event = None
             if interrupted and reason != "interrupted":
                 reason = "interrupted"
-            if isinstance(event, tuple):
-                live -= 1
-                continue
-            if event is not None:
-                if isinstance(event, ExampleJudged):
-                    judged += 1
-                elif isinstance(event, DisagreementFound):
-                    found += 1
-                elif isinstance(event, WorkerFailed):
-                    reason = "error"
-                yield event
+            if event is not None and (admitted := admit(event)) is not None:
+                yield admitted
             if not stop.is_set():
                 if deadline is not None and time.time() >= deadline:
                     stop.set()
@@ -437,14 +802,17 @@ def run_campaign(
                 elif config.stop_after_findings is not None and found >= config.stop_after_findings:
                     reason = "findings"
                     stop.set()
+            if stop.is_set() and not (config.workers == 0 and reason == "examples"):
+                stopping_since = stopping_since or time.time()
+                if time.time() - stopping_since > STOP_GRACE_SECONDS:
+                    break
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
         stop.set()
-        for proc in procs:
-            proc.join(timeout=30)
-            if not isinstance(proc, threading.Thread) and proc.is_alive():
-                proc.kill()
+        late = [a for e in workers.drain() if (a := admit(e)) is not None]
+        workers.end()
+    yield from late  # type: ignore[misc]
     yield CampaignFinished(reason, judged, time.time() - start, time.time())  # type: ignore[arg-type]
 
 

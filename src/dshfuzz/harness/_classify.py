@@ -7,22 +7,47 @@ that layer (``Rule.refused_by``).
 
 Kinds:
 
+A checker is judged in its own vocabulary: the rule ids it declares it implements
+(``vocabulary``; ``None`` means every id). It is never blamed for what it did not claim.
+
+Kinds, checker defects first:
+
 * ``false-alarm`` — an error-level finding where every official layer and the
   reference oracle accept (rules the mutator declared are not counted: the log
   is broken on purpose, even where no official layer looks);
-* ``miss`` — an official layer refuses (or the oracle fails, or the mutator
-  declared a rule) and the checker reports none of the rules mapped to it;
-* ``wrong-place`` — the checker reports the reference's rule at another seq;
+* ``miss`` — either an official layer that reads the log's format refuses it and the
+  checker reports no error at all, or a declared rule the mutator expects (layer
+  ``expected``) did not fire;
+* ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
+  log (no official layer reads its format, or none was consulted): reported apart;
+* ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
+  at none of the reference's seqs, on a log whose seqs name events unambiguously
+  (a finding without a location is never in the wrong place);
 * ``crash`` / ``timeout`` / ``unparsable-output`` — the checker gave no report;
+  a crash is keyed by a fingerprint of the failure (:func:`crash_fingerprint`);
 * ``metamorphic`` — a verdict changed under a transform that must not change it;
+
+notes, never a defect of the checker:
+
+* ``not-implemented`` — expected rules outside the checker's vocabulary;
+* ``attribution`` — a layer refuses and the checker refused the log under ids the
+  registry does not map to that layer: the log was refused, under another name;
+* ``not-assessable`` — the checker declined to judge the log (exit 3, or
+  ``"assessable": false``): no verdict, so nothing to compare;
 * ``official-disagreement`` — official layers disagree among themselves; recorded
-  for the record (seed 002), never a defect of the checker;
-* ``oracle-crash`` — the reference oracle raised: a defect of dshfuzz itself,
-  hunted and minimised like a checker defect so that it gets fixed.
+  for the record (seed 002);
+
+and ``oracle-crash`` — the reference oracle raised: a defect of dshfuzz itself,
+hunted and minimised like a checker defect so that it gets fixed.
+
+A signature (the deduplication key, one finding per root cause) is the kind, the
+layer, the rule-set difference (or the crash fingerprint) and the format version;
+never the mutator, which is only one of the ways a campaign reached the cause.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -30,11 +55,12 @@ from typing import Literal
 
 from ._judges import CheckerVerdict
 
-__all__ = ["Disagreement", "DisagreementKind", "Truth", "classify", "rules_refused_by"]
+__all__ = ["Disagreement", "DisagreementKind", "Truth", "classify", "crash_fingerprint", "rules_refused_by"]
 
 DisagreementKind = Literal[
     "false-alarm",
     "miss",
+    "miss-model-only",
     "wrong-place",
     "crash",
     "timeout",
@@ -42,11 +68,16 @@ DisagreementKind = Literal[
     "metamorphic",
     "official-disagreement",
     "oracle-crash",
+    "not-implemented",
+    "attribution",
+    "not-assessable",
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
-    {"false-alarm", "miss", "wrong-place", "crash", "timeout", "unparsable-output", "metamorphic"}
+    {"false-alarm", "miss", "miss-model-only", "wrong-place", "crash", "timeout", "unparsable-output", "metamorphic"}
 )
+LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
+"""dshfuzz's own resource limits: expected of a checker only when it declares them."""
 
 _LAYER_ALIASES = {"loadApp": "load", "loadDirect": "load"}
 
@@ -58,7 +89,9 @@ class Truth:
     ``refusing`` are the official layers (registry names: ``loadApp`` folds into
     ``load``) that refused it; ``accepted`` the ones that accepted; ``oracle_refusing``
     the official layer each failing reference model stands for; ``expected`` the
-    rules the mutator declared; ``expected_seq`` where it injected, when known.
+    rules the mutator declared; ``format_version`` the log's header version, part of
+    every signature; ``locations_reliable`` whether the log's seqs name its events
+    unambiguously (unique non-negative integers), without which no place is wrong.
     """
 
     refusing: frozenset[str]
@@ -67,6 +100,8 @@ class Truth:
     expected: frozenset[str] = frozenset()
     mutator: str | None = None
     oracle_consulted: bool = True
+    format_version: int | None = 0
+    locations_reliable: bool = True
 
     @property
     def official_consulted(self) -> bool:
@@ -79,17 +114,27 @@ class Truth:
 
 @dataclass(frozen=True, slots=True)
 class Disagreement:
+    """One disagreement. ``rules`` is the rule-set difference, or for a crash the
+    one-element fingerprint of the failure; ``mutator`` is how the log was made (it is
+    reported, but not part of the signature)."""
+
     kind: DisagreementKind
     layer: str | None
     rules: tuple[str, ...]
     mutator: str | None
     detail: str
+    format_version: int | None = 0
 
     @property
     def signature(self) -> str:
-        """Deduplication key: kind, layer, rule-set difference and mutator."""
-        rules = ",".join(self.rules) or "-"
-        return f"{self.kind}|{self.layer or '-'}|{rules}|{self.mutator or 'valid'}"
+        """Deduplication key, one per root cause: kind, layer, rule-set difference (or crash
+        fingerprint) and format version."""
+        return f"{self.cause}|v{'?' if self.format_version is None else self.format_version}"
+
+    @property
+    def cause(self) -> str:
+        """The signature without the format version: what a corpus replay compares."""
+        return f"{self.kind}|{self.layer or '-'}|{','.join(self.rules) or '-'}"
 
     @property
     def is_checker_defect(self) -> bool:
@@ -99,6 +144,43 @@ class Disagreement:
     def is_reportable(self) -> bool:
         """Worth hunting and minimising: a checker defect, or a crash of our own oracle."""
         return self.kind in CHECKER_DEFECTS or self.kind == "oracle-crash"
+
+
+def signature_cause(signature: str) -> str:
+    """The cause part of a signature, of this format or the earlier one that ended in the
+    mutator: kind, layer and rules (a crash's kind alone, as earlier crashes had no
+    fingerprint)."""
+    kind, _, rest = signature.partition("|")
+    if kind in _FAILURES:
+        return kind
+    layer, _, rest = rest.partition("|")
+    rules = rest.partition("|")[0]
+    return f"{kind}|{layer}|{rules}"
+
+
+_FAILURES = frozenset({"crash", "timeout", "unparsable-output"})
+_TRACE_FRAME = re.compile(r'File "[^"]*", line \d+, in (\S+)|^\s*at (?:async )?([\w$.<>\[\] ]+?) [(\[]|^\s*at ([\w$.<>]+)$', re.M)
+_EXCEPTION = re.compile(r"^(?:Uncaught )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault))\b", re.M)
+_SIGNAL = re.compile(r"killed by signal (\d+)")
+_NOISE = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8}-[0-9a-f-]{27}|\d+", re.I)
+
+
+def crash_fingerprint(detail: str) -> str:
+    """A short key of a checker's failure, the same for one cause however it was reached:
+    the exception type and the innermost (up to three) frames' function names of the last
+    traceback in ``detail`` (Python or Node), or the signal that killed it; paths, numbers,
+    seqs and ids are dropped."""
+    signal_match = _SIGNAL.search(detail)
+    if signal_match:
+        return f"signal-{signal_match.group(1)}"
+    tail = detail[detail.rfind("Traceback"):] if "Traceback" in detail else detail
+    exceptions = _EXCEPTION.findall(tail)
+    frames = [next(g for g in m.groups() if g) for m in _TRACE_FRAME.finditer(tail)]
+    node_style = bool(frames) and not tail.lstrip().startswith("Traceback")
+    inner = frames[:3] if node_style else frames[-3:][::-1]
+    name = exceptions[-1].rpartition(".")[2] if exceptions else "no-traceback"
+    key = "@".join([name, *(f.rpartition(".")[2].rpartition("/")[2] for f in inner)])
+    return _NOISE.sub("N", key).replace("|", "/").replace(",", ";").replace(" ", "")[:160]
 
 
 def official_layer_name(layer: str) -> str:
@@ -143,16 +225,26 @@ def classify(
     truth: Truth,
     *,
     reference: CheckerVerdict | None = None,
+    vocabulary: frozenset[str] | None = None,
 ) -> list[Disagreement]:
     """Every disagreement between ``verdict`` and ``truth`` (and ``reference``, when given).
 
     ``reference`` is a trusted checker's verdict on the same log (the built-in one
     when fuzzing an external checker); it is what ``wrong-place`` compares seqs with.
+    ``vocabulary`` is the rule ids the checker declares (``None``: every id).
     """
-    mutator = truth.mutator
+    mutator, version = truth.mutator, truth.format_version
+
+    def found(kind: DisagreementKind, layer: str | None, rules: Iterable[str], detail: str) -> Disagreement:
+        return Disagreement(kind, layer, tuple(rules), mutator, detail, version)
+
     if verdict.failure is not None:
-        return [Disagreement(verdict.failure, None, (), mutator, verdict.detail[:2000])]
+        rules = (crash_fingerprint(verdict.detail),) if verdict.failure == "crash" else ()
+        return [found(verdict.failure, None, rules, verdict.detail[:2000])]
+    if not getattr(verdict, "assessable", True):
+        return [found("not-assessable", None, (), "the checker declined to judge this log")]
     out: list[Disagreement] = []
+    claims = (lambda rule: True) if vocabulary is None else vocabulary.__contains__
     reported = frozenset(f.rule for f in verdict.findings)
     unexplained = verdict.error_rules - truth.expected
     if not truth.official_consulted:
@@ -160,31 +252,43 @@ def classify(
         modelled = truth.oracle_consulted
         unexplained = frozenset(r for r in unexplained if modelled and rule_is_modelled(r))
     if unexplained and truth.all_accept:
-        out.append(
-            Disagreement(
-                "false-alarm", None, tuple(sorted(unexplained)), mutator, "every official layer and the oracle accept"
-            )
-        )
-    for layer in sorted(truth.refusing | truth.oracle_refusing):
+        out.append(found("false-alarm", None, sorted(unexplained), "every official layer and the oracle accept"))
+    consulted = truth.refusing | truth.accepted
+    model_only = truth.oracle_refusing - consulted  # an official layer that reads the log speaks for it
+    for layer in sorted(truth.refusing | model_only):
         mapped = rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))
-        if not reported & mapped:
-            source = "official layer" if layer in truth.refusing else "reference oracle"
-            out.append(Disagreement("miss", layer, (), mutator, f"{source} {layer} refuses; no rule mapped to it fired"))
+        if reported & mapped:
+            continue
+        by = "official layer" if layer in truth.refusing else "reference oracle (no official layer reads this log)"
+        if verdict.error_rules:
+            out.append(
+                found("attribution", layer, sorted(verdict.error_rules),
+                      f"{by} {layer} refuses; the checker refused under {', '.join(sorted(verdict.error_rules))}, "
+                      "none of which the registry maps to it")
+            )
+        else:
+            kind: DisagreementKind = "miss" if layer in truth.refusing else "miss-model-only"
+            out.append(found(kind, layer, (), f"{by} {layer} refuses; the checker reported no error"))
     missing = truth.expected - reported
-    if missing:
+    claimed = frozenset(r for r in missing if claims(r) and (r not in LIMIT_RULES or vocabulary is not None))
+    if claimed:
+        out.append(found("miss", "expected", sorted(claimed), "the mutator's declared rules did not fire"))
+    if missing - claimed:
         out.append(
-            Disagreement("miss", "expected", tuple(sorted(missing)), mutator, "the mutator's declared rules did not fire")
+            found("not-implemented", "expected", sorted(missing - claimed),
+                  "expected by the mutator, outside the checker's declared rules")
         )
-    if reference is not None and reference.failure is None:
+    if reference is not None and reference.failure is None and truth.locations_reliable:
         for rule in sorted(reported & frozenset(f.rule for f in reference.findings)):
-            theirs, ours = verdict.seqs_of(rule), reference.seqs_of(rule)
-            if theirs.isdisjoint(ours):
-                out.append(
-                    Disagreement(
-                        "wrong-place", None, (rule,), mutator, f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"
-                    )
-                )
+            theirs, ours = _placed(verdict.seqs_of(rule)), _placed(reference.seqs_of(rule))
+            if theirs and ours and theirs.isdisjoint(ours):
+                out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+def _placed(seqs: frozenset[int | None]) -> frozenset[int]:
+    """The findings' locations; a finding without one (the whole log) is never misplaced."""
+    return frozenset(s for s in seqs if s is not None)
 
 
 def official_disagreement(truth: Truth, mutator: str | None) -> Disagreement | None:
@@ -222,8 +326,13 @@ def truth_from(
     expected: Iterable[str] = (),
     mutator: str | None = None,
     oracle_consulted: bool = True,
+    format_version: int | None = 0,
+    locations_reliable: bool = True,
 ) -> Truth:
     """Build a :class:`Truth` from per-layer ok flags (bridge layer names accepted)."""
     refusing = frozenset(official_layer_name(k) for k, ok in official.items() if not ok)
     accepted = frozenset(official_layer_name(k) for k, ok in official.items() if ok) - refusing
-    return Truth(refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator, oracle_consulted)
+    return Truth(
+        refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator, oracle_consulted,
+        format_version, locations_reliable,
+    )

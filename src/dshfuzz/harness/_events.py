@@ -50,11 +50,26 @@ class ExampleJudged:
     refusing_layers: frozenset[str]
     signatures: tuple[str, ...]
     at: float
+    checker_seconds: float = 0.0
+    """The checker under test's share of judging this log."""
+    judge_seconds: float = 0.0
+    """The whole judgement: the checker, the official layers and the reference oracle."""
+
+
+MinimiseStage = Literal["found", "minimising", "minimal", "cut", "off"]
+"""How far a finding's witness got: ``found`` as first judged (not yet minimised, or
+waiting its turn), ``minimising`` the best so far while minimisation runs, ``minimal``
+1-minimal, ``cut`` minimisation stopped at its time box or the campaign's end (best so
+far), ``off`` minimisation switched off."""
 
 
 @dataclass(frozen=True, slots=True)
 class DisagreementFound:
-    """A new disagreement, shrunk by Hypothesis and minimised; ``data`` is the minimal log."""
+    """A disagreement and its witness ``data``. A worker emits one as soon as it finds a
+    new signature (``stage`` ``found``), then again as minimisation improves the witness;
+    the coordinator keeps the first worker's finding of a signature and that worker's
+    later witnesses. Every text is from the judgement of ``data`` itself.
+    """
 
     signature: str
     kind: str
@@ -73,6 +88,8 @@ class DisagreementFound:
     official: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     at: float = 0.0
+    worker: int = 0
+    stage: MinimiseStage = "minimal"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ still judges the minimal log in full once.
 from __future__ import annotations
 
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -97,7 +98,7 @@ _CHECKER_ALONE = Scope(layers=(), oracle=False, reference=False, twin=False)
 
 def scope_of(defect: Disagreement) -> Scope:
     """The judges ``defect``'s signature depends on (see the module docstring)."""
-    if defect.kind == "miss":
+    if defect.kind in ("miss", "miss-model-only", "attribution", "not-implemented"):
         if defect.layer == "expected":  # the declaration travels with the example
             return _CHECKER_ALONE
         layer = str(defect.layer)
@@ -154,6 +155,9 @@ class JudgedExample:
     disagreements: tuple[Disagreement, ...]
     shape: Shape
     reference: CheckerVerdict | None = None
+    vocabulary: frozenset[str] | None = None
+    checker_seconds: float = 0.0
+    """How long the checker under test took on this log (its process start-up included)."""
 
     @property
     def events(self) -> int:
@@ -173,7 +177,9 @@ class JudgedExample:
         verdicts' difference less those rules); its detail still names them all.
         """
         findings = tuple(f for f in self.verdict.findings if f.rule not in rules)
-        out = classify(replace(self.verdict, findings=findings), self.truth, reference=self.reference)
+        out = classify(
+            replace(self.verdict, findings=findings), self.truth, reference=self.reference, vocabulary=self.vocabulary
+        )
         for d in self.disagreements:
             if d.kind == "oracle-crash":
                 out.append(d)
@@ -201,6 +207,7 @@ class Judge:
         self.checker = checker
         self.official = official
         self.reference = reference
+        self.vocabulary: frozenset[str] | None = getattr(checker, "rules", None)
         self._own_scratch = scratch is None
         self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-")) if scratch is None else scratch
         self._counter = 0
@@ -261,12 +268,14 @@ class Judge:
             twin.unlink(missing_ok=True)
         ignore = _framing_rules() if example.framing_only else frozenset()
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
-        return () if found is None else (found,)
+        return () if found is None else (replace(found, format_version=example.format_version),)
 
     def judge(self, example: Example, scope: Scope = EVERY_JUDGE) -> JudgedExample:
         """Every disagreement on ``example`` among the judges in ``scope`` (all by default)."""
         with self._on_disk(example) as path:
+            began = time.perf_counter()
             verdict = self.checker.check(path)
+            checker_seconds = time.perf_counter() - began
             reference = self.reference.check(path) if self.reference is not None and scope.reference else None
             official = self._official_verdicts(path, example.format_version, scope.layers)
         metamorphic = self._metamorphic(example, verdict) if scope.twin else ()
@@ -277,16 +286,25 @@ class Judge:
                 shape, oracle_refusing, consulted = _reference(example)
             except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
                 detail = traceback.format_exc(limit=6)
-                oracle_crash = (Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:]),)
+                oracle_crash = (
+                    Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:], example.format_version),
+                )
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
             oracle_refusing=oracle_refusing,
             expected=example.expects,
             mutator=example.mutator,
             oracle_consulted=consulted,
+            format_version=example.format_version,
         )
-        disagreements = tuple(classify(verdict, truth, reference=reference)) + metamorphic + oracle_crash
-        return JudgedExample(example, verdict, truth, official, disagreements, shape, reference)
+        classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary)
+        if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
+            truth = replace(truth, locations_reliable=False)
+            classified = [d for d in classified if d.kind != "wrong-place"]
+        disagreements = tuple(classified) + metamorphic + oracle_crash
+        return JudgedExample(
+            example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
+        )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:
         """The rules the built-in checker with every rule on reports on ``example``."""
@@ -297,7 +315,12 @@ class Judge:
         with self._on_disk(example) as path:
             return frozenset(f.rule for f in builtin.check(path).findings)
 
-    def still_fails(self, defect: Disagreement, found: Example) -> Callable[[Example], bool] | None:
+    def still_fails(
+        self,
+        defect: Disagreement,
+        found: Example,
+        on_hold: Callable[[Example, JudgedExample], None] | None = None,
+    ) -> Callable[[Example], bool] | None:
         """The minimiser's predicate for ``defect``, found on ``found``: a candidate still fails
         when the judges in ``scope_of(defect)`` still show its signature on it.
 
@@ -306,6 +329,8 @@ class Judge:
         candidate: the built-in checker with every rule on still reports every missed rule it
         reports on ``found``. When it reports none of them, nothing can tell a candidate that
         kept the defect from one that lost it, and the answer is ``None`` (do not minimise).
+        ``on_hold`` sees every candidate that keeps the signature, with its (narrowed)
+        judgement: the minimiser's best so far, should it be stopped.
         """
         signature, scope = defect.signature, scope_of(defect)
         planted = frozenset(defect.rules) if defect.layer == "expected" else frozenset()
@@ -317,9 +342,32 @@ class Judge:
         def predicate(candidate: Example) -> bool:
             if planted and not planted <= self.reported_by_builtin(candidate):
                 return False
-            return signature in {d.signature for d in self.judge(candidate, scope).disagreements}
+            judged = self.judge(candidate, scope)
+            holds = signature in {d.signature for d in judged.disagreements}
+            if holds and on_hold is not None:
+                on_hold(candidate, judged)
+            return holds
 
         return predicate
+
+
+def _seqs_name_events(example: Example) -> bool:
+    """Whether every event of ``example`` has its own non-negative integer seq, so that a
+    seq names one event: where seqs are invalid or repeated (a replayed write) a place
+    cannot be wrong. An unreadable log names nothing."""
+    from dshfuzz.model import parse_log
+
+    try:
+        log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a log our reader refuses has no reliable places
+        return False
+    seen: set[int] = set()
+    for event in log.events:
+        seq = event.raw.get("seq") if isinstance(event.raw, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or seq in seen:
+            return False
+        seen.add(seq)
+    return True
 
 
 def _framing_rules() -> frozenset[str]:

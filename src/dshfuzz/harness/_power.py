@@ -93,7 +93,7 @@ def caught(found: Disagreement, rules: Iterable[str], whole: Iterable[str]) -> b
     ``whole`` are the signatures of the whole built-in checker's defects on the same log."""
     off = frozenset(rules)
     involved = bool(off & set(found.rules)) or found.layer in _layers(off)
-    return found.kind == "miss" and involved and found.signature not in set(whole)
+    return found.kind in ("miss", "miss-model-only") and involved and found.signature not in set(whole)
 
 
 class _Hunt:
@@ -131,7 +131,9 @@ def _whole_defects(judged: JudgedExample) -> frozenset[str]:
         path = Path(scratch) / f"log{judged.example.suffix}"
         path.write_bytes(judged.example.data)
         verdict = BuiltinChecker().check(path)
-    return frozenset(d.signature for d in classify(verdict, judged.truth, reference=judged.reference))
+    return frozenset(
+        d.signature for d in classify(verdict, judged.truth, reference=judged.reference, vocabulary=judged.vocabulary)
+    )
 
 
 def detection_trial(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from ._classify import classify, truth_from
+from ._classify import classify, signature_cause, truth_from
 from ._corpus import Corpus, CorpusEntry
 from ._judges import BuiltinChecker, CheckerUnderTest, load_checker
 
@@ -62,15 +62,19 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
         oracle_refusing=entry.expected.get("oracleRefusing", ()),
         expected=entry.expected.get("rules", ()),
         mutator=entry.mutator,
+        format_version=entry.format_version if isinstance(entry.format_version, int) else None,
     )
     # wrong-place is judged against the built-in checker, as the campaign judged it
     reference = BuiltinChecker().check(path) if entry.checker != "builtin" else None
-    signatures = {d.signature for d in classify(verdict, truth, reference=reference) if d.is_checker_defect}
+    vocabulary = getattr(checker, "rules", None)
+    found = classify(verdict, truth, reference=reference, vocabulary=vocabulary)
+    # causes, not signatures: a signature of an earlier format named the mutator, not the format
+    signatures = {signature_cause(d.signature) for d in found if d.is_checker_defect}
     recorded = tuple(sorted(entry.actual.get("rules", ())))
     if entry.kind == "witness":
         same = rules_now == recorded and verdict.failure is None
         status = ReplayStatus.HOLDS if same else ReplayStatus.CHANGED
-    elif entry.signature in signatures:
+    elif signature_cause(entry.signature) in signatures:
         status = ReplayStatus.STILL_FAILING
     elif not signatures:
         status = ReplayStatus.FIXED

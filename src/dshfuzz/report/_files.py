@@ -15,7 +15,7 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
-from ._summary import CampaignSummary, rule_order
+from ._summary import KIND_MEANING, SCORE_COLUMNS, STAGE_MEANING, CampaignSummary, reproduce_command, rule_order
 
 __all__ = ["write_reports"]
 
@@ -41,22 +41,43 @@ def write_reports(summary: CampaignSummary, run_dir: Path) -> dict[str, Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     for i, f in enumerate(summary.findings, 1):
         write_atomic(run_dir / _witness_name(i, f.compression), f.data)
-    payload = summary.to_json()
-    for i, entry in enumerate(payload["findings"], 1):
-        entry["witness"] = _witness_name(i, entry["compression"])
+    payload = _payload(summary, run_dir)
     return {
         "json": write_atomic(run_dir / "summary.json", json.dumps(payload, indent=1) + "\n"),
-        "markdown": write_atomic(run_dir / "report.md", render_markdown(summary)),
-        "html": write_atomic(run_dir / "report.html", render_html(summary)),
+        "markdown": write_atomic(run_dir / "report.md", render_markdown(summary, run_dir)),
+        "html": write_atomic(run_dir / "report.html", render_html(summary, run_dir)),
     }
+
+
+def _payload(summary: CampaignSummary, run_dir: Path | None) -> dict[str, Any]:
+    """``summary.to_json()`` with each finding's witness path and the command that reproduces it."""
+    payload = summary.to_json()
+    checker = (payload["run"] or {}).get("checker", "builtin")
+    for i, entry in enumerate(payload["findings"], 1):
+        entry["witness"] = _witness_name(i, entry["compression"])
+        where = str(run_dir / entry["witness"]) if run_dir is not None else entry["witness"]
+        entry["reproduce"] = reproduce_command(str(checker), where)
+    return payload
+
+
+def _reached(entry: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in entry.get("reachedBy", {}).items()) or "—"
+
+
+def _explained(kind: str, seen: set[str]) -> str:
+    """The kind's one-sentence meaning, the first time it appears in a report."""
+    if kind in seen or kind not in KIND_MEANING:
+        return ""
+    seen.add(kind)
+    return KIND_MEANING[kind]
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
-def render_markdown(summary: CampaignSummary) -> str:
-    s = summary.to_json()
+def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> str:
+    s = _payload(summary, run_dir)
     run = s["run"] or {}
     out = [
         f"# dshfuzz campaign {run.get('id', '')}",
@@ -71,18 +92,24 @@ def render_markdown(summary: CampaignSummary) -> str:
         + f"; rules fired: {len(s['rulesFired'])}",
         "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
         f"- distinct findings: {len(s['findings'])}",
+        *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
         "",
         "## Findings",
         "",
     ]
+    explained: set[str] = set()
     if not summary.findings:
         out.append("None: the checker agreed with every judge on every log.")
     for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1):
+        meaning = _explained(f.kind, explained)
         out += [
             f"### {i}. {f.kind} — `{f.signature}`",
             "",
-            f"- seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; minimised from "
-            f"{f.events_found} to {f.events_minimal} events",
+            *([f"*{f.kind}: {meaning}.*", ""] if meaning else []),
+            f"- seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; witness {f.events_found} → "
+            f"{f.events_minimal} events, {STAGE_MEANING.get(f.stage, f.stage)}",
+            f"- reached by: {_reached(entry)}",
+            f"- reproduce: `{entry['reproduce']}`",
             f"- detail: {f.detail}",
             f"- checker reported: {', '.join(f.checker_rules) or 'nothing'}; expected: "
             f"{', '.join(f.expected_rules) or '—'}",
@@ -96,6 +123,12 @@ def render_markdown(summary: CampaignSummary) -> str:
             "```",
             "",
         ]
+    out += ["## Scorecard per rule", "", "| rule | status | " + " | ".join(SCORE_COLUMNS) + " | witness |",
+            "| --- | --- |" + " ---: |" * len(SCORE_COLUMNS) + " --- |"]
+    for row in s["scorecard"]:
+        cells = " | ".join(str(row[c]) for c in SCORE_COLUMNS)
+        out.append(f"| {row['rule']} | {row['status']} | {cells} | {row['witness'] or '—'} |")
+    out += [""]
     out += ["## Mutator recall", "", "| mutator | logs | recall |", "| --- | ---: | ---: |"]
     for name, n in sorted(summary.mutator_examples.items()):
         out.append(f"| {name} | {n} | {_pct(summary.recall(name))} |")
@@ -199,7 +232,7 @@ def _refusal_text(verdict: dict[str, Any]) -> str:
     return f"{error.get('name', '')}: {str(error.get('message', ''))[:300]}{seq}"
 
 
-def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any]) -> str:
+def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any], explained: set[str]) -> str:
     e = html.escape
     verdicts = "".join(
         f"<tr><td>{e(layer)}</td><td class={'ok' if v.get('ok') else 'bad'}>{'accepts' if v.get('ok') else 'refuses'}"
@@ -207,10 +240,15 @@ def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any]) -> st
         for layer, v in f.official.items()
     )
     official = f"<table><tr><th>official layer</th><th>verdict</th><th>why</th></tr>{verdicts}</table>" if verdicts else ""
+    meaning = _explained(f.kind, explained)
     return (
-        f"<details open><summary><b>{index}. {e(f.kind)}</b> <code>{e(f.signature)}</code></summary>"
-        f"<p>seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; minimised {f.events_found} → "
-        f"{f.events_minimal} events; witness <code>{e(entry.get('witness', ''))}</code>.</p>"
+        f"<details open id=finding-{index}><summary><b>{index}. {e(f.kind)}</b> <code>{e(f.signature)}</code></summary>"
+        + (f"<p><i>{e(f.kind)}: {e(meaning)}.</i></p>" if meaning else "")
+        + f"<p>seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; witness {f.events_found} → "
+        f"{f.events_minimal} events, {e(STAGE_MEANING.get(f.stage, f.stage))}; "
+        f"<code>{e(entry.get('witness', ''))}</code>.</p>"
+        f"<p>reached by: {e(_reached(entry))}</p>"
+        f"<p>reproduce: <code>{e(entry.get('reproduce', ''))}</code></p>"
         f"<p>{e(f.detail)}</p>"
         f"<p>checker reported: {e(', '.join(f.checker_rules) or 'nothing')}; expected: "
         f"{e(', '.join(f.expected_rules) or '—')}; reference oracle refused: "
@@ -219,11 +257,9 @@ def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any]) -> st
     )
 
 
-def render_html(summary: CampaignSummary) -> str:
+def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
     """The whole report as one self-contained page (inline CSS and SVG, no script)."""
-    s = summary.to_json()
-    for i, entry in enumerate(s["findings"], 1):
-        entry["witness"] = _witness_name(i, entry["compression"])
+    s = _payload(summary, run_dir)
     run = s["run"] or {}
     e = html.escape
     title = f"dshfuzz campaign {e(str(run.get('id', '')))}"
@@ -242,16 +278,30 @@ def render_html(summary: CampaignSummary) -> str:
         ("rules fired", f"{len(s['rulesFired'])}: {e(' '.join(s['rulesFired']))}"),
         ("rounds cut at their time cap", e(", ".join(f"{k} {v}" for k, v in s["roundsCut"].items())) or "none"),
         ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
+        *([("start-up", e(s["startupAdvice"]))] if s["startupAdvice"] else []),
         ("verdict", verdict),
     ]
     table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
-    findings = "".join(_finding_html(i, f, entry) for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1))
+    explained: set[str] = set()
+    findings = "".join(
+        _finding_html(i, f, entry, explained) for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1)
+    )
+    head = "".join(f"<th>{c}</th>" for c in ("rule", "status", *SCORE_COLUMNS, "witness"))
+    score_rows = "".join(
+        f"<tr><td>{e(r['rule'])}</td><td>{e(r['status'])}</td>"
+        + "".join(f"<td>{r[c]}</td>" for c in SCORE_COLUMNS)
+        + (f"<td>finding {r['witness']}</td>" if r["witness"] else "<td>—</td>")
+        + "</tr>"
+        for r in s["scorecard"]
+    )
+    scorecard = f"<table class=score><tr>{head}</tr>{score_rows}</table>" if score_rows else "<p>No rule met.</p>"
     errors = "".join(f"<pre>{e(w)}</pre>" for w in s["workerErrors"])
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title><style>{_CSS}</style></head>"
         f"<body><h1>{title}</h1><table class=run>{table}</table>"
         f"<h2>Findings</h2>{findings or '<p>None.</p>'}"
         + (f"<h2>Worker errors</h2>{errors}" if errors else "")
+        + f"<h2>Scorecard per rule</h2>{scorecard}"
         + f"<h2>Throughput over time</h2>{_throughput_svg(summary)}"
         f"<h2>Kill matrix (mutator × rule fired)</h2>{_heatmap(summary)}"
         "</body></html>\n"

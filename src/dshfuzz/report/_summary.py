@@ -7,9 +7,10 @@ disagree about a number.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dshfuzz.harness._events import (
@@ -22,10 +23,59 @@ from dshfuzz.harness._events import (
     WorkerFailed,
 )
 
-__all__ = ["SUMMARY_FORMAT", "CampaignSummary", "rule_order"]
+__all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "CampaignSummary", "reproduce_command", "rule_order"]
 
 SUMMARY_FORMAT = "dshfuzz-campaign-summary/1"
 _BUCKET_SECONDS = 5.0
+
+
+KIND_MEANING = {
+    "miss": "an official layer refuses the log and the checker reported no error, or a rule it declares "
+            "did not fire where the mutator's incident needs it",
+    "miss-model-only": "as a miss, but only dshfuzz's reference oracle speaks for this log (no official layer "
+                       "reads its format): weigh it as our model's word",
+    "false-alarm": "the checker reported an error where every official layer and the reference oracle accept",
+    "wrong-place": "the checker reported the right rule at a seq where the reference checker puts none of it",
+    "crash": "the checker failed without a report (keyed by its exception and innermost frames)",
+    "timeout": "the checker gave no answer within --timeout",
+    "unparsable-output": "the checker's output is not a report dshfuzz can read",
+    "metamorphic": "the checker's verdict changed under a rewrite that must not change it",
+    "oracle-crash": "dshfuzz's own reference oracle crashed: a bug of dshfuzz, not of the checker",
+    "not-implemented": "expected rules outside the checker's declared rules: reported apart, never a miss",
+    "attribution": "a layer refuses and the checker refused the log, under ids the registry maps elsewhere",
+    "not-assessable": "the checker declined to judge the log (exit 3 or \"assessable\": false): no verdict",
+}
+"""One sentence per kind, shown where a kind first appears in a report."""
+
+STAGE_MEANING = {
+    "found": "not minimised (the campaign ended first)",
+    "minimising": "minimisation cut by the campaign's end: best so far",
+    "minimal": "1-minimal",
+    "cut": "minimisation cut at its time box: best so far (`dshfuzz corpus minimise` continues it)",
+    "off": "not minimised",
+}
+
+_STARTUP_SHARE = 0.5
+_STARTUP_SECONDS = 0.05
+
+
+def reproduce_command(checker: str, witness: str) -> str:
+    """One shell line that runs ``checker`` (a ``--checker`` spec) on ``witness``."""
+    import shlex
+
+    def unquoted(text: str) -> str:
+        return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+    quoted = shlex.quote(witness)
+    if checker == "builtin" or checker.startswith("builtin:"):
+        return f"dshfuzz check --json {quoted}"
+    if checker.startswith("cmd:"):
+        template = unquoted(checker[4:])
+        return template.replace("{logs}", quoted).replace("{log}", quoted)
+    if checker.startswith("serve:"):
+        request = shlex.quote(json.dumps({"id": 1, "path": witness}))
+        return f"echo {request} | {unquoted(checker[6:])}"
+    return f"dshfuzz corpus replay --checker {shlex.quote(checker)} {quoted}"
 
 
 def rule_order(rule: str) -> tuple[str, int, str]:
@@ -33,6 +83,20 @@ def rule_order(rule: str) -> tuple[str, int, str]:
     head = rule.rstrip("0123456789")
     tail = rule[len(head):]
     return (head, int(tail) if tail else -1, rule)
+
+
+SCORE_COLUMNS = ("expected", "fired", "missed", "notImplemented", "falseAlarms", "wrongPlace", "crashes")
+_SCORE_COLUMNS = {
+    "miss": "missed",
+    "miss-model-only": "missed",
+    "not-implemented": "notImplemented",
+    "false-alarm": "falseAlarms",
+    "wrong-place": "wrongPlace",
+    "crash": "crashes",
+    "timeout": "crashes",
+    "unparsable-output": "crashes",
+}
+_FAILURE_KINDS = frozenset({"crash", "timeout", "unparsable-output"})
 
 
 @dataclass(slots=True)
@@ -43,6 +107,8 @@ class CampaignSummary:
     mutants: int = 0
     events_total: int = 0
     signature_counts: Counter[str] = field(default_factory=Counter)
+    reached_by: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    """Per signature, the strata (a mutator, or ``valid``) whose logs showed it, with counts."""
     findings: list[DisagreementFound] = field(default_factory=list)
     coverage: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     mutator_examples: Counter[str] = field(default_factory=Counter)
@@ -52,6 +118,11 @@ class CampaignSummary:
     expected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     round_cuts: Counter[str] = field(default_factory=Counter)
     worker_errors: list[WorkerFailed] = field(default_factory=list)
+    checker_seconds: float = 0.0
+    judge_seconds: float = 0.0
+    score: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    """Per rule id: logs that expected it, fired it, missed it, alarmed falsely, misplaced
+    it, crashed the checker while expecting it, or expected it outside the vocabulary."""
 
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
@@ -59,9 +130,12 @@ class CampaignSummary:
         elif isinstance(event, ExampleJudged):
             self._judged(event)
         elif isinstance(event, DisagreementFound):
-            # workers hunt independently: the first witness of a signature is the one reported
-            if all(f.signature != event.signature for f in self.findings):
+            # the first worker to send a signature owns it; its later witnesses replace its earlier ones
+            at = next((i for i, f in enumerate(self.findings) if f.signature == event.signature), None)
+            if at is None:
                 self.findings.append(event)
+            elif self.findings[at].worker == event.worker:
+                self.findings[at] = replace(event, at=self.findings[at].at)
         elif isinstance(event, RoundCut):
             self.round_cuts[event.stratum or "valid"] += 1
         elif isinstance(event, WorkerFailed):
@@ -71,6 +145,21 @@ class CampaignSummary:
 
     def _judged(self, event: ExampleJudged) -> None:
         self.examples += 1
+        self.checker_seconds += event.checker_seconds
+        self.judge_seconds += event.judge_seconds
+        for rule in event.expected_rules:
+            self.score[rule]["expected"] += 1
+        for rule in event.checker_rules:
+            self.score[rule]["fired"] += 1
+        for signature in set(event.signatures):
+            kind, _, rest = signature.partition("|")
+            column = _SCORE_COLUMNS.get(kind)
+            if column is None:
+                continue
+            rules = rest.split("|")[1] if rest.count("|") >= 1 else "-"
+            for rule in ((event.expected_rules or frozenset({"-"})) if kind in _FAILURE_KINDS else rules.split(",")):
+                if rule != "-":
+                    self.score[rule][column] += 1
         self.events_total += event.events
         name = event.mutator or "valid"
         self.mutator_examples[name] += 1
@@ -84,8 +173,46 @@ class CampaignSummary:
         for layer in event.refusing_layers:
             self.refusals[layer] += 1
         self.signature_counts.update(event.signatures)
+        for signature in set(event.signatures):
+            self.reached_by[signature][name] += 1
         if self.started is not None:
             self.throughput[int((event.at - self.started.started_at) // _BUCKET_SECONDS)] += 1
+
+    def scorecard(self) -> list[dict[str, Any]]:
+        """One row per rule id met in the campaign, in catalog-like order; ``witness`` is the
+        index (from 1) of the first finding about the rule, if any."""
+        rows = []
+        for rule in sorted(self.score, key=rule_order):
+            counts = self.score[rule]
+            witness = next(
+                (i for i, f in enumerate(self.findings, 1) if rule in f.rules or (not f.rules and rule in f.expected_rules)),
+                None,
+            )
+            row: dict[str, Any] = {"rule": rule, **{c: counts.get(c, 0) for c in SCORE_COLUMNS}, "witness": witness}
+            row["status"] = (
+                "not implemented" if counts.get("notImplemented") and not counts.get("fired")
+                else "defect" if any(counts.get(c) for c in ("missed", "falseAlarms", "wrongPlace", "crashes"))
+                else "ok"
+            )
+            rows.append(row)
+        return rows
+
+    @property
+    def startup_advice(self) -> str | None:
+        """A sentence when the checker's own time dominates judging and it starts a process
+        per log (``cmd:`` with ``{log}``): which protocol to switch to."""
+        checker = self.started.checker if self.started is not None else ""
+        if not self.examples or not checker.startswith("cmd:") or "{logs}" in checker:
+            return None
+        mean = self.checker_seconds / self.examples
+        if mean < _STARTUP_SECONDS or self.checker_seconds < _STARTUP_SHARE * self.judge_seconds:
+            return None
+        share = self.checker_seconds / self.judge_seconds if self.judge_seconds else 1.0
+        return (
+            f"the checker took {mean:.2f} s a log, {100 * share:.0f}% of judging, and starts a process for every log: "
+            "process start-up likely dominates. Switch to serve:'…' (one long-lived process) or cmd:'… {logs} …' "
+            "(many logs per run); see docs/CHECKER_PROTOCOL.md"
+        )
 
     @property
     def elapsed(self) -> float:
@@ -160,6 +287,10 @@ class CampaignSummary:
                     "rules": list(f.rules),
                     "mutator": f.mutator,
                     "detail": f.detail,
+                    "stage": f.stage,
+                    "minimised": f.stage in ("minimal", "off"),
+                    "reachedBy": dict(self.reached_by.get(f.signature, Counter({f.mutator or "valid": 1})).most_common()),
+                    "formatVersion": f.format_version,
                     "count": self.signature_counts.get(f.signature, 1),
                     "eventsFound": f.events_found,
                     "eventsMinimal": f.events_minimal,
@@ -172,6 +303,9 @@ class CampaignSummary:
                 for f in self.findings
             ],
             "signatureCounts": dict(self.signature_counts.most_common()),
+            "scorecard": self.scorecard(),
+            "startupAdvice": self.startup_advice,
+            "checkerSecondsPerLog": round(self.checker_seconds / self.examples, 4) if self.examples else None,
             "coverage": {m: dict(c) for m, c in sorted(self.coverage.items())},
             "recall": {m: self.recall(m) for m in sorted(self.mutator_examples) if m != "valid"},
             "expectedRules": {m: sorted(r, key=rule_order) for m, r in sorted(self.expected.items())},

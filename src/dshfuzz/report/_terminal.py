@@ -70,8 +70,12 @@ def _finding_line(summary: CampaignSummary, f: DisagreementFound) -> Text:
     return Text.assemble(
         (f"{f.kind:<21}", _KIND_STYLE.get(f.kind, "bold")),
         f" {f.signature}  ",
-        (f"{f.events_found}→{f.events_minimal} events, after {summary.since_start(f.at):.0f}s", "dim"),
+        (f"{f.events_found}→{f.events_minimal} events, after {summary.since_start(f.at):.0f}s"
+         + ("" if f.stage in ("minimal", "off") else f" ({_STAGE_WORD.get(f.stage, f.stage)})"), "dim"),
     )
+
+
+_STAGE_WORD = {"found": "minimising", "minimising": "minimising", "cut": "minimisation cut"}
 
 
 def _status(summary: CampaignSummary) -> Group:
@@ -149,16 +153,19 @@ class LiveReporter:
 def final_table(summary: CampaignSummary) -> Table:
     """The distinct findings, one row each."""
     table = Table(title=_count(len(summary.findings), "distinct finding"), show_lines=False)
-    for col in ("kind", "layer", "rules", "mutator", "seen", "events", "after"):
+    for col in ("kind", "layer", "rules", "format", "reached by", "seen", "events", "after"):
         table.add_column(col)
     for f in summary.findings:
+        reached = summary.reached_by.get(f.signature)
         table.add_row(
             Text(f.kind, _KIND_STYLE.get(f.kind, "")),
             f.layer or "—",
             ",".join(f.rules) or "—",
-            f.mutator or "valid",
+            f"v{f.format_version}",
+            ", ".join(f"{m} {n}" for m, n in reached.most_common(3)) + (" …" if len(reached) > 3 else "")
+            if reached else (f.mutator or "valid"),
             str(summary.signature_counts.get(f.signature, 1)),
-            f"{f.events_found}→{f.events_minimal}",
+            f"{f.events_found}→{f.events_minimal}" + ("" if f.stage in ("minimal", "off") else " (cut)"),
             f"{summary.since_start(f.at):.0f}s",
         )
     return table
@@ -190,6 +197,8 @@ def final_summary(summary: CampaignSummary) -> Group:
         if summary.checker_defects
         else Text("no disagreement: the checker agreed with every judge on every log", "green")
     )
+    if summary.startup_advice:
+        run.add_row("start-up", Text(summary.startup_advice, "yellow"))
     run.add_row("verdict", verdict)
     parts: list[RenderableType] = [run]
     if summary.findings:

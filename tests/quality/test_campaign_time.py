@@ -1,0 +1,89 @@
+"""Time is a contract: a campaign ends within its budget plus a few seconds whatever it is
+doing (waiting on a slow checker, minimising), Ctrl-C ends it within 5 s, and either way
+its report holds every finding so far.
+
+These are the only tests that measure wall-clock time, with generous slack: a user relies
+on ``--budget`` and on Ctrl-C. They run ``dshfuzz fuzz`` as a user does, in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _sleeping_checker(tmp_path: Path, seconds: float) -> str:
+    """A checker that sleeps ``seconds`` on every log and then reports nothing at all."""
+    script = tmp_path / "sleepy.py"
+    script.write_text(textwrap.dedent(f"""
+        import json, time
+        time.sleep({seconds})
+        print(json.dumps({{"findings": []}}))
+    """))
+    return f"cmd:'{sys.executable} {script} {{log}}'"
+
+
+def _fuzz(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "dshfuzz", "fuzz", *args],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+@pytest.mark.slow
+def test_a_campaign_against_a_checker_that_sleeps_5s_a_log_ends_within_budget_plus_10s(tmp_path, official):
+    out = tmp_path / "run"
+    began = time.monotonic()
+    proc = _fuzz("--checker", _sleeping_checker(tmp_path, 5), "--budget", "60s", "--workers", "2", "--seed", "3",
+                 "--out", str(out))
+    stdout, stderr = proc.communicate(timeout=180)
+    took = time.monotonic() - began
+    assert proc.returncode in (0, 1), stdout + stderr
+    assert took <= 70, f"a 60 s campaign took {took:.0f} s\n{stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop"] == "budget"
+    assert summary["examples"] > 0
+    assert summary["startupAdvice"], "a checker taking seconds a log must be told which protocol to use"
+    for finding in summary["findings"]:
+        assert (out / finding["witness"]).is_file()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_minimisation_ends_the_campaign_within_5s_with_the_findings_so_far(tmp_path):
+    out = tmp_path / "run"
+    proc = _fuzz("--checker", _sleeping_checker(tmp_path, 0.2), "--budget", "10m", "--workers", "1", "--seed", "1",
+                 "--no-official", "--mutators", "partial-coverage", "--minimise-seconds", "600", "--out", str(out))
+    assert proc.stderr is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("dshfuzz: finding 1:"):
+            break
+    assert lines and lines[-1].startswith("dshfuzz: finding 1:"), "".join(lines)
+    time.sleep(1.0)  # minimising now: every candidate costs a 0.2 s checker run
+    sent = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert took <= 5, f"Ctrl-C took {took:.1f} s to end the campaign\n{stderr[-3000:]}"
+    assert proc.returncode == 1, stdout + stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop"] == "interrupted"
+    assert summary["findings"], "the finding made before Ctrl-C is in the report"
+    first = summary["findings"][0]
+    assert first["stage"] in ("found", "minimising", "cut") and not first["minimised"], first
+    assert (out / first["witness"]).is_file()
