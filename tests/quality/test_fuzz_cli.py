@@ -35,3 +35,32 @@ def test_a_cli_campaign_reports_the_planted_miss_and_writes_every_report(tmp_pat
     assert (out / finding["witness"]).is_file()
     page = (out / "report.html").read_text()
     assert "<svg" in page and finding["signature"] in page
+
+
+@pytest.mark.slow
+def test_a_witness_cut_at_its_time_box_is_saved_as_cut_and_corpus_minimise_finishes_it(tmp_path):
+    corpus, out = tmp_path / "corpus", tmp_path / "run"
+    fuzz = subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--checker", "py:tests.broken_checkers.miss_rule:check",
+         "--budget", "600examples", "--workers", "1", "--no-official", "--stop-after", "1", "--seed", "1",
+         "--minimise-seconds", "0", "--save", "--corpus", str(corpus), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert fuzz.returncode == 1, fuzz.stdout + fuzz.stderr
+    [finding] = json.loads((out / "summary.json").read_text())["findings"]
+    assert finding["stage"] == "cut" and not finding["minimised"], finding
+    [meta_path] = corpus.glob("*/meta.json")
+    [(key, entry)] = json.loads(meta_path.read_text())["entries"].items()
+    assert entry["stage"] == "cut"
+    cut = meta_path.parent / entry["file"]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "corpus", "--corpus", str(corpus), "minimise", str(cut), "--no-official"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("minimal: "), done.stdout
+    entries = json.loads(meta_path.read_text())["entries"]
+    [minimal] = [e for k, e in entries.items() if k != key]
+    assert minimal["stage"] == "minimal"
+    assert (meta_path.parent / minimal["file"]).stat().st_size < cut.stat().st_size

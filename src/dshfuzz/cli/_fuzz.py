@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
                 mutator=f.mutator,
                 seed=config.seed,
                 official=f.official,
+                stage=f.stage,
             )
     out = Console()
     out.print(final_summary(summary))

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ._judges import CheckerUnderTest, CheckerVerdict
+from ._witness import Cut as _Cut
 from ._events import (
     CampaignEvent,
     CampaignFinished,
@@ -202,11 +203,6 @@ class _Inbox(Protocol):
     def get_nowait(self) -> tuple[str, str, int]: ...
 
 
-class _Cut(BaseException):
-    """Raised inside shrinking or minimisation when the finding's time box runs out, the
-    campaign ends, or the coordinator gave the signature to another worker."""
-
-
 def minimise_box(config: CampaignConfig) -> float | None:
     """The seconds one finding's shrinking and minimisation may take: ``minimise_seconds``
     when set, else the larger of ``MINIMISE_FLOOR_SECONDS`` and ``MINIMISE_SHARE`` of a time
@@ -307,8 +303,8 @@ def _worker(
 
     from ._judge import Judge
     from ._judges import BuiltinChecker, load_checker
-    from ._minimise import minimise
     from ._strategy import VALID, schedule, stratum_examples
+    from ._witness import minimise_finding
 
     checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
@@ -390,39 +386,27 @@ def _worker(
         if not config.minimise:
             announce(witness, "off")
             return
-        began, deadline = time.monotonic(), deadline_for(witness)
-        last_shown = began
+        began = last_shown = time.monotonic()
 
-        def on_hold(candidate: Example, judged: JudgedExample) -> None:
+        def on_better(candidate: Example, judged: JudgedExample) -> None:
             nonlocal last_shown
-            if len(candidate.data) < len(witness.best.data):
-                witness.best, witness.judged = candidate, judged
-                if time.monotonic() - last_shown >= PROGRESS_SECONDS:
-                    last_shown = time.monotonic()
-                    announce(witness, "minimising")
+            witness.best, witness.judged = candidate, judged
+            if time.monotonic() - last_shown >= PROGRESS_SECONDS:
+                last_shown = time.monotonic()
+                announce(witness, "minimising")
 
-        defect = next(d for d in witness.judged.disagreements if d.signature == witness.signature)
-        still_fails = judge.still_fails(defect, witness.best, on_hold)
-        if still_fails is None:
-            announce(witness, "off")
-            return
-        predicate = still_fails
-
-        def guarded(candidate: Example) -> bool:
-            cut_check(witness, deadline)
-            return predicate(candidate)
-
-        try:
-            data = minimise(witness.best, guarded)
-        except _Cut:
-            spend(witness, began)
-            settle(witness)
-            return
+        outcome = minimise_finding(
+            judge, witness.signature, witness.best, witness.judged,
+            deadline=deadline_for(witness),
+            interrupted=lambda: should_stop() or claims.elsewhere(witness.signature),
+            on_better=on_better,
+        )
         spend(witness, began)
-        final = judge.judge(replace(witness.best, data=data))
-        if witness.signature in {d.signature for d in final.disagreements}:  # else, e.g. an official timeout
-            witness.best, witness.judged = final.example, final
-        announce(witness, "minimal")
+        witness.best, witness.judged = outcome.example, outcome.judged
+        if outcome.stage == "cut":
+            settle(witness)
+        else:
+            announce(witness, outcome.stage)
 
     try:
         with Judge(checker, official=official, reference=reference) as judge:

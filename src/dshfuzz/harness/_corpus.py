@@ -57,6 +57,9 @@ class CorpusEntry:
     date: str = ""
     dshfuzz_version: str = __version__
     fixed_by: str | None = None
+    stage: str | None = None
+    """How far the witness was minimised (``minimal``, ``cut``: ``dshfuzz corpus minimise``
+    continues it, ``found``, ``off``); ``None`` for entries saved before stages existed."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +78,7 @@ class CorpusEntry:
             "date": self.date,
             "dshfuzzVersion": self.dshfuzz_version,
             "fixedBy": self.fixed_by,
+            **({} if self.stage is None else {"stage": self.stage}),
         }
 
     @classmethod
@@ -95,6 +99,7 @@ class CorpusEntry:
             date=obj.get("date", ""),
             dshfuzz_version=obj.get("dshfuzzVersion", ""),
             fixed_by=obj.get("fixedBy"),
+            stage=obj.get("stage"),
         )
 
 
@@ -138,6 +143,7 @@ class Corpus:
         mutator: str | None = None,
         seed: int | None = None,
         official: Mapping[str, Any] | None = None,
+        stage: str | None = None,
     ) -> tuple[CorpusEntry, bool]:
         """Store ``data`` under its signature; returns the entry and whether it was new."""
         sha = hashlib.sha256(data).hexdigest()
@@ -164,6 +170,7 @@ class Corpus:
             mutator=mutator,
             seed=seed,
             official=official or {},
+            stage=stage,
             date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         )
         write_atomic(meta_path.parent / entry.file, data)
