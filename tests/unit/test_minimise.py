@@ -11,8 +11,17 @@ from hypothesis import strategies as st
 
 from dshfuzz.generators import GeneratedLog, generate
 from dshfuzz.harness import Example, ddmin, minimise
-from dshfuzz.harness._minimise import _layout
-from dshfuzz.model import DEFAULT_LIMITS, encode_jsonl, encode_zstd, parse_log, repeat_frame
+from dshfuzz.harness._minimise import _layout, _runs, _same_unit
+from dshfuzz.model import (
+    DEFAULT_LIMITS,
+    compress_frame,
+    decode_frame,
+    encode_jsonl,
+    encode_zstd,
+    parse_log,
+    repeat_frame,
+    scan_frames,
+)
 
 
 @given(
@@ -264,3 +273,145 @@ def test_a_zstd_bomb_is_kept_whole_and_never_inflated_past_the_reader_limits(dec
     assert [f.status for f in frames] == ["complete", "over-limit"], frames
     assert minimal.endswith(bomb), "the bomb frame lost bytes: it must be kept or dropped whole"
     assert len(predicate.sizes) < 60, f"{len(predicate.sizes)} predicate calls"
+
+
+# Runs of identical units: removed whole, then halved (issue 17).
+
+RUN = 10_000
+THRESHOLD = 4097
+RUN_CALLS = 200
+
+
+def assert_one_minimal_over_runs(example: Example, predicate) -> None:
+    """:func:`assert_one_minimal` removing one unit per run of identical units, which is the
+    same candidate as removing any other of the run (the property test below); removing
+    each of thousands of units would cost seconds per unit here."""
+    layout = _layout(example)
+    for run in _runs(range(len(layout.units)), lambda i: _same_unit(layout.units[i])):
+        smaller = _units_after_removing(example, run[0])
+        assert not predicate(smaller), f"a unit of the run at {run[0]} ({len(run)} units) can go"
+
+
+def _plaintext(example: Example) -> bytes:
+    if example.compression != "zstd":
+        return example.data
+    return b"".join(decode_frame(example.data[f.offset : f.end]) for f in scan_frames(example.data))
+
+
+def _bare_lines(example: Example) -> list[bytes]:
+    """The physical lines after the header that are not JSON objects (bare newlines here)."""
+    lines = _plaintext(example).split(b"\n")[1:-1]
+    return [line for line in lines if not line.startswith(b"{")]
+
+
+def _with_tail(events: list[dict], tail: list[bytes], compression: str) -> Example:
+    """``events`` in one batch (one frame) and the ``tail`` lines as a final batch of their own,
+    as the ``lines-over-limit`` mutator appends them."""
+    head = _log(events)
+    if compression == "none":
+        return Example(head + b"".join(line + b"\n" for line in tail), "none")
+    header, body = head.split(b"\n", 1)
+    frames = [
+        compress_frame(header + b"\n"),
+        compress_frame(body),
+        compress_frame(b"".join(t + b"\n" for t in tail)),
+    ]
+    return Example(b"".join(frames), "zstd")
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_long_run_of_bare_newlines_minimises_to_exactly_the_threshold_in_a_logarithmic_number_of_calls(
+    compression,
+):
+    example = _with_tail([_message(i, f"text {i}") for i in range(30)], [b""] * RUN, compression)
+    predicate = _Counted(lambda ex: len(_bare_lines(ex)) >= THRESHOLD)
+
+    minimal = Example(minimise(example, predicate), compression)
+
+    assert _plaintext(minimal).split(b"\n", 1)[1] == b"\n" * THRESHOLD
+    assert len(predicate.sizes) <= RUN_CALLS, f"{len(predicate.sizes)} predicate calls"
+    assert_one_minimal_over_runs(minimal, lambda ex: len(_bare_lines(ex)) >= THRESHOLD)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_different_unit_inside_a_run_that_the_predicate_needs_is_kept(compression):
+    tail = [b""] * (RUN // 2) + [b"garbled"] + [b""] * (RUN // 2)
+    example = _with_tail([_message(i, f"text {i}") for i in range(5)], tail, compression)
+
+    def holds(ex: Example) -> bool:
+        bare = _bare_lines(ex)
+        return b"garbled" in bare and bare.count(b"") >= THRESHOLD
+
+    predicate = _Counted(holds)
+    minimal = Example(minimise(example, predicate), compression)
+
+    assert sorted(_bare_lines(minimal)) == [b""] * THRESHOLD + [b"garbled"]
+    assert len(predicate.sizes) <= RUN_CALLS, f"{len(predicate.sizes)} predicate calls"
+    assert_one_minimal_over_runs(minimal, holds)
+
+
+def test_a_long_run_of_one_byte_in_a_garbled_line_shrinks_in_a_logarithmic_number_of_calls():
+    example = Example(_log([_message(0, "a")]) + b"x" * 60_000 + b"\n", "none")
+
+    def holds(ex: Example) -> bool:
+        return any(len(line) >= 3000 for line in _bare_lines(ex))
+
+    predicate = _Counted(holds)
+    minimal = minimise(example, predicate)
+
+    assert minimal.split(b"\n", 1)[1] == b"x" * 3000 + b"\n"
+    assert len(predicate.sizes) <= RUN_CALLS, f"{len(predicate.sizes)} predicate calls"
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 40)), min_size=1, max_size=8),
+    st.dictionaries(st.sampled_from("abc"), st.integers(1, 60), min_size=1),
+)
+def test_ddmin_over_runs_keeps_exactly_the_counts_the_predicate_needs_in_few_calls(runs, needed):
+    items = [value for value, length in runs for _ in range(length)]
+    needed = {value: count for value, count in needed.items() if items.count(value) >= count}
+    if not needed:
+        return
+    calls = 0
+
+    def test(subset):
+        nonlocal calls
+        calls += 1
+        return all(list(subset).count(value) >= count for value, count in needed.items())
+
+    result = ddmin(items, test, key=lambda item: item)
+
+    assert sorted(result) == sorted(value for value, count in needed.items() for _ in range(count))
+    for i in range(len(result)):
+        assert not test(result[:i] + result[i + 1 :]), f"{result} is not 1-minimal"
+    assert calls <= 40 * len(runs), f"{calls} calls for {len(runs)} runs of {len(items)} items"
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.data())
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_a_candidate_renders_the_same_whichever_units_of_a_run_it_keeps(compression, seed, copies, data):
+    """The invariant behind one test per run: identical consecutive units (a replayed event
+    line, bare newlines) render to the same bytes whichever of them a candidate keeps."""
+    log = next(generate(1, seed=seed, turns=(1, 3), max_events=60))
+    events = list(log.events)
+    at = data.draw(st.integers(0, len(events) - 1), label="repeated event")
+    events[at + 1 : at + 1] = [events[at]] * (copies - 1)
+    tail = [b""] * copies
+    example = _with_tail(events, tail, compression)
+    layout = _layout(example)
+    runs = [
+        run for run in _runs(range(len(layout.units)), lambda i: _same_unit(layout.units[i])) if len(run) > 1
+    ]
+    assert len(runs) >= 2, "the repeated event and the bare newlines are runs"
+    others = [i for i in range(len(layout.units)) if not any(i in run for run in runs)]
+    kept_others = (
+        data.draw(st.lists(st.sampled_from(others), unique=True), label="others kept") if others else []
+    )
+    renders = set()
+    choices = [(run, data.draw(st.integers(0, len(run)), label="how many")) for run in runs]
+    for _ in range(3):
+        keep = list(kept_others)
+        for run, count in choices:
+            keep += data.draw(st.permutations(run), label="which")[:count]
+        renders.add(layout.render(sorted(keep)).data)
+    assert len(renders) == 1

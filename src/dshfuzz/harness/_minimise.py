@@ -45,11 +45,19 @@ Order of attack, each step kept only when the signature survives:
    for event-level defects); the result stays in the input's container, since the
    caller keeps the example's compression;
 4. fine: ddmin over the remaining units, ending in a pass that removes single
-   units until none can go (1-minimality over units);
+   units until none can go (1-minimality over units). A maximal run of identical units
+   (the same bytes in the same frame: bare newlines, a repeated garbled line or frame)
+   is one unit to it: dropped whole, or else halved down to the fewest of it that keep
+   the signature (a limit may need "more than 4096 lines"), so ten thousand bare
+   newlines cost a few dozen calls, not ten thousand. This keeps 1-minimality with one
+   test per run: a candidate renders the same bytes whichever units of a run it keeps
+   (they remove the same seqs, turns and steps, and the survivors are renumbered
+   alike), so removing one unit of a run is one candidate, whichever unit it is;
 5. bytes: every opaque unit (a torn or garbled line, an undecodable frame) of at most
-   ``BYTE_SHRINK_LIMIT`` bytes is shrunk by ddmin over its bytes (a larger one, or a
-   frame over the limits, is only kept or dropped whole), then steps 4 and 5 repeat until neither
-   changes the log (1-minimality over units and over the bytes of opaque units).
+   ``BYTE_SHRINK_LIMIT`` bytes is shrunk by ddmin over its bytes, a run of one byte
+   value being one piece as in step 4 (a larger unit, or a frame over the limits, is
+   only kept or dropped whole), then steps 4 and 5 repeat until neither changes the
+   log (1-minimality over units and over the bytes of opaque units).
 """
 
 from __future__ import annotations
@@ -94,14 +102,32 @@ ddmin over n one-byte pieces costs at least n predicate calls and n-sized copies
 _BLOCK_OPENERS = frozenset({"agent/inbox/spliced", "turn/start"})
 
 
-def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+def ddmin(
+    items: Sequence[Any], test: Callable[[Sequence[Any]], bool], *, key: Callable[[Any], Any] | None = None
+) -> list[Any]:
     """Zeller's ddmin: a 1-minimal subsequence of ``items`` for which ``test`` holds.
 
-    ``test(items)`` is assumed to hold (never called on ``items`` itself). Complements
-    are tried before subsets, which removes large chunks first on the long logs
-    campaigns produce. Every candidate costs one linear copy of the current list.
+    ``test(items)`` is assumed to hold (never called on ``items`` itself, nor on the empty
+    sequence). Complements are tried before subsets, which removes large chunks first on
+    the long logs campaigns produce. Every candidate costs one linear copy of the current list.
+
+    ``key`` says which items are interchangeable: consecutive items with equal keys must
+    give ``test`` the same answer whichever of them a candidate holds (the minimiser's
+    identical units render to the same bytes). A maximal run of them is then one item to
+    the complement search; the final pass tries to drop a run whole, then keeps the fewest
+    of it that hold, found by halving. A run of ``n`` costs ``O(log n)`` tests instead of
+    ``n``, and one test per run still makes the result 1-minimal: removing any one item of
+    a run is the same candidate as removing any other (see :func:`_one_minimal_runs`).
     """
-    current = list(items)
+    if key is None:
+        return _one_minimal(_complements(list(items), test), test)
+    runs = _complements(_runs(items, key), lambda chosen: test(_flat(chosen)))
+    return _one_minimal_runs(_runs(_flat(runs), key), test, key)
+
+
+def _complements(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+    """ddmin's search by complements: drop the first of ``n`` chunks that can go, ``n``
+    doubling while none can, until single items remain."""
     n = 2
     while len(current) >= 2:
         progressed = False
@@ -114,7 +140,25 @@ def ddmin(items: Sequence[Any], test: Callable[[Sequence[Any]], bool]) -> list[A
             if n >= len(current):
                 break
             n = min(len(current), n * 2)
-    return _one_minimal(current, test)
+    return current
+
+
+def _runs(items: Sequence[Any], key: Callable[[Any], Any]) -> list[list[Any]]:
+    """``items`` as maximal runs of consecutive items with equal keys."""
+    runs: list[list[Any]] = []
+    last: Any = None
+    for item in items:
+        k = key(item)
+        if runs and k == last:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+            last = k
+    return runs
+
+
+def _flat(runs: Sequence[Sequence[Any]]) -> list[Any]:
+    return [item for run in runs for item in run]
 
 
 def _narrow(
@@ -153,6 +197,66 @@ def _one_minimal(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> l
         else:
             i += 1
     return current
+
+
+def _one_minimal_runs(
+    runs: list[list[Any]], test: Callable[[Sequence[Any]], bool], key: Callable[[Any], Any]
+) -> list[Any]:
+    """:func:`_one_minimal` over runs of interchangeable items: drop a run whole, or else keep
+    the fewest of it that hold (:func:`_fewest`), then go on to the next run.
+
+    The invariant that makes one test per run enough: which items of a run a candidate
+    keeps does not matter, only how many (``key``'s promise), so every single-item removal
+    from a run is one and the same candidate, the run kept one shorter. A run left at ``k``
+    items was seen to fail at ``k - 1`` (or dropped whole, at 0) with the other runs as they
+    are, so no single item of it can go; as with :func:`_one_minimal`, a later removal may
+    free an earlier item, and the minimiser repeats its fine stage until nothing changes.
+    Runs that meet when the run between them goes merge, and the merged run is tried again.
+    """
+    total = sum(map(len, runs))
+    i = 0
+    while i < len(runs) and total > 1:
+        run = runs[i]
+        if len(runs) > 1 and test(_flat(runs[:i] + runs[i + 1 :])):
+            del runs[i]
+            total -= len(run)
+            if 0 < i < len(runs) and key(runs[i - 1][0]) == key(runs[i][0]):
+                runs[i - 1 : i + 1] = [runs[i - 1] + runs[i]]
+                i -= 1
+            continue
+        if len(run) > 1:
+
+            def holds(
+                k: int,
+                before: list[list[Any]] = runs[:i],
+                run: list[Any] = run,
+                after: list[list[Any]] = runs[i + 1 :],
+            ) -> bool:
+                return test(_flat([*before, run[:k], *after]))
+
+            kept = _fewest(len(run), holds)
+            runs[i] = run[:kept]
+            total -= len(run) - kept
+        i += 1
+    return _flat(runs)
+
+
+def _fewest(n: int, holds: Callable[[int], bool]) -> int:
+    """The fewest ``k`` in ``1..n`` items of a run for which ``holds(k)``, given that it holds
+    at ``n`` and not at 0: first ``n - 1`` (a run already minimal costs one test), then
+    halving between the counts known to fail and to hold. The answer holds and one fewer was
+    seen to fail (or is 0); in between, a predicate that is not monotonic may leave a
+    smaller count untried."""
+    if not holds(n - 1):
+        return n
+    fails, hold = 0, n - 1
+    while hold - fails > 1:
+        mid = (fails + hold) // 2
+        if holds(mid):
+            hold = mid
+        else:
+            fails = mid
+    return hold
 
 
 @dataclass(slots=True)
@@ -547,14 +651,24 @@ def _steps(current: Example, still_fails: Predicate) -> Example:
 
 
 def _fine(current: Example, still_fails: Predicate) -> Example:
-    """ddmin over single units, then the log without any (1-minimal over units)."""
+    """ddmin over single units, a run of identical units as one (:func:`_same_unit`), then
+    the log without any (1-minimal over units)."""
     layout = _layout(current)
     search = _Search(layout, still_fails)
     if len(layout.units) > 1:
-        ddmin(range(len(layout.units)), search.test)
+        units = layout.units
+        ddmin(range(len(units)), search.test, key=lambda i: _same_unit(units[i]))
     if layout.units:
         search.test([])
     return search.best if search.best is not None else current
+
+
+def _same_unit(unit: _Unit) -> tuple[bool, bytes, int | None]:
+    """What makes units interchangeable to :meth:`_Layout.render`: the same bytes in the same
+    frame. Of a run of such units a candidate renders the same whichever it keeps: they
+    remove the same seqs, turns and steps and are renumbered alike. An opaque frame is its
+    own group in the output whatever its index, so only its bytes count."""
+    return unit.opaque_frame, unit.text, None if unit.opaque_frame else unit.frame
 
 
 def _bytes(current: Example, still_fails: Predicate) -> Example:
@@ -574,7 +688,7 @@ def _bytes(current: Example, still_fails: Predicate) -> Example:
             return False
 
         pieces = [unit.text[k : k + 1] for k in range(len(unit.text))]
-        shrunk = b"".join(ddmin(pieces, test))
+        shrunk = b"".join(ddmin(pieces, test, key=bytes))  # equal bytes are interchangeable
         if shrunk != unit.text and best:
             return _bytes(replace(current, data=best[0]), still_fails)
     return current
