@@ -94,6 +94,11 @@ PROGRESS_SECONDS = 2.0
 """A minimisation sends its best witness so far at most this often: what a stopped
 campaign reports."""
 
+BATCH_LOGS = 8
+"""Logs a batch checker (``cmd:'… {logs} …'``) is asked about at once while hunting: one process
+start for up to this many logs. Shrinking keeps the list a Hypothesis example, so it shrinks to
+the one log that shows the finding."""
+
 SETTLED = frozenset({"minimal", "cut", "off"})
 """The stages after which a finding's witness no longer changes."""
 
@@ -299,10 +304,11 @@ def _worker(
     its witness within the finding's box, checking the stop event before every judgement.
     """
     from hypothesis import find
+    from hypothesis import strategies as st
     from hypothesis.errors import NoSuchExample
 
     from ._judge import Judge
-    from ._judges import BuiltinChecker, load_checker
+    from ._judges import BatchCommandChecker, BuiltinChecker, load_checker
     from ._strategy import VALID, schedule, stratum_examples
     from ._witness import minimise_finding
 
@@ -314,6 +320,8 @@ def _worker(
     if official_cm is not None:
         official = official_cm.__enter__()
     claims = _Claims(worker, inbox)
+    # a batch checker is asked about several logs at once: each Hypothesis example is a list of them
+    batch_logs = BATCH_LOGS if isinstance(checker, BatchCommandChecker) else 1
     seen: set[str] = set()
     hunted = 0
     costs: deque[float] = deque(maxlen=256)
@@ -419,66 +427,76 @@ def _worker(
                 stratum, size = next(rounds)
                 exploring.unreached.discard(stratum)
                 if stratum not in strategies:
-                    strategies[stratum] = stratum_examples(stratum)
+                    single = stratum_examples(stratum)
+                    strategies[stratum] = st.lists(single, min_size=1, max_size=batch_logs) if batch_logs > 1 else single
                 hunt: dict[str, _Witness] = {}
                 held: dict[bytes, JudgedExample] = {}
                 started, cap = time.monotonic(), round_cap(size, list(costs)) if capped else None
                 shrink_deadline: list[float | None] = [None]
                 in_round = 0
 
-                def condition(example: Example) -> bool:
+                def condition(drawn: Example | list[Example]) -> bool:
                     nonlocal hunted, in_round
+                    batch = drawn if isinstance(drawn, list) else [drawn]
                     if hunt:  # shrinking: every candidate judged in full, the best so far kept
                         witness = next(iter(hunt.values()))
                         cut_check(witness, shrink_deadline[0])
-                        judged = judge.judge(example)
-                        holds = witness.signature in {d.signature for d in judged.disagreements}
-                        if holds:
-                            held[example.data] = judged
-                            if len(example.data) < len(witness.best.data):
-                                witness.best, witness.judged = example, judged
+                        holds = False
+                        for example, judged in zip(batch, judge.judge_many(batch)):
+                            if witness.signature in {d.signature for d in judged.disagreements}:
+                                holds = True
+                                held[example.data] = judged
+                                if len(example.data) < len(witness.best.data):
+                                    witness.best, witness.judged = example, judged
                         return holds
                     if should_stop() or (budget is not None and hunted >= budget):
                         raise _Stop
                     if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
                     before = time.monotonic()
-                    judged = judge.judge(example)
-                    cost = time.monotonic() - before
-                    costs.append(cost)
-                    hunted += 1
-                    in_round += 1
-                    _steer(judged)
-                    if local.observe is not None:
-                        local.observe(judged)
-                    emit(
-                        ExampleJudged(
-                            worker,
-                            example.mutator,
-                            judged.events,
-                            frozenset(f.rule for f in judged.verdict.findings),
-                            example.expects,
-                            judged.truth.refusing,
-                            tuple(d.signature for d in judged.disagreements),
-                            time.time(),
-                            judged.checker_seconds,
-                            cost,
+                    verdicts = judge.judge_many(batch)
+                    cost = (time.monotonic() - before) / len(batch)
+                    _steer(verdicts)
+                    found_here: _Witness | None = None
+                    for example, judged in zip(batch, verdicts):
+                        costs.append(cost)
+                        hunted += 1
+                        in_round += 1
+                        if local.observe is not None:
+                            local.observe(judged)
+                        emit(
+                            ExampleJudged(
+                                worker,
+                                example.mutator,
+                                judged.events,
+                                frozenset(f.rule for f in judged.verdict.findings),
+                                example.expects,
+                                judged.truth.refusing,
+                                tuple(d.signature for d in judged.disagreements),
+                                time.time(),
+                                judged.checker_seconds,
+                                cost,
+                            )
                         )
-                    )
-                    fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
-                    if not fresh:
+                        if found_here is not None:
+                            continue
+                        fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
+                        if fresh:
+                            found_here = _Witness(fresh[0].signature, example, judged, judged.events, box)
+                    if found_here is None:
                         return False
-                    witness = _Witness(fresh[0].signature, example, judged, judged.events, box)
+                    witness = found_here
                     seen.add(witness.signature)
                     hunt[witness.signature] = witness
-                    held[example.data] = judged
+                    held[witness.best.data] = witness.judged
                     announce(witness, "found")
                     shrink_deadline[0] = deadline_for(witness) if config.shrink else None
                     return True
 
                 shrink_began = time.monotonic()
                 try:
-                    found = find(strategies[stratum], condition, settings=round_settings(size, shrink=config.shrink),
+                    found = find(strategies[stratum], condition,  # type: ignore[arg-type]
+                                 settings=round_settings(_drawn_per_round(size, batch_logs), shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
                 except NoSuchExample:
                     continue
@@ -496,8 +514,10 @@ def _worker(
                     continue
                 witness = next(iter(hunt.values()))
                 spend(witness, shrink_began)
-                if found.data in held:
-                    witness.best, witness.judged = found, held[found.data]
+                shrunk = [e for e in (found if isinstance(found, list) else [found]) if e.data in held]
+                if shrunk:  # Hypothesis' own choice of the smallest; in a batch, its smallest log that shows it
+                    smallest = min(shrunk, key=lambda e: len(e.data))
+                    witness.best, witness.judged = smallest, held[smallest.data]
                 if claims.elsewhere(witness.signature):
                     continue
                 if config.shrink and not exploring.may_minimise():
@@ -518,15 +538,22 @@ def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:
     return {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
 
 
-def _steer(judged) -> None:  # noqa: ANN001 - a JudgedExample
-    """Label the incident class and steer generation towards hard shapes."""
+def _steer(batch: list[JudgedExample]) -> None:
+    """Label the incident class and steer generation towards hard shapes (once per Hypothesis
+    example: a batch scores its hardest log)."""
     from hypothesis import event, target
 
-    event(f"mutator: {judged.example.mutator or 'valid'}")
-    shape = judged.shape
-    target(float(shape.open_tool_calls), label="open tool calls")
-    target(float(shape.frames), label="zstd frames")
-    target(float(shape.replaces), label="replace depth")
+    for judged in batch:
+        event(f"mutator: {judged.example.mutator or 'valid'}")
+    target(float(max(j.shape.open_tool_calls for j in batch)), label="open tool calls")
+    target(float(max(j.shape.frames for j in batch)), label="zstd frames")
+    target(float(max(j.shape.replaces for j in batch)), label="replace depth")
+
+
+def _drawn_per_round(size: int, batch_logs: int) -> int:
+    """Hypothesis examples in a round of ``size`` logs, when each example is a batch of up to
+    ``batch_logs`` logs (about half that on average)."""
+    return size if batch_logs <= 1 else max(2, -(-2 * size // batch_logs))
 
 
 def _official():

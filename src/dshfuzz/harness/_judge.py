@@ -19,8 +19,8 @@ from __future__ import annotations
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Self
@@ -255,30 +255,60 @@ class Judge:
         finally:
             path.unlink(missing_ok=True)
 
-    def _metamorphic(self, example: Example, after: CheckerVerdict) -> tuple[Disagreement, ...]:
-        """Judge the untransformed twin; a changed verdict is a metamorphic disagreement."""
-        if example.transform is None or example.original is None:
+    def _metamorphic(
+        self, example: Example, after: CheckerVerdict, before: CheckerVerdict | None = None
+    ) -> tuple[Disagreement, ...]:
+        """Judge the untransformed twin (``before``: its verdict, when already asked); a
+        changed verdict is a metamorphic disagreement."""
+        twin = _twin(example)
+        if twin is None:
             return ()
-        suffix = ".jsonl.zstd" if example.original_compression == "zstd" else ".jsonl"
-        twin = self.scratch / f"twin-{self._counter}{suffix}"
-        twin.write_bytes(example.original)
-        try:
-            before = self.checker.check(twin)
-        finally:
-            twin.unlink(missing_ok=True)
+        if before is None:
+            with self._on_disk(twin) as path:
+                before = self.checker.check(path)
         ignore = _framing_rules() if example.framing_only else frozenset()
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
         return () if found is None else (replace(found, format_version=example.format_version),)
 
-    def judge(self, example: Example, scope: Scope = EVERY_JUDGE) -> JudgedExample:
-        """Every disagreement on ``example`` among the judges in ``scope`` (all by default)."""
-        with self._on_disk(example) as path:
+    def judge_many(self, examples: Sequence[Example], scope: Scope = EVERY_JUDGE) -> list[JudgedExample]:
+        """:meth:`judge` of each of ``examples``, the checker under test asked once for all of
+        them (``check_many``: one process for a batch checker); each is charged an equal share
+        of the checker's time."""
+        if len(examples) == 1:
+            return [self.judge(examples[0], scope)]
+        twins = [_twin(e) if scope.twin else None for e in examples]
+        asked = [*examples, *(t for t in twins if t is not None)]
+        with ExitStack() as stack:
+            paths = [stack.enter_context(self._on_disk(example)) for example in asked]
             began = time.perf_counter()
-            verdict = self.checker.check(path)
-            checker_seconds = time.perf_counter() - began
+            verdicts = self.checker.check_many(paths)
+            share = (time.perf_counter() - began) / len(examples)
+        before = iter(verdicts[len(examples):])
+        return [
+            self.judge(e, scope, verdict=(v, share), twin_verdict=None if t is None else next(before))
+            for e, v, t in zip(examples, verdicts, twins, strict=False)
+        ]
+
+    def judge(
+        self,
+        example: Example,
+        scope: Scope = EVERY_JUDGE,
+        *,
+        verdict: tuple[CheckerVerdict, float] | None = None,
+        twin_verdict: CheckerVerdict | None = None,
+    ) -> JudgedExample:
+        """Every disagreement on ``example`` among the judges in ``scope`` (all by default);
+        ``verdict`` is the checker's, with its seconds, when already asked (:meth:`judge_many`)."""
+        with self._on_disk(example) as path:
+            if verdict is None:
+                began = time.perf_counter()
+                checked = self.checker.check(path)
+                checker_seconds = time.perf_counter() - began
+            else:
+                checked, checker_seconds = verdict
             reference = self.reference.check(path) if self.reference is not None and scope.reference else None
             official = self._official_verdicts(path, example.format_version, scope.layers)
-        metamorphic = self._metamorphic(example, verdict) if scope.twin else ()
+        metamorphic = self._metamorphic(example, checked, twin_verdict) if scope.twin else ()
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
         oracle_crash: tuple[Disagreement, ...] = ()
         if scope.oracle:
@@ -297,13 +327,13 @@ class Judge:
             oracle_consulted=consulted,
             format_version=example.format_version,
         )
-        classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary)
+        classified = classify(checked, truth, reference=reference, vocabulary=self.vocabulary)
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
             classified = [d for d in classified if d.kind != "wrong-place"]
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
-            example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
+            example, checked, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
         )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:
@@ -349,6 +379,13 @@ class Judge:
             return holds
 
         return predicate
+
+
+def _twin(example: Example) -> Example | None:
+    """The untransformed original of a metamorphic example, as an example of its own."""
+    if example.transform is None or example.original is None:
+        return None
+    return Example(example.original, example.original_compression, format_version=example.format_version)
 
 
 def _seqs_name_events(example: Example) -> bool:

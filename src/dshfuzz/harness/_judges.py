@@ -671,6 +671,8 @@ class ServeChecker(_Checker):
 
     def _died(self, when: str) -> CheckerVerdict:
         code = self._returncode()
+        # the traceback is the crash's fingerprint: read it whole, not as far as the drain got
+        self._stderr.ended.wait(1.0 if code is not None else 0.0)
         stderr = self._stderr_text()
         self._stop()
         if code is None:
@@ -713,6 +715,8 @@ class _Tail:
         self._chunks: collections.deque[bytes] = collections.deque()
         self._held = 0
         self._lock = threading.Lock()
+        self.ended = threading.Event()
+        """Set once the pipe is at its end: everything the child wrote is in the tail."""
 
     def append(self, chunk: bytes) -> None:
         with self._lock:
@@ -739,6 +743,8 @@ def _drain_tail(pipe: Any, tail: _Tail) -> None:
                 tail.append(chunk)
     except (OSError, ValueError):
         pass
+    finally:
+        tail.ended.set()
 
 
 def _end_process(proc: subprocess.Popen[bytes], grace: float = 1.0) -> None:

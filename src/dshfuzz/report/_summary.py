@@ -23,7 +23,7 @@ from dshfuzz.harness._events import (
     WorkerFailed,
 )
 
-__all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "CampaignSummary", "reproduce_command", "rule_order"]
+__all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "CampaignSummary", "cause_of", "reproduce_command", "rule_order"]
 
 SUMMARY_FORMAT = "dshfuzz-campaign-summary/1"
 _BUCKET_SECONDS = 5.0
@@ -76,6 +76,12 @@ def reproduce_command(checker: str, witness: str) -> str:
         request = shlex.quote(json.dumps({"id": 1, "path": witness}))
         return f"echo {request} | {unquoted(checker[6:])}"
     return f"dshfuzz corpus replay --checker {shlex.quote(checker)} {quoted}"
+
+
+def cause_of(signature: str) -> str:
+    """A signature less its format version: ``kind|layer|rules``."""
+    head, _, last = signature.rpartition("|")
+    return head if head and last.startswith("v") else signature
 
 
 def rule_order(rule: str) -> tuple[str, int, str]:
@@ -230,6 +236,14 @@ class CampaignSummary:
     def checker_defects(self) -> list[DisagreementFound]:
         return [f for f in self.findings if f.kind not in ("official-disagreement", "oracle-crash")]
 
+    def causes(self) -> dict[str, list[DisagreementFound]]:
+        """The findings grouped by cause (the signature less its format version), in order
+        found: one defect that shows in several formats is one cause."""
+        out: dict[str, list[DisagreementFound]] = {}
+        for f in self.findings:
+            out.setdefault(cause_of(f.signature), []).append(f)
+        return out
+
     @property
     def oracle_crashes(self) -> list[DisagreementFound]:
         return [f for f in self.findings if f.kind == "oracle-crash"]
@@ -288,6 +302,11 @@ class CampaignSummary:
                     "mutator": f.mutator,
                     "detail": f.detail,
                     "stage": f.stage,
+                    "cause": cause_of(f.signature),
+                    "sameCauseAs": next(
+                        (i for i, g in enumerate(self.findings[:n], 1) if cause_of(g.signature) == cause_of(f.signature)),
+                        None,
+                    ),
                     "minimised": f.stage in ("minimal", "off"),
                     "reachedBy": dict(self.reached_by.get(f.signature, Counter({f.mutator or "valid": 1})).most_common()),
                     "formatVersion": f.format_version,
@@ -300,8 +319,9 @@ class CampaignSummary:
                     "compression": f.compression,
                     "foundAfterSeconds": round(self.since_start(f.at), 3),
                 }
-                for f in self.findings
+                for n, f in enumerate(self.findings)
             ],
+            "causes": len(self.causes()),
             "signatureCounts": dict(self.signature_counts.most_common()),
             "scorecard": self.scorecard(),
             "startupAdvice": self.startup_advice,

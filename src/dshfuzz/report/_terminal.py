@@ -8,6 +8,7 @@ new finding, so a long campaign is never silent and never floods a log.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from rich.console import Console, Group, RenderableType
@@ -151,20 +152,26 @@ class LiveReporter:
 
 
 def final_table(summary: CampaignSummary) -> Table:
-    """The distinct findings, one row each."""
-    table = Table(title=_count(len(summary.findings), "distinct finding"), show_lines=False)
-    for col in ("kind", "layer", "rules", "format", "reached by", "seen", "events", "after"):
+    """The distinct findings, one row per cause (a defect showing in several formats is one row)."""
+    causes = summary.causes()
+    title = _count(len(summary.findings), "distinct finding")
+    if len(causes) != len(summary.findings):
+        title += f" ({_count(len(causes), 'cause')})"
+    table = Table(title=title, show_lines=False)
+    for col in ("kind", "layer", "rules", "formats", "reached by", "seen", "events", "after"):
         table.add_column(col)
-    for f in summary.findings:
-        reached = summary.reached_by.get(f.signature)
+    for group in causes.values():
+        f = group[0]
+        reached: Counter[str] = Counter()
+        for g in group:
+            reached.update(summary.reached_by.get(g.signature, Counter({g.mutator or "valid": 1})))
         table.add_row(
             Text(f.kind, _KIND_STYLE.get(f.kind, "")),
             f.layer or "—",
             ",".join(f.rules) or "—",
-            f"v{f.format_version}",
-            ", ".join(f"{m} {n}" for m, n in reached.most_common(3)) + (" …" if len(reached) > 3 else "")
-            if reached else (f.mutator or "valid"),
-            str(summary.signature_counts.get(f.signature, 1)),
+            ",".join(f"v{g.format_version}" for g in group),
+            ", ".join(f"{m} {n}" for m, n in reached.most_common(3)) + (" …" if len(reached) > 3 else ""),
+            str(sum(summary.signature_counts.get(g.signature, 1) for g in group)),
             f"{f.events_found}→{f.events_minimal}" + ("" if f.stage in ("minimal", "off") else " (cut)"),
             f"{summary.since_start(f.at):.0f}s",
         )
