@@ -53,6 +53,19 @@ def _exit_without_teardown(status: int) -> NoReturn:
         os._exit(status)
 
 
+def _save_traceback(command: str) -> str:
+    """Write the current exception's traceback to a temporary file; its path (or why not)."""
+    import tempfile
+    import traceback
+
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix=f"dshfuzz-{command}-", suffix=".txt", delete=False) as out:
+            traceback.print_exc(file=out)
+            return out.name
+    except OSError as exc:
+        return f"nowhere: {exc}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Called without ``argv`` it is the process entry (``python -m
     dshfuzz`` and the ``dshfuzz`` script): a command module that sets
@@ -82,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line for the user, the traceback on file
+        print(f"dshfuzz {args.command}: internal error: {type(exc).__name__}: {str(exc)[:200]} "
+              f"(traceback saved in {_save_traceback(args.command)}; please report it)", file=sys.stderr)
+        return 2
     if entry and getattr(command, "EXIT_WITHOUT_TEARDOWN", False):
         _exit_without_teardown(status)
     return status

@@ -93,6 +93,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
         f"- distinct findings: {len(s['findings'])}",
         *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
+        *([f"- **not reached:** {s['coverageAdvice']}"] if s["coverageAdvice"] else []),
+        *([f"- rules never fired: {' '.join(s['rulesNeverFired'])}"] if s["rulesNeverFired"] else []),
         "",
         "## Findings",
         "",
@@ -279,6 +281,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         ("rounds cut at their time cap", e(", ".join(f"{k} {v}" for k, v in s["roundsCut"].items())) or "none"),
         ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
         *([("start-up", e(s["startupAdvice"]))] if s["startupAdvice"] else []),
+        *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
+        *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
         ("verdict", verdict),
     ]
     table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)

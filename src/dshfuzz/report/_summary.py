@@ -204,6 +204,30 @@ class CampaignSummary:
         return rows
 
     @property
+    def mutators_not_reached(self) -> list[str]:
+        """Planned mutators no log of the campaign came from."""
+        return sorted(m for m in self.planned_mutators if m not in self.mutator_examples)
+
+    @property
+    def rules_never_fired(self) -> list[str]:
+        """Registry rules the checker reported on no log of the campaign."""
+        from dshfuzz.checker import RULES
+
+        return sorted((str(r) for r in RULES if str(r) not in self.rules_fired), key=rule_order)
+
+    @property
+    def coverage_advice(self) -> str | None:
+        """How to reach what this campaign did not, or ``None`` when it reached every mutator."""
+        missing = self.mutators_not_reached
+        if not missing:
+            return None
+        shown = ",".join(missing[:12]) + (",…" if len(missing) > 12 else "")
+        return (
+            f"{len(missing)} mutator{'s' if len(missing) > 1 else ''} never ran: a longer --budget reaches them, "
+            f"or aim at them with --mutators {shown}"
+        )
+
+    @property
     def startup_advice(self) -> str | None:
         """A sentence when the checker's own time dominates judging and it starts a process
         per log (``cmd:`` with ``{log}``): which protocol to switch to."""
@@ -331,6 +355,9 @@ class CampaignSummary:
             "expectedRules": {m: sorted(r, key=rule_order) for m, r in sorted(self.expected.items())},
             "mutatorsPlanned": list(self.planned_mutators),
             "mutatorsReached": self.mutators_reached,
+            "mutatorsNotReached": self.mutators_not_reached,
+            "rulesNeverFired": self.rules_never_fired,
+            "coverageAdvice": self.coverage_advice,
             "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
             "roundsCut": dict(self.round_cuts.most_common()),

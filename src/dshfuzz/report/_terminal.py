@@ -195,6 +195,10 @@ def final_summary(summary: CampaignSummary) -> Group:
     run.add_row("logs judged", f"{summary.examples} ({summary.mutants} mutants), {summary.rate:.1f}/s")
     run.add_row("mutators reached", _reach(summary))
     run.add_row("rules fired", str(len(summary.rules_fired)))
+    if summary.examples and summary.mutators_not_reached:
+        run.add_row("not reached", Text(summary.coverage_advice or "", "yellow"))
+    if summary.examples and summary.rules_never_fired:
+        run.add_row("rules never fired", " ".join(summary.rules_never_fired))
     if summary.round_cuts:
         run.add_row("rounds cut at their time cap", ", ".join(f"{k} {v}" for k, v in summary.round_cuts.most_common()))
     if summary.refusals:
