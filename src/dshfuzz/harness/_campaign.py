@@ -230,6 +230,10 @@ class _Witness:
     left: float | None
     """Seconds left in the finding's box (``None``: no box)."""
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether the box has no slice worth resuming left."""
+        return self.left is not None and self.left < MINIMISE_SLICE_SECONDS
 
 class _Claims:
     """The coordinator's decisions, as they reach this worker: which worker owns each
@@ -384,7 +388,7 @@ def _worker(
         time left for later (exploration came first); else its best so far is the finding."""
         if claims.elsewhere(witness.signature):
             return
-        if should_stop() or witness.left == 0.0:
+        if should_stop() or witness.exhausted:
             announce(witness, "cut")
         else:
             pending.append(witness)
