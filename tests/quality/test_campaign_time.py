@@ -87,3 +87,44 @@ def test_ctrl_c_during_minimisation_ends_the_campaign_within_5s_with_the_finding
     first = summary["findings"][0]
     assert first["stage"] in ("found", "minimising", "cut") and not first["minimised"], first
     assert (out / first["witness"]).is_file()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_workers_end_on_their_own_when_the_coordinator_is_killed(tmp_path):
+    proc = _fuzz("--budget", "10m", "--workers", "1", "--no-official", "--out", str(tmp_path / "run"))
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and not workers:
+        time.sleep(0.5)
+        workers = [p for p in _children(proc.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()]
+    assert workers, "no worker process started"
+    time.sleep(3)  # the worker is judging
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.5)
+    assert not any(_alive(p) for p in workers), "a worker outlived its killed coordinator"

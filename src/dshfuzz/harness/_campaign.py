@@ -597,7 +597,12 @@ def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle: it stops us cleanly
     if hasattr(os, "setpgid"):
         os.setpgid(0, 0)  # our own group: the coordinator can end us with every checker and server we started
-    _guarded(config, worker, events.put, stop.is_set, inbox=inbox)
+    parent = os.getppid()
+
+    def should_stop() -> bool:
+        return stop.is_set() or os.getppid() != parent  # an orphan stops: its coordinator is gone
+
+    _guarded(config, worker, events.put, should_stop, inbox=inbox)
 
 
 class CampaignSetupError(RuntimeError):
