@@ -309,7 +309,7 @@ def _worker(
     """
     from hypothesis import find
     from hypothesis import strategies as st
-    from hypothesis.errors import NoSuchExample
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, load_checker
@@ -432,6 +432,7 @@ def _worker(
                 exploring.unreached.discard(stratum)
                 if stratum not in strategies:
                     single = stratum_examples(stratum)
+                    # a fixed batch size would compound the strata's filters into unsatisfiable rounds
                     strategies[stratum] = st.lists(single, min_size=1, max_size=batch_logs) if batch_logs > 1 else single
                 hunt: dict[str, _Witness] = {}
                 held: dict[bytes, JudgedExample] = {}
@@ -502,7 +503,7 @@ def _worker(
                     found = find(strategies[stratum], condition,  # type: ignore[arg-type]
                                  settings=round_settings(_drawn_per_round(size, batch_logs), shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
-                except NoSuchExample:
+                except (NoSuchExample, Unsatisfiable):  # a stratum whose filters reject every draw this round
                     continue
                 except _RoundOver:
                     emit(RoundCut(worker, stratum, in_round, size, round(time.monotonic() - started, 3)))

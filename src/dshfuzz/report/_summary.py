@@ -229,19 +229,23 @@ class CampaignSummary:
 
     @property
     def startup_advice(self) -> str | None:
-        """A sentence when the checker's own time dominates judging and it starts a process
-        per log (``cmd:`` with ``{log}``): which protocol to switch to."""
+        """A sentence when a command checker's own time dominates judging (``cmd:``: a process
+        per log, or per batch): which protocol to switch to."""
         checker = self.started.checker if self.started is not None else ""
-        if not self.examples or not checker.startswith("cmd:") or "{logs}" in checker:
+        if not self.examples or not checker.startswith("cmd:"):
             return None
         mean = self.checker_seconds / self.examples
         if mean < _STARTUP_SECONDS or self.checker_seconds < _STARTUP_SHARE * self.judge_seconds:
             return None
         share = self.checker_seconds / self.judge_seconds if self.judge_seconds else 1.0
+        if "{logs}" in checker:
+            how, switch = "starts a process for every batch", "Switch to serve:'…' (one long-lived process)"
+        else:
+            how = "starts a process for every log"
+            switch = "Switch to serve:'…' (one long-lived process) or cmd:'… {logs} …' (many logs per run)"
         return (
-            f"the checker took {mean:.2f} s a log, {100 * share:.0f}% of judging, and starts a process for every log: "
-            "process start-up likely dominates. Switch to serve:'…' (one long-lived process) or cmd:'… {logs} …' "
-            "(many logs per run); see docs/CHECKER_PROTOCOL.md"
+            f"the checker took {mean:.2f} s a log, {100 * share:.0f}% of judging, and {how}: "
+            f"process start-up likely dominates. {switch}; see docs/CHECKER_PROTOCOL.md"
         )
 
     @property
