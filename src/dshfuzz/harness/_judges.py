@@ -583,6 +583,7 @@ class ServeChecker(_Checker):
             ) from None
         if line is None:
             code = self._returncode()
+            self._stderr.ended.wait(1.0 if code is not None else 0.0)  # its last words, whole
             status = "ended" if code is None else _exited(code, "", "").strip()
             raise CheckerSpecError(
                 f"{self.name} did not start: {status} before sending {expected}{self._stderr_last_line()}"
