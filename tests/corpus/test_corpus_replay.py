@@ -1,4 +1,5 @@
-"""Every corpus witness reproduces its recorded verdict (or its meta names the fix).
+"""Every corpus entry behaves as its meta records: a known bug STILL FAILING, a recorded fix
+(``fixedBy``) FIXED, a witness HOLDS (``dshfuzz corpus replay`` exits 0 on it).
 
 The corpus is the record of what campaigns found; replay needs no Node (it
 re-classifies against the truth recorded in each entry). Entries whose checker is
@@ -23,8 +24,8 @@ def test_the_corpus_is_not_empty():
 
 
 @pytest.mark.parametrize("path, entry", ENTRIES, ids=[f"{e.signature}@{p.name}" for p, e in ENTRIES])
-def test_each_witness_reproduces(path, entry, monkeypatch):
-    monkeypatch.chdir(REPO)  # py:tests.broken_checkers... resolve from the repository root
+def test_each_witness_reproduces(path, entry, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # py:tests.broken_checkers... resolve from the corpus's project root
     result = replay_entry(path, entry)
     log = path.read_bytes()[:4000].decode("utf-8", "replace")
-    assert result.reproduces, f"{result.status}: {result.detail}\n{log}"
+    assert result.as_recorded, f"{result.status}, recorded {result.expected}: {result.detail}\n{log}"

@@ -179,7 +179,8 @@ class Corpus:
         return entry, True
 
     def entries(self) -> Iterator[tuple[Path, CorpusEntry]]:
-        """Every entry with the path of its log, in a stable order."""
+        """Every entry with the path of its log, in a stable order (none when the folder is
+        missing: the CLI says so instead)."""
         if not self.root.is_dir():
             return
         for meta_path in sorted(self.root.glob("*/meta.json")):
@@ -187,3 +188,28 @@ class Corpus:
             for key in sorted(meta["entries"]):
                 entry = CorpusEntry.from_json(meta["entries"][key])
                 yield meta_path.parent / entry.file, entry
+
+    def find(self, path: str | Path) -> tuple[Path, CorpusEntry] | None:
+        """The entry whose log is ``path`` (as :meth:`entries` gives it, relative to the
+        current directory or absolute), or ``None``."""
+        wanted = Path(path).resolve()
+        return next(((p, e) for p, e in self.entries() if p.resolve() == wanted), None)
+
+    def mark_fixed(self, path: str | Path, by: str) -> tuple[CorpusEntry, str | None]:
+        """Record in the meta that the change ``by`` (a commit) fixed the entry whose log is
+        ``path``: replay then expects it FIXED. Every other field of the meta is kept as it
+        was; the write is atomic. Returns the updated entry and the fix recorded before, if
+        any. Raises :class:`KeyError` when ``path`` is no entry of this corpus."""
+        if not by.strip():
+            raise ValueError("a fix needs a name (the commit that made the checker agree)")
+        found = self.find(path)
+        if found is None:
+            raise KeyError(str(path))
+        log_path, entry = found
+        meta_path = log_path.parent / "meta.json"
+        meta = self._load_meta(meta_path)
+        key = next(k for k, v in meta["entries"].items() if v.get("file") == entry.file)
+        before = meta["entries"][key].get("fixedBy")
+        meta["entries"][key]["fixedBy"] = by
+        write_atomic(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        return CorpusEntry.from_json(meta["entries"][key]), before

@@ -12,12 +12,22 @@ Statuses:
 * ``HOLDS`` — a witness (no disagreement recorded) still gets the same verdict;
 * ``CHANGED VERDICT`` — anything else: the checker now says something new.
 
-An entry *reproduces* when its status is STILL FAILING or HOLDS, or when it is
-FIXED and its meta names the fix (``fixedBy``).
+Each entry is expected to behave as its meta records: a witness HOLDS, a known
+bug whose meta names no fix is STILL FAILING, one whose meta names its fix
+(``fixedBy``, set by ``dshfuzz corpus mark-fixed``) is FIXED. An entry that does
+anything else *changed*: a fix nobody recorded, a recorded fix that no longer
+holds, or a new verdict. ``corpus replay`` exits 1 exactly when an entry changed.
+
+An entry's checker is its own spec; a ``py:`` spec that does not import from the
+current directory is loaded from the corpus's project root (the folder holding
+the corpus), so the project's test checkers (``py:tests.…``) replay wherever
+replay runs.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,9 +35,9 @@ from pathlib import Path
 
 from ._classify import classify, signature_cause, truth_from
 from ._corpus import Corpus, CorpusEntry
-from ._judges import BuiltinChecker, CheckerUnderTest, load_checker
+from ._judges import BuiltinChecker, CheckerSpecError, CheckerUnderTest, load_checker
 
-__all__ = ["ReplayResult", "ReplayStatus", "replay", "replay_entry"]
+__all__ = ["ReplayResult", "ReplayStatus", "load_entry_checker", "replay", "replay_entry"]
 
 
 class ReplayStatus(StrEnum):
@@ -35,6 +45,8 @@ class ReplayStatus(StrEnum):
     FIXED = "FIXED"
     HOLDS = "HOLDS"
     CHANGED = "CHANGED VERDICT"
+    NOT_REPLAYED = "NOT REPLAYED"
+    """The entry's checker could not be loaded (the detail says why)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +58,89 @@ class ReplayResult:
     detail: str
 
     @property
+    def expected(self) -> ReplayStatus:
+        """The status the entry's meta records: HOLDS for a witness, FIXED when it names
+        its fix, else STILL FAILING."""
+        return expected_status(self.entry)
+
+    @property
+    def as_recorded(self) -> bool:
+        """The entry behaves as its meta records (nothing changed)."""
+        return self.status is self.expected
+
+    @property
     def reproduces(self) -> bool:
-        if self.status in (ReplayStatus.STILL_FAILING, ReplayStatus.HOLDS):
-            return True
-        return self.status is ReplayStatus.FIXED and bool(self.entry.fixed_by)
+        """The same as :attr:`as_recorded` (the earlier name)."""
+        return self.as_recorded
+
+    @property
+    def change(self) -> str:
+        """What changed, in a few words for the user ("" when nothing did)."""
+        if self.as_recorded:
+            return ""
+        if self.status is ReplayStatus.FIXED:
+            return "fixed, but no fix is recorded"
+        if self.status is ReplayStatus.STILL_FAILING and self.entry.fixed_by:
+            return "failing again, though recorded as fixed"
+        if self.status is ReplayStatus.NOT_REPLAYED:
+            return "its checker cannot be loaded"
+        return f"recorded as {self.expected}"
+
+
+def expected_status(entry: CorpusEntry) -> ReplayStatus:
+    """What replay should say of ``entry`` according to its meta."""
+    if entry.kind == "witness":
+        return ReplayStatus.HOLDS
+    return ReplayStatus.FIXED if entry.fixed_by else ReplayStatus.STILL_FAILING
+
+
+def load_entry_checker(spec: str, project_root: Path | None = None) -> CheckerUnderTest:
+    """Load an entry's checker. A ``py:`` spec that does not import from the current
+    directory is imported again from ``project_root`` (the folder holding the corpus),
+    ahead of the current directory, which may have a package of the same name (its own
+    ``tests``); the root stays on ``sys.path`` for the checker's later imports. Raises
+    :class:`CheckerSpecError` naming both places when neither has it."""
+    try:
+        return load_checker(spec)
+    except CheckerSpecError as exc:
+        if not spec.startswith("py:") or project_root is None:
+            raise
+        first = exc
+    root = str(Path(project_root).resolve())
+    module_name = spec[3:].partition(":")[0]
+    top = module_name.partition(".")[0]
+    here = Path.cwd().resolve()
+    if (Path(root) / top).is_dir() or (Path(root) / f"{top}.py").is_file():
+        for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            if not _comes_from(sys.modules[name], Path(root)):
+                del sys.modules[name]  # what the current directory gave under that name hides the project's
+    saved = [p for p in sys.path if p != root]
+    sys.path[:] = [root, *(p for p in saved if Path(p or ".").resolve() != here)]
+    importlib.invalidate_caches()
+    try:
+        importlib.import_module(module_name)
+    except ImportError:
+        pass  # load_checker below says so
+    except Exception as exc:  # noqa: BLE001 - the module itself fails: say which and how
+        raise CheckerSpecError(f"cannot load {spec} from {root}: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.path[:] = [root, *saved]
+    try:
+        return load_checker(spec)
+    except CheckerSpecError:
+        where = f"neither from the current directory nor from the corpus's project root {root}"
+        raise CheckerSpecError(f"{first} ({where})") from None
+
+
+def _comes_from(module: object, root: Path) -> bool:
+    places = [getattr(module, "__file__", None), *list(getattr(module, "__path__", ()))]
+    return any(p is not None and Path(p).resolve().is_relative_to(root) for p in places)
 
 
 def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | None = None) -> ReplayResult:
-    checker = checker or load_checker(entry.checker)
+    """Replay one entry against ``checker``, by default its own (resolved from the corpus's
+    project root when need be: ``path`` is ``<root>/corpus/<signature>/<file>``)."""
+    checker = checker or load_entry_checker(entry.checker, Path(path).resolve().parents[2])
     verdict = checker.check(path)
     rules_now = tuple(sorted({f.rule for f in verdict.findings}))
     official = {k: bool(v.get("ok")) for k, v in entry.official.items() if isinstance(v, dict)}
@@ -87,5 +174,28 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
 
 
 def replay(corpus: Corpus, checker: CheckerUnderTest | None = None) -> Iterator[ReplayResult]:
-    for path, entry in corpus.entries():
-        yield replay_entry(path, entry, checker)
+    """Replay every entry, against ``checker`` or else each entry's own (each spec loaded
+    once and closed at the end). An entry whose checker cannot be loaded is NOT REPLAYED,
+    and the others go on."""
+    project_root = corpus.root.resolve().parent
+    own: dict[str, CheckerUnderTest | CheckerSpecError] = {}
+    try:
+        for path, entry in corpus.entries():
+            chosen = checker
+            if chosen is None:
+                if entry.checker not in own:
+                    try:
+                        own[entry.checker] = load_entry_checker(entry.checker, project_root)
+                    except CheckerSpecError as exc:
+                        own[entry.checker] = exc
+                loaded = own[entry.checker]
+                if isinstance(loaded, CheckerSpecError):
+                    yield ReplayResult(path, entry, ReplayStatus.NOT_REPLAYED, (), str(loaded))
+                    continue
+                chosen = loaded
+            yield replay_entry(path, entry, chosen)
+    finally:
+        for loaded in own.values():
+            close = getattr(loaded, "close", None)
+            if callable(close):
+                close()
