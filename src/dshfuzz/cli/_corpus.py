@@ -1,4 +1,4 @@
-"""``dshfuzz corpus list|replay|add|minimise``: the corpus of minimised witnesses."""
+"""``dshfuzz corpus list|replay|add|minimise|mark-fixed``: the corpus of minimised witnesses."""
 
 from __future__ import annotations
 
@@ -8,24 +8,55 @@ from pathlib import Path
 
 from dshfuzz.harness import CHECKER_SPEC_HELP
 
+_CORPUS_HELP = "corpus directory (default corpus/ in the current directory; it must exist, but for add)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="corpus directory (default corpus/)")
+    parser.description = (
+        "The corpus of minimised witnesses: each entry a log, the checker it was found with and what the "
+        "checker said. Exit codes: 0 done (replay: every entry behaves as its meta records), 1 replay: an "
+        "entry changed, or minimise: the entry no longer reproduces, 2 usage error (a missing corpus "
+        "folder or an unknown entry included; replay: an entry's checker cannot be loaded)."
+    )
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help=_CORPUS_HELP)
     sub = parser.add_subparsers(dest="action", required=True)
-    sub.add_parser("list", help="one line per entry")
-    rep = sub.add_parser("replay", help="re-run each entry's checker: FIXED / STILL FAILING / CHANGED VERDICT")
-    rep.add_argument("--checker", default=None, help=f"replay against this checker instead of each entry's own ({CHECKER_SPEC_HELP})")
-    rep.add_argument("--json", action="store_true")
-    mini = sub.add_parser(
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        # after the action too (`corpus replay --corpus DIR`), as well as before it
+        p.add_argument("--corpus", type=Path, default=argparse.SUPPRESS, help=_CORPUS_HELP)
+        return p
+
+    action("list", "one line per entry: kind, signature, the checker it was found with, its log (the ENTRY "
+                   "other actions take); exit 0, or 2 when the corpus folder is missing")
+    rep = action(
+        "replay",
+        "re-run each entry's checker and compare with its meta: a known bug is STILL FAILING, a fixed one "
+        "(`mark-fixed`) FIXED, a witness HOLDS; exit 0 when every entry behaves as recorded, 1 when any "
+        "changed (FIXED with no fix recorded, failing again though marked fixed, CHANGED VERDICT), 2 on a "
+        "usage error or when an entry's checker cannot be loaded (NOT REPLAYED)",
+    )
+    rep.add_argument("--checker", default=None,
+                     help=f"replay against this checker instead of each entry's own ({CHECKER_SPEC_HELP})")
+    rep.add_argument("--json", action="store_true", help="one JSON object per entry, in a list")
+    mini = action(
         "minimise",
-        help="continue minimising an entry's witness (one a campaign cut at its time box); exit 0 when the "
-             "minimal witness is saved, 1 when the entry no longer reproduces, 2 on a usage error",
+        "continue minimising an entry's witness (one a campaign cut at its time box); exit 0 when the "
+        "minimal witness is saved, 1 when the entry no longer reproduces, 2 on a usage error",
     )
     mini.add_argument("entry", type=Path, help="the entry's log file (as `corpus list` prints it)")
     mini.add_argument("--checker", default=None, help=f"the checker (default: the entry's own; {CHECKER_SPEC_HELP})")
     mini.add_argument("--seconds", type=float, default=None, help="stop after this long with the best so far")
     mini.add_argument("--no-official", action="store_true", help="judge without the official layers")
-    add = sub.add_parser("add", help="add a log as a witness of the built-in checker's current verdict")
+    fixed = action(
+        "mark-fixed",
+        "record in an entry's meta the change that fixed its bug: replay then expects it FIXED; exit 0, or 2 "
+        "for an unknown entry",
+    )
+    fixed.add_argument("entry", type=Path, help="the entry's log file (as `corpus list` prints it)")
+    fixed.add_argument("--by", required=True, metavar="COMMIT", help="the commit (or change) that fixed it")
+    add = action("add", "add a log as a witness of the built-in checker's current verdict (creates the "
+                        "corpus folder); exit 0, or 2 when the log cannot be read")
     add.add_argument("log", type=Path)
     add.add_argument("--signature", default=None, help="default: witness|<rules the checker reports>")
 
@@ -35,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
     from dshfuzz.harness._corpus import CorpusFormatError
 
     corpus = Corpus(args.corpus)
+    if args.action != "add" and not corpus.root.is_dir():
+        what = "not a folder" if corpus.root.exists() else "no such folder"
+        name = str(corpus.root) if corpus.root.is_absolute() else f"{corpus.root} ({corpus.root.absolute()})"
+        print(f"dshfuzz corpus: {name}: {what} (pass --corpus DIR; `dshfuzz corpus add LOG` creates one)",
+              file=sys.stderr)
+        return 2
     try:
         if args.action == "list":
             return _list(corpus)
@@ -42,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             return _replay(corpus, args)
         if args.action == "minimise":
             return _minimise(corpus, args)
+        if args.action == "mark-fixed":
+            return _mark_fixed(corpus, args)
         return _add(corpus, args)
     except CorpusFormatError as exc:
         print(f"dshfuzz corpus: {exc}", file=sys.stderr)
@@ -49,54 +88,107 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(corpus) -> int:  # noqa: ANN001 - a Corpus
-    count = 0
-    for path, entry in corpus.entries():
-        count += 1
-        print(f"{entry.kind:<22} {entry.signature:<60} {path}")
-    print(f"{count} entries in {corpus.root}", file=sys.stderr)
+    rows = [(e.kind, e.signature, e.checker, str(p) + ("  (fixed)" if e.fixed_by else ""))
+            for p, e in corpus.entries()]
+    if rows:
+        header = ("KIND", "SIGNATURE", "CHECKER", "ENTRY")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+        for row in [header, *rows]:
+            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+    print(f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'} in {corpus.root}", file=sys.stderr)
     return 0
+
+
+def _unknown_entry(corpus, entry: Path) -> int:  # noqa: ANN001 - a Corpus
+    print(f"dshfuzz corpus: {entry} is not an entry of {corpus.root} (`dshfuzz corpus list` shows them)",
+          file=sys.stderr)
+    return 2
+
+
+def _summary(results) -> str:  # noqa: ANN001 - ReplayResults
+    """One line: how many entries, per status those that behave as recorded, then how many
+    changed and how."""
+    from collections import Counter
+
+    from dshfuzz.harness import ReplayStatus
+
+    same = Counter(r.status for r in results if r.as_recorded)
+    unloaded = sum(r.status is ReplayStatus.NOT_REPLAYED for r in results)
+    changed = Counter(r.change for r in results
+                      if not r.as_recorded and r.status is not ReplayStatus.NOT_REPLAYED)
+    parts = [f"{same[s]} {s}" + ("" if s is ReplayStatus.HOLDS else " (as recorded)")
+             for s in ReplayStatus if same[s]]
+    line = f"{len(results)} {'entry' if len(results) == 1 else 'entries'}"
+    if parts:
+        line += ": " + ", ".join(parts)
+    line += f"; {sum(changed.values())} changed"
+    if changed:
+        line += " (" + ", ".join(f"{n} {why}" for why, n in changed.items()) + ")"
+    if unloaded:
+        line += f"; {unloaded} not replayed (the checker cannot be loaded)"
+    return line
 
 
 def _replay(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
     import json
 
-    from dshfuzz.harness._judges import CheckerSpecError, load_checker
-    from dshfuzz.harness._replay import replay
+    from dshfuzz.harness._judges import CheckerSpecError
+    from dshfuzz.harness._replay import ReplayStatus, load_entry_checker, replay
 
     try:
-        checker = load_checker(args.checker) if args.checker else None
+        checker = load_entry_checker(args.checker, corpus.root.resolve().parent) if args.checker else None
     except CheckerSpecError as exc:
         print(f"dshfuzz corpus: {exc}", file=sys.stderr)
         return 2
-    results = list(replay(corpus, checker))
+    try:
+        results = []
+        for r in replay(corpus, checker):
+            results.append(r)
+            if not args.json:
+                mark, note = "as recorded", r.detail
+                if not r.as_recorded:
+                    mark, note = "CHANGED", f"{r.change}; {r.detail}"
+                if r.as_recorded and r.status is ReplayStatus.FIXED:
+                    note = f"fixed by {_short(r.entry.fixed_by)}"
+                print(f"{r.status:<15} {mark:<11}  {r.entry.signature:<32} {r.path}  ({note})", flush=True)
+    finally:
+        if checker is not None and callable(getattr(checker, "close", None)):
+            checker.close()
     if args.json:
         print(json.dumps([
-            {"file": str(r.path), "signature": r.entry.signature, "status": str(r.status), "reproduces": r.reproduces,
+            {"file": str(r.path), "signature": r.entry.signature, "checker": args.checker or r.entry.checker,
+             "status": str(r.status), "recorded": str(r.expected), "asRecorded": r.as_recorded,
+             "reproduces": r.reproduces, "change": r.change or None, "fixedBy": r.entry.fixed_by,
              "rulesNow": list(r.rules_now), "detail": r.detail}
             for r in results
         ], indent=1))
-    else:
-        for r in results:
-            print(f"{r.status:<16} {r.entry.signature:<60} {r.path.name}  ({r.detail})")
-        print(f"{len(results)} entries replayed; {sum(not r.reproduces for r in results)} do not reproduce", file=sys.stderr)
-    return 0 if all(r.reproduces for r in results) else 1
+    summary = _summary(results)
+    print(summary, file=sys.stderr if args.json else sys.stdout)
+    if any(r.status is ReplayStatus.FIXED and not r.as_recorded for r in results) and not args.json:
+        print("a fix nobody recorded: `dshfuzz corpus mark-fixed ENTRY --by COMMIT` records it")
+    if any(r.status is ReplayStatus.NOT_REPLAYED for r in results):
+        return 2
+    return 0 if all(r.as_recorded for r in results) else 1
+
+
+def _short(text: str | None, width: int = 60) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _minimise(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
     from contextlib import ExitStack
 
-    from dshfuzz.harness._judges import CheckerSpecError, load_checker
+    from dshfuzz.harness._judges import CheckerSpecError
+    from dshfuzz.harness._replay import load_entry_checker
     from dshfuzz.harness._witness import minimise_entry
 
-    wanted = args.entry.resolve()
-    found = next(((p, e) for p, e in corpus.entries() if p.resolve() == wanted), None)
+    found = corpus.find(args.entry)
     if found is None:
-        print(f"dshfuzz corpus: {args.entry} is not an entry of {corpus.root} (`dshfuzz corpus list` shows them)",
-              file=sys.stderr)
-        return 2
+        return _unknown_entry(corpus, args.entry)
     path, entry = found
     try:
-        checker = load_checker(args.checker or entry.checker)
+        checker = load_entry_checker(args.checker or entry.checker, corpus.root.resolve().parent)
     except CheckerSpecError as exc:
         print(f"dshfuzz corpus: {exc}", file=sys.stderr)
         return 2
@@ -134,6 +226,24 @@ def _minimise(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corp
     )
     before, after = len(path.read_bytes()), len(polished.example.data)
     print(f"{polished.stage}: {corpus.path_of(new_entry)} ({before} -> {after} bytes)")
+    return 0
+
+
+def _mark_fixed(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
+    found = corpus.find(args.entry)
+    if found is None:
+        return _unknown_entry(corpus, args.entry)
+    path, entry = found
+    if entry.kind == "witness":
+        print(f"dshfuzz corpus: {args.entry} is a witness (it records a verdict, not a bug): "
+              "there is nothing to mark fixed", file=sys.stderr)
+        return 2
+    if not args.by.strip():
+        print("dshfuzz corpus: --by names the fix (a commit); it cannot be empty", file=sys.stderr)
+        return 2
+    _, before = corpus.mark_fixed(path, args.by)
+    was = f" (was: fixed by {_short(before)})" if before and before != args.by else ""
+    print(f"marked fixed by {args.by}: {path}{was}; `dshfuzz corpus replay` now expects it FIXED")
     return 0
 
 
