@@ -30,7 +30,7 @@ COMMANDS: dict[str, str] = {
     "mutate": "inject one incident into a log",
     "matrix": "the kill matrix: which rule catches which incident",
     "fuzz": "run a differential fuzz campaign against a checker",
-    "corpus": "list, replay or add corpus witnesses",
+    "corpus": "list, replay, add, minimise or mark-fixed corpus witnesses",
     "atheris": "coverage-guided fuzzing of the readers and the checker (libFuzzer)",
 }
 
