@@ -9,6 +9,21 @@ from pathlib import Path
 __all__ = ["write_atomic"]
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where the platform says (Linux), else
+    by setting and restoring it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> Path:
     """Write ``data`` to ``path`` through a temp file in the same directory, fsync, rename."""
     target = Path(path)
@@ -16,6 +31,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> Path:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 is for secrets; a report is the user's file
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
