@@ -201,11 +201,12 @@ def render_human(report: Report, console: Console) -> None:
     verdict = Text("OK", style="bold green") if report.ok else Text("FAIL", style="bold red")
     head = Text.assemble(
         verdict,
-        f"  {report.file or '<log>'}  format v{report.format_version}  ",
-        f"{report.events} events, {report.frames} frames, ",
-        (f"{report.errors} errors", "red" if report.errors else ""),
+        f"  {report.file or '<log>'}  "
+        + ("format unknown  " if report.format_version is None else f"format v{report.format_version}  "),
+        f"{_count(report.events, 'event')}, {_count(report.frames, 'frame')}, ",
+        (_count(report.errors, "error"), "red" if report.errors else ""),
         ", ",
-        (f"{report.warnings} warnings", "yellow" if report.warnings else ""),
+        (_count(report.warnings, "warning"), "yellow" if report.warnings else ""),
     )
     console.print(head, soft_wrap=True)
     for layer, group in _by_layer(report.findings):
@@ -225,3 +226,8 @@ def render_human(report: Report, console: Console) -> None:
         console.print(f"[dim]{n} more {rule} finding(s) suppressed ({RULES[rule].title})[/dim]")
     for err in report.internal_errors:
         console.print(Text("internal checker error: " + err.splitlines()[0], style="bold magenta"))
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

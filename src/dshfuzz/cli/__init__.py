@@ -77,13 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"dshfuzz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = next((a for a in argv if not a.startswith("-")), None)
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name, help_text in COMMANDS.items():
         if not _available(name):
             continue
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = commands[name] = sub.add_parser(name, help=help_text, description=help_text)
         if name == wanted:
             _module(name).add_arguments(p)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # named by the command's own usage, not the top level's
+        (commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(extras)}")
     if args.command is None:
         parser.print_help()
         return 2

@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as exc:
         print(f"dshfuzz mutate: {exc.args[0]}", file=sys.stderr)
         return 2
+    if not args.out.parent.is_dir():
+        print(f"dshfuzz mutate: --out {args.out}: the folder {args.out.parent} does not exist", file=sys.stderr)
+        return 2
     if args.out.resolve() == args.log.resolve():
         print("dshfuzz mutate: --out must not be the input log (inputs are read-only)", file=sys.stderr)
         return 2

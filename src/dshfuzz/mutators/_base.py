@@ -154,7 +154,7 @@ class Mutator(Edit):
         if self.formats != ALL_FORMATS and draft.format_version not in self.formats:
             raise Inapplicable(f"{self.name} applies to format v{'/v'.join(map(str, sorted(self.formats)))} only")
         if len(draft.batches()) < self.min_batches:
-            raise Inapplicable(f"needs {self.min_batches} append batches")
+            raise Inapplicable(f"needs {self.min_batches} append batch{'' if self.min_batches == 1 else 'es'}")
 
     def _expectations(self, version: int | None) -> tuple[frozenset[RuleId], frozenset[str]]:
         # The official layers (rc.8) judge format v0 only.
