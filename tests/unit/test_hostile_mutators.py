@@ -106,7 +106,7 @@ def test_the_kill_matrix_reports_an_exempt_rule_apart_from_the_unkilled() -> Non
         "probe", 1, registry_rules=("A1", "B1", "C1"), unmutated={"B1": "too slow", "C1": "too big"}
     )
     matrix.rows["kills-a-and-c"] = MatrixRow(
-        "kills-a-and-c", frozenset({"A1", "C1"}), fired=Counter(("A1", "C1"))
+        "kills-a-and-c", frozenset({"A1", "C1"}), fired=Counter(("A1", "C1")), killed=Counter(("A1", "C1"))
     )
     assert matrix.unkilled == []
     assert matrix.exempt == {"B1": "too slow"}  # C1 was killed after all: not exempt
@@ -114,3 +114,25 @@ def test_the_kill_matrix_reports_an_exempt_rule_apart_from_the_unkilled() -> Non
     assert data["unkilledRules"] == [] and data["unmutatedRules"] == {"B1": "too slow"}
     matrix.unmutated.clear()
     assert matrix.unkilled == ["B1"]
+
+
+def test_the_matrix_judges_each_mutant_by_its_own_expectations(tmp_path):
+    """A mutator whose mutants expect different rules: a rule is killed when it fired on a
+    mutant that expected it, whatever the row's last mutant expected (issue 20, item 7)."""
+    from dshfuzz.harness import CheckerVerdict, Example, ReportedFinding
+    from dshfuzz.harness._matrix import _judge_into
+
+    class FiresOnFirst:
+        name = "fires-on-first"
+
+        def check(self, path):  # noqa: ANN001, ANN201 - a path; a verdict
+            first = path.read_bytes() == b"first\n"
+            return CheckerVerdict((ReportedFinding("G2"),) if first else ())
+
+    row = MatrixRow("mixed")
+    _judge_into(row, Example(b"first\n", "none", "mixed", frozenset({"G2"})), FiresOnFirst(), None, tmp_path)
+    _judge_into(row, Example(b"second\n", "none", "mixed", frozenset({"E3"})), FiresOnFirst(), None, tmp_path)
+    matrix = KillMatrix("fires-on-first", 2, registry_rules=("E3", "G2"), rows={"mixed": row})
+    assert matrix.killed_by() == {"E3": [], "G2": ["mixed"]}
+    assert matrix.unkilled == ["E3"]
+    assert row.expects == {"E3", "G2"} and row.recall == 0.5

@@ -64,19 +64,24 @@ class MatrixRow:
 
     name: str
     expects: frozenset[str] = frozenset()
+    """Every rule some mutant of the row expected (each mutant is judged by its own)."""
     official_expected: frozenset[str] = frozenset()
     allowed: frozenset[str] = frozenset()
     examples: int = 0
+    expecting: int = 0
+    """Examples that expected some rule: recall's denominator."""
     recalled: int = 0
     precise: int = 0
     fired: Counter[str] = field(default_factory=Counter)
     error_fired: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)
+    killed: Counter[str] = field(default_factory=Counter)
+    """Rule -> examples on which it fired where that example expected it."""
 
     @property
     def recall(self) -> float | None:
-        return self.recalled / self.examples if self.examples and self.expects else None
+        return self.recalled / self.expecting if self.expecting else None
 
     @property
     def precision(self) -> float | None:
@@ -108,7 +113,7 @@ class KillMatrix:
         """Rule -> the mutators that expect it and whose mutants it fired on."""
         out: dict[str, list[str]] = {r: [] for r in self.registry_rules}
         for name, row in self.rows.items():
-            for rule in sorted(row.expects & set(row.fired)):
+            for rule in sorted(row.killed):
                 out.setdefault(rule, []).append(name)
         return out
 
@@ -156,14 +161,18 @@ def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, off
     finally:
         path.unlink(missing_ok=True)
     row.examples += 1
+    expects = example.expects
+    row.expects |= expects
+    row.expecting += bool(expects)
     if verdict.failure is not None:
         row.failures[verdict.failure] += 1
         return
     reported = frozenset(f.rule for f in verdict.findings)
     row.fired.update(reported)
-    if row.expects and row.expects <= reported:
+    row.killed.update(expects & reported)
+    if expects and expects <= reported:
         row.recalled += 1
-    unexpected = verdict.error_rules - row.expects - row.allowed
+    unexpected = verdict.error_rules - expects - row.allowed
     row.error_fired.update(verdict.error_rules - row.allowed)
     if not unexpected:
         row.precise += 1
@@ -220,11 +229,10 @@ def build_matrix(
                 _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
         for name in sorted(mutators or MUTATORS):
             mutator = MUTATORS[name]
-            row = MatrixRow(name, frozenset(mutator.expects), frozenset(mutator.official))
+            row = MatrixRow(name, frozenset(), frozenset(mutator.official))
             matrix.rows[name] = row
             progress(name)
             for mutant in sample(mutants(mutator, logs_for(mutator, max_events=MAX_EVENTS)), examples, seed):
-                row.expects = frozenset(mutant.expects)
                 example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(mutant.expects))
                 _judge_into(row, example, checker, official, scratch)
     return matrix
