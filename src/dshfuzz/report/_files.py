@@ -146,6 +146,9 @@ h2{margin-top:1.6em}.run td{text-align:left}.ok{color:#171}.bad{color:#b21}
 .heat td,.heat th{padding:1px 3px;font-size:12px;min-width:1.6em}.heat th.r{writing-mode:vertical-rl}
 .heat td.exp{outline:2px solid #124;outline-offset:-2px}details{margin:.6em 0}summary{cursor:pointer}
 .legend span{display:inline-block;width:1.4em;height:.9em;vertical-align:middle;margin:0 .2em}
+.scroll{overflow:auto;max-width:100%;max-height:40em}.heat th{position:sticky;top:0;background:#fff;z-index:1}
+.heat td:first-child,.heat th:first-child{position:sticky;left:0;background:#fff;z-index:2}
+td.why{text-align:left}code{overflow-wrap:anywhere}table.score{display:block;overflow-x:auto;max-width:100%}
 """
 
 
@@ -179,8 +182,9 @@ def _heatmap(summary: CampaignSummary) -> str:
               f"<span style='{_heat(1, 10)}'></span>10% <span style='{_heat(1, 2)}'></span>50% "
               f"<span style='{_heat(1, 1)}'></span>100%; outlined: the rules the mutator declares; recall: "
               "the share of its logs on which every declared rule fired.</p>")
-    return (f"{legend}<table class=heat><tr><th>mutator</th><th>logs</th><th>recall</th>{head}</tr>"
-            f"{''.join(rows)}</table>")
+    # the heatmap is wider than a page: it scrolls in its own box, its header row and mutator column sticky
+    return (f"{legend}<div class=scroll><table class=heat><tr><th>mutator</th><th>logs</th><th>recall</th>{head}</tr>"
+            f"{''.join(rows)}</table></div>")
 
 
 def _throughput_svg(summary: CampaignSummary) -> str:
@@ -238,7 +242,7 @@ def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any], expla
     e = html.escape
     verdicts = "".join(
         f"<tr><td>{e(layer)}</td><td class={'ok' if v.get('ok') else 'bad'}>{'accepts' if v.get('ok') else 'refuses'}"
-        f"</td><td>{e(_refusal_text(v))}</td></tr>"
+        f"</td><td class=why>{e(_refusal_text(v))}</td></tr>"
         for layer, v in f.official.items()
     )
     official = f"<table><tr><th>official layer</th><th>verdict</th><th>why</th></tr>{verdicts}</table>" if verdicts else ""
