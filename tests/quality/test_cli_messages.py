@@ -36,3 +36,14 @@ def test_counts_in_the_check_summary_agree_with_their_number(tmp_path):
     proc = _dshfuzz("check", str(header_only))
     assert "0 events" in proc.stdout and "1 warning" in proc.stdout and "1 warnings" not in proc.stdout, proc.stdout
     assert "0 errors" in proc.stdout, proc.stdout
+
+
+def test_recover_tells_a_new_session_from_unusable_input_by_its_exit_status(tmp_path):
+    header_only = tmp_path / "s.jsonl"
+    header_only.write_text('{"type":"session","version":0,"id":"s","createdAt":0,"delegationDepth":0}\n')
+    new_session = _dshfuzz("recover", str(header_only))
+    assert new_session.returncode == 1, new_session.stdout + new_session.stderr
+    assert "NEW SESSION" in new_session.stdout and "anchor" not in new_session.stdout
+    assert _dshfuzz("recover", str(tmp_path / "missing.jsonl")).returncode == 2
+    negative = _dshfuzz("recover", str(header_only), "--at", "-5")
+    assert negative.returncode == 2 and "--at -5: a seq is a non-negative integer" in negative.stderr

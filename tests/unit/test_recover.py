@@ -114,7 +114,9 @@ def _args(path: Path, **flags: Any) -> argparse.Namespace:
                               format_version=None, redact=flags.get("redact", False))
 
 
-def test_cli_is_read_only_with_exit_0_for_a_fork_and_2_for_a_new_session(tmp_path: Path, capsys: Any) -> None:
+def test_cli_is_read_only_with_exit_0_for_a_fork_1_for_a_new_session_2_for_unusable_input(
+    tmp_path: Path, capsys: Any
+) -> None:
     b = session(["text", "gap"])
     path = tmp_path / "s.jsonl"
     path.write_text(jsonl(b.header, b.events), encoding="utf-8")
@@ -123,9 +125,10 @@ def test_cli_is_read_only_with_exit_0_for_a_fork_and_2_for_a_new_session(tmp_pat
     plan = json.loads(capsys.readouterr().out)
     assert plan["found"] and plan["fork"]["seq"] == _turn_ends(b)[0] and plan["rejected"][0]["blocking"] >= 1
     assert "call-" not in json.dumps(plan["rejected"]), "redacted plans quote no call id"
-    assert run(_args(path, at=3)) == 2
+    assert run(_args(path, at=3)) == 1
     assert "NEW SESSION" in capsys.readouterr().out
     assert run(_args(tmp_path / "missing.jsonl")) == 2
+    assert run(_args(path, at=-5)) == 2
     assert path.read_bytes() == before
 
 

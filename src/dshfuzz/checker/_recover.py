@@ -291,7 +291,7 @@ def _plan(
         rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
         carried = _Carried(_first(blockers, PREFIX_STABLE), _first(blockers, WIRE_STABLE), point.seq)
     if count == 0:
-        notes.append("the log holds no complete turn at or before the anchor")
+        notes.append("the log holds no complete turn" + ("" if at is None else f" at or before seq {at}"))
     return RecoveryPlan(path, at, None, tuple(rejected), count, tuple(notes))
 
 

@@ -3,7 +3,7 @@
 Names the latest complete-turn boundary at or before ``--at`` whose prefix no
 official moment refuses (:mod:`dshfuzz.checker._recover`), or says that a new
 session is needed. Never writes. Exit status: 0 a safe fork boundary was found,
-2 a new session is needed (or the log or the arguments are unusable).
+1 a new session is needed, 2 the log or the arguments are unusable.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ HELP = "plan a read-only recovery: the latest safe complete-turn boundary"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", metavar="LOG", help="session log (.jsonl or .jsonl.zstd)")
     parser.add_argument("--at", type=int, default=None, metavar="SEQ",
-                        help="event anchor: consider only boundaries whose turn/end seq is at or before SEQ")
+                        help="consider only boundaries whose turn/end seq is at or before SEQ (a seq, >= 0)")
     parser.add_argument("--json", action="store_true", help="machine-readable plan")
     parser.add_argument("--format-version", type=int, choices=(0, 1, 2, 3), default=None, metavar="N",
                         help="check as format version N instead of the header's version")
@@ -31,8 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """0 a fork boundary, 1 a new session is needed, 2 unusable input or arguments."""
     from dshfuzz.model import FileBytes
 
+    if args.at is not None and args.at < 0:
+        print(f"dshfuzz recover: --at {args.at}: a seq is a non-negative integer", file=sys.stderr)
+        return 2
     try:
         # the file is read as each pass goes, never held whole
         with FileBytes.open(args.log) as data:
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(plan.to_json()) + "\n")
     else:
         _render(plan)
-    return 0 if plan.found else 2
+    return 0 if plan.found else 1
 
 
 def _plan(args: argparse.Namespace, data: FileBytes) -> RecoveryPlan:
