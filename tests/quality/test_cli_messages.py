@@ -47,3 +47,12 @@ def test_recover_tells_a_new_session_from_unusable_input_by_its_exit_status(tmp_
     assert _dshfuzz("recover", str(tmp_path / "missing.jsonl")).returncode == 2
     negative = _dshfuzz("recover", str(header_only), "--at", "-5")
     assert negative.returncode == 2 and "--at -5: a seq is a non-negative integer" in negative.stderr
+
+
+def test_plain_jsonl_named_zstd_is_not_called_empty_and_the_name_is_questioned(tmp_path):
+    misnamed = tmp_path / "session.jsonl.zstd"
+    misnamed.write_bytes(FIXTURE.read_bytes())
+    proc = _dshfuzz("check", str(misnamed))
+    assert proc.returncode == 1
+    assert "the file is empty" not in proc.stdout and "no line could be read" in proc.stdout, proc.stdout
+    assert f"{misnamed} is named .zstd but starts with '{{': it looks like plain JSONL" in proc.stderr, proc.stderr

@@ -102,7 +102,12 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
         return  # a limit stopped the read before the header: L1-L4 report it
     if h is None or h.raw is MISSING:
         first = log.lines[0] if log.lines else None
-        why = "the file is empty" if first is None else f"header line is not valid JSON ({first.error or 'unparsable'})"
+        if first is not None:
+            why = f"header line is not valid JSON ({first.error or 'unparsable'})"
+        elif len(log.frames):  # bytes, but no frame decoded: "empty" would mislead (Z1/Z2 say why)
+            why = f"no line could be read: none of its {len(log.frames)} zstd frame(s) decodes"
+        else:
+            why = "the file is empty"
         yield ctx.finding(R.H1, f"corrupt session log: {why}", line=1, frame=None if first is None else first.frame)
         return
     raw = h.raw

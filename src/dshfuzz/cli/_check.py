@@ -116,6 +116,9 @@ def _check_all(args: argparse.Namespace) -> int:
             print(f"dshfuzz check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 2
             continue
+        if compression == "zstd" and not report.events and _looks_like_jsonl(path):
+            print(f"dshfuzz check: note: {path} is named .zstd but starts with '{{': it looks like plain JSONL "
+                  "(a .jsonl name reads it as such)", file=sys.stderr)
         if args.json:
             sys.stdout.write(dumps(report.to_json()) + "\n")
         else:
@@ -132,3 +135,12 @@ def _check_all(args: argparse.Namespace) -> int:
         elif not report.ok and status == 0:
             status = 1
     return status
+
+
+def _looks_like_jsonl(path: str) -> bool:
+    """Whether the file starts (after blanks) with ``{``: a zstd frame starts with its magic number."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
