@@ -21,7 +21,11 @@ MAX_MINIMAL_EVENTS = 12
 
 
 def _planted(kind: str, rule: str | None):
+    # a false alarm as format 0 shows it: a later format's log needs more events to stay clean for
+    # every judge (a false alarm's witness must), so its 1-minimal witness is larger
     def matches(found: DisagreementFound) -> bool:
+        if kind == "false-alarm" and found.format_version not in (0, None):
+            return False
         return found.kind == kind and (rule is None or rule in found.rules)
 
     return matches
