@@ -12,13 +12,15 @@ import argparse
 import importlib
 import importlib.util
 import os
+import re
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from dshfuzz import __version__
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "HelpFormatter", "build_parser", "explain", "main"]
 
 COMMANDS: dict[str, str] = {
     "oracle": "every official layer's verdict on each log",
@@ -66,6 +68,61 @@ def _save_traceback(command: str) -> str:
         return f"nowhere: {exc}"
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Fills prose paragraphs to the terminal's width like argparse's default, but keeps an
+    indented list (the ``exit status:`` section) one item a line, each item folded under itself."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if len(lines) > 1 and all(line.startswith("  ") for line in lines[1:]):
+                out.append(indent + lines[0])
+                for line in lines[1:]:
+                    lead = re.match(r"\s*\S+\s+", line)  # "  2    " : the item's text hangs under its first word
+                    hang = " " * (lead.end() if lead else 2)
+                    out.append(textwrap.fill(line.strip(), width, initial_indent=indent + line[: len(line) - len(line.lstrip())],
+                                             subsequent_indent=indent + hang))
+            else:
+                out.append(textwrap.fill(" ".join(paragraph.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent))
+            out.append("")
+        return "\n".join(out).rstrip("\n")
+
+
+def explain(parser: argparse.ArgumentParser, exits: Mapping[int, str], description: str | None = None) -> None:
+    """Give a (sub)command's help its ``exit status:`` section (and a longer description).
+
+    Every command calls it from ``add_arguments`` (``tests/unit/test_cli_help.py`` fails for
+    one that does not); 130 (interrupted) holds for every command, so it is added here."""
+    parser.formatter_class = HelpFormatter
+    if description is not None:
+        parser.description = description
+    codes = {**exits, 130: "interrupted (Ctrl-C)"}
+    parser.epilog = "exit status:\n" + "\n".join(f"  {code:<3}  {text}" for code, text in codes.items())
+
+
+def build_parser(wanted: Sequence[str] = ()) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and one subparser per available command; only the commands in
+    ``wanted`` get their arguments (importing every command module would slow ``--help``)."""
+    parser = argparse.ArgumentParser(prog="dshfuzz", description="Fuzz and mutation-test DSH session-log checkers.",
+                                     formatter_class=HelpFormatter,
+                                     epilog="exit status:\n  0    success\n  1    findings (each command's help says "
+                                            "which)\n  2    usage error, unreadable input or a failed pre-flight "
+                                            "check\n  130  interrupted (Ctrl-C)\n\n"
+                                            "`dshfuzz COMMAND --help` states a command's arguments and exit codes.")
+    parser.add_argument("--version", action="version", version=f"dshfuzz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands: dict[str, argparse.ArgumentParser] = {}
+    for name, help_text in COMMANDS.items():
+        if not _available(name):
+            continue
+        p = commands[name] = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
+        if name in wanted:
+            _module(name).add_arguments(p)
+    return parser, commands
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Called without ``argv`` it is the process entry (``python -m
     dshfuzz`` and the ``dshfuzz`` script): a command module that sets
@@ -73,17 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     writer behind) then ends the process as soon as it returns."""
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="dshfuzz", description="Fuzz and mutation-test DSH session-log checkers.")
-    parser.add_argument("--version", action="version", version=f"dshfuzz {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = next((a for a in argv if not a.startswith("-")), None)
-    commands: dict[str, argparse.ArgumentParser] = {}
-    for name, help_text in COMMANDS.items():
-        if not _available(name):
-            continue
-        p = commands[name] = sub.add_parser(name, help=help_text, description=help_text)
-        if name == wanted:
-            _module(name).add_arguments(p)
+    parser, commands = build_parser([wanted] if wanted else [])
     args, extras = parser.parse_known_args(argv)
     if extras:  # named by the command's own usage, not the top level's
         (commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(extras)}")

@@ -20,6 +20,15 @@ def _shared_guess() -> Path | None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dshfuzz.harness._atheris import TARGETS
 
+    from . import explain
+
+    explain(parser, {
+        0: "no target found a failing input",
+        1: "some target found one (a crash, a hang or a memory blow-up: listed in the summary, saved to "
+           "--corpus unless --no-save)",
+        2: "usage error (an unknown target, a bad option value) or libFuzzer stopped without an input to show",
+    })
+
     parser.add_argument("target", help=f"all, or one of: {', '.join(TARGETS)}")
     parser.add_argument(
         "--runs", type=int, default=None, help="executions per target (default 50000 without --max-time)"

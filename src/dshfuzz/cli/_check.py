@@ -27,6 +27,14 @@ freeing the logs it read (see :func:`dshfuzz.cli.main`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "no error-level finding in any LOG (--prewrite: the edit is accepted; --serve: end of input)",
+        1: "some LOG has an error-level finding (--prewrite: the edit is refused)",
+        2: "usage error, a LOG (or EDIT.json) that cannot be read, or an internal checker error (reported, "
+           "never hidden)",
+    })
     parser.add_argument("logs", nargs="*", metavar="LOG", help="session log (.jsonl or .jsonl.zstd)")
     parser.add_argument("--json", action="store_true", help="machine-readable report, one JSON object per file")
     parser.add_argument(

@@ -19,6 +19,9 @@ HELP = "list the contract rules (the registry)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {0: "the rules were printed", 2: "usage error"})
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the registry as a JSON array")
     fmt.add_argument("--markdown", action="store_true", help="the registry as docs/CONTRACTS.md")

@@ -12,52 +12,64 @@ _CORPUS_HELP = "corpus directory (default corpus/ in the current directory; it m
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "The corpus of minimised witnesses: each entry a log, the checker it was found with and what the "
-        "checker said. Exit codes: 0 done (replay: every entry behaves as its meta records), 1 replay: an "
-        "entry changed, or minimise: the entry no longer reproduces, 2 usage error (a missing corpus "
-        "folder or an unknown entry included; replay: an entry's checker cannot be loaded)."
-    )
-    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help=_CORPUS_HELP)
-    sub = parser.add_subparsers(dest="action", required=True)
+    from . import HelpFormatter, explain
 
-    def action(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    explain(parser, {
+        0: "done (replay: every entry behaves as its meta records)",
+        1: "replay: an entry changed; minimise: the entry no longer reproduces",
+        2: "usage error, a missing corpus folder or an unknown entry (replay: an entry's checker cannot be loaded)",
+    }, description=(
+        "The corpus of minimised witnesses: each entry a log, the checker it was found with and what the "
+        "checker said. `dshfuzz corpus ACTION --help` states an action's arguments."
+    ))
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"), help=_CORPUS_HELP)
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def action(name: str, help_text: str, exits: dict[int, str]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
+        explain(p, exits)
         # after the action too (`corpus replay --corpus DIR`), as well as before it
         p.add_argument("--corpus", type=Path, default=argparse.SUPPRESS, help=_CORPUS_HELP)
         return p
 
+    missing = "usage error, or the corpus folder is missing"
     action("list", "one line per entry: kind, signature, the checker it was found with, its log (the ENTRY "
-                   "other actions take); exit 0, or 2 when the corpus folder is missing")
+                   "other actions take)", {0: "the entries were listed (none is not an error)", 2: missing})
     rep = action(
         "replay",
         "re-run each entry's checker and compare with its meta: a known bug is STILL FAILING, a fixed one "
-        "(`mark-fixed`) FIXED, a witness HOLDS; exit 0 when every entry behaves as recorded, 1 when any "
-        "changed (FIXED with no fix recorded, failing again though marked fixed, CHANGED VERDICT), 2 on a "
-        "usage error or when an entry's checker cannot be loaded (NOT REPLAYED)",
+        "(`mark-fixed`) FIXED, a witness HOLDS",
+        {0: "every entry behaves as its meta records",
+         1: "some entry changed (FIXED with no fix recorded, failing again though marked fixed, CHANGED VERDICT)",
+         2: f"{missing}, or an entry's checker cannot be loaded (NOT REPLAYED; the others are replayed)"},
     )
     rep.add_argument("--checker", default=None,
                      help=f"replay against this checker instead of each entry's own ({CHECKER_SPEC_HELP})")
     rep.add_argument("--json", action="store_true", help="one JSON object per entry, in a list")
     mini = action(
         "minimise",
-        "continue minimising an entry's witness (one a campaign cut at its time box); exit 0 when the "
-        "minimal witness is saved, 1 when the entry no longer reproduces, 2 on a usage error",
+        "continue minimising an entry's witness (one a campaign cut at its time box)",
+        {0: "the smaller witness was saved as a new entry",
+         1: "the entry no longer reproduces with this checker",
+         2: f"{missing}, an unknown entry, a checker that cannot be loaded, or the official layers not set up"},
     )
     mini.add_argument("entry", type=Path, help="the entry's log file (as `corpus list` prints it)")
     mini.add_argument("--checker", default=None, help=f"the checker (default: the entry's own; {CHECKER_SPEC_HELP})")
-    mini.add_argument("--seconds", type=float, default=None, help="stop after this long with the best so far")
+    mini.add_argument("--seconds", type=float, default=None, metavar="S",
+                      help="stop after S seconds with the smallest witness so far (default: until 1-minimal)")
     mini.add_argument("--no-official", action="store_true", help="judge without the official layers")
     fixed = action(
         "mark-fixed",
-        "record in an entry's meta the change that fixed its bug: replay then expects it FIXED; exit 0, or 2 "
-        "for an unknown entry",
+        "record in an entry's meta the change that fixed its bug: replay then expects it FIXED",
+        {0: "the fix was recorded",
+         2: f"{missing}, an unknown entry, a witness (it records no bug) or an empty --by"},
     )
     fixed.add_argument("entry", type=Path, help="the entry's log file (as `corpus list` prints it)")
     fixed.add_argument("--by", required=True, metavar="COMMIT", help="the commit (or change) that fixed it")
     add = action("add", "add a log as a witness of the built-in checker's current verdict (creates the "
-                        "corpus folder); exit 0, or 2 when the log cannot be read")
-    add.add_argument("log", type=Path)
+                        "corpus folder)",
+                 {0: "added (or already present)", 2: "usage error, or LOG cannot be read"})
+    add.add_argument("log", type=Path, metavar="LOG", help="the session log to keep (.jsonl or .jsonl.zstd)")
     add.add_argument("--signature", default=None, help="default: witness|<rules the checker reports>")
 
 

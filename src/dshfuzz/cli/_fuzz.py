@@ -11,6 +11,15 @@ from dshfuzz.harness import CHECKER_SPEC_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "no checker finding: the checker agreed with every judge (the summary still names what was not reached)",
+        1: "checker findings (false alarms, misses, crashes, ...): listed in the summary and the report",
+        2: "a failed pre-flight check (an unknown mutator, a checker that cannot run, the official layers not "
+           "set up, an --out that cannot be written, a bad --budget: one line, no report), a worker that "
+           "failed, or the reference oracle crashing (a dshfuzz bug; the report keeps its witness)",
+    })
     parser.add_argument(
         "--budget", default="60s",
         help="60s, 5m, 1h, or 500examples (default 60s); the campaign ends within a few seconds of it, report written",

@@ -19,6 +19,12 @@ _REAL_SESSIONS_ENV = "DSHFUZZ_REAL_SESSIONS"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "every log written",
+        2: "usage error (a negative --count, a bad --events range) or --out cannot be written",
+    })
     parser.add_argument("--count", type=int, default=100, help="number of logs (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="output directory (created if missing)")

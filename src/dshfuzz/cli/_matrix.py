@@ -11,8 +11,23 @@ from dshfuzz.harness import CHECKER_SPEC_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "every row at full recall, every rule killed by some mutator, no false alarm on a valid or "
+           "metamorphic log",
+        1: "a row below full recall, a rule no mutator kills, or a false alarm",
+        2: "a failed pre-flight check (an unknown mutator, a checker that cannot run, the official layers not "
+           "set up, an --out that cannot be written: one line, nothing written) or a usage error",
+    }, description=(
+        "The kill matrix: every mutator's mutants (and valid logs with their metamorphic variants) judged "
+        "by the checker. Recall is the share of a row's mutants on which every rule the mutant expects "
+        "fired; precision is the share on which no error-level rule fired outside what the mutant expects."
+    ))
     parser.add_argument("--examples", type=int, default=25, help="mutants per mutator (default 25)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the generated logs and the mutators' choices: the same seed, the same matrix "
+                             "(default 0)")
     parser.add_argument("--checker", default="builtin", help=CHECKER_SPEC_HELP)
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="skip the official layers' verdicts")

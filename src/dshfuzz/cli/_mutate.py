@@ -21,6 +21,13 @@ HELP = "inject one incident into a log"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "the mutant was written to --out",
+        2: "usage error: an unknown mutator, an --out folder that does not exist or --out naming LOG, a LOG that "
+           "cannot be read, or a log the mutator does not apply to (the reason is printed)",
+    })
     parser.add_argument("log", type=Path, help="the session log to mutate (read only)")
     parser.add_argument("--mutator", required=True,
                         help="mutator, perturbation or metamorphic transform name (see `dshfuzz mutators`)")

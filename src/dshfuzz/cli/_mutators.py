@@ -14,6 +14,9 @@ HELP = "list the incident mutators"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {0: "the registry was printed", 2: "usage error"})
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="mutators, transforms and perturbations as JSON")
     fmt.add_argument("--markdown", action="store_true", help="the registry as docs/MUTATORS.md")

@@ -19,6 +19,14 @@ _READ_RAW = "readRaw"  # the pseudo-layer reported when a file's rows cannot be 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "every requested layer accepts every file",
+        1: "some layer refuses some file",
+        2: "usage error, an unreadable file, the official layers not set up (`make setup`), or a file "
+           "they could not judge (one line each on stderr)",
+    })
     parser.add_argument("logs", nargs="+", metavar="LOG", help="session logs (*.jsonl or *.jsonl.zstd)")
     parser.add_argument("--layers", metavar="L,...", help="comma-separated subset of the layers (default: all)")
     parser.add_argument("--json", action="store_true", help="print {file: {layer: {ok, error?}}} as JSON")

@@ -21,6 +21,13 @@ HELP = "plan a read-only recovery: the latest safe complete-turn boundary"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from . import explain
+
+    explain(parser, {
+        0: "a safe fork boundary was found (FORK)",
+        1: "no complete turn is safe to fork at: start a new session (NEW SESSION)",
+        2: "usage error (--at must be a seq, >= 0) or a LOG that cannot be read",
+    })
     parser.add_argument("log", metavar="LOG", help="session log (.jsonl or .jsonl.zstd)")
     parser.add_argument("--at", type=int, default=None, metavar="SEQ",
                         help="consider only boundaries whose turn/end seq is at or before SEQ (a seq, >= 0)")
