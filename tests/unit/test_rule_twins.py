@@ -156,6 +156,33 @@ def _zstd(*, skippable_before: tuple[int, ...] = (), cut: int = 0) -> File:
 
 _EVENTS = minimal_events()
 
+
+def _header_frames(*, empty_first: bool = False) -> File:
+    """The minimal log in the official frame shape, optionally after an empty first frame."""
+    plain = [batch_text([header()]), batch_text(_EVENTS[:9]), batch_text(_EVENTS[9:])]
+    return zstd_frames(*([b""] if empty_first else []), *plain)
+
+
+def _header_moved(moved: int) -> File:
+    """The first ``moved`` bytes of the first batch moved into the header frame."""
+    batch = batch_text(_EVENTS[:9])
+    plain = [batch_text([header()]) + batch[:moved], batch[moved:], batch_text(_EVENTS[9:])]
+    return zstd_frames(*plain)
+
+
+def _header_without_newline() -> File:
+    text = batch_text([header()])
+    return zstd_frames(text[:-1], b"\n" + batch_text(_EVENTS[:9]), batch_text(_EVENTS[9:]))
+
+
+# every way the first frame fails the loader's "exactly one header line" (issue 20): the twin of each is the official shape
+HEADER_FRAME_SHAPES: dict[str, Callable[[], File]] = {
+    "the header line without its newline": _header_without_newline,
+    "the header and a whole event line": lambda: _header_moved(len(batch_text(_EVENTS[:1]))),
+    "the header and part of an event line": lambda: _header_moved(20),
+    "an empty frame before the header": lambda: _header_frames(empty_first=True),
+}
+
 # (rule, why, broken, twin): what the event-level tables test by hand, and every physical rule
 PHYSICAL: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
     (RuleId.E4, "a number JSON.parse makes Infinity", lambda: _with_number("1e400"), lambda: _with_number("1e300")),
@@ -182,6 +209,13 @@ PHYSICAL: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
     (RuleId.L4, "one unreadable line more than the limit", lambda: _unreadable(3, 2), lambda: _unreadable(2, 2)),
     (RuleId.L4, "a zstd frame of more lines than compressed bytes allow", lambda: _line_ratio(5000), lambda: _line_ratio(40)),
 ]
+
+
+ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
+    (RuleId.Z4, f"the header frame: {shape}", broken, _header_frames) for shape, broken in HEADER_FRAME_SHAPES.items()
+]
+"""Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
+also holds against the official layers."""
 
 
 def _event_level() -> list[tuple[RuleId, str, File, File]]:
@@ -220,6 +254,11 @@ def test_a_physical_rule_fires_on_the_broken_file_and_not_on_its_twin(rule: Rule
     _assert_twins(rule, why, broken(), twin())
 
 
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), ISSUE_20_PAIRS, ids=[f"{c[0]}-{c[1]}" for c in ISSUE_20_PAIRS])
+def test_an_issue_20_shape_fires_on_the_broken_file_and_not_on_its_twin(rule: RuleId, why: str, broken, twin) -> None:
+    _assert_twins(rule, why, broken(), twin())
+
+
 @pytest.mark.parametrize(("rule", "why", "broken", "twin"), EVENT_LEVEL, ids=[f"{c[0]}-{i}" for i, c in enumerate(EVENT_LEVEL)])
 def test_an_event_rule_fires_on_the_written_file_and_not_on_its_twin(rule: RuleId, why: str, broken: File, twin: File) -> None:
     _assert_twins(rule, why, broken, twin)
@@ -228,7 +267,7 @@ def test_an_event_rule_fires_on_the_written_file_and_not_on_its_twin(rule: RuleI
 def test_the_physical_twins_differ_from_their_broken_files_by_little() -> None:
     """A twin is near-identical: its bytes are within a few hundred of the broken file's, or
     it reads the same bytes under the same limits but for the one that decides the rule."""
-    for rule, why, broken, twin in PHYSICAL:
+    for rule, why, broken, twin in PHYSICAL + ISSUE_20_PAIRS:
         a, b = broken(), twin()
         assert a.limits == b.limits, f"{rule} {why}: the pair must be read under the same limits"
         assert abs(len(a.data) - len(b.data)) <= 6000, f"{rule} {why}: {len(a.data)} vs {len(b.data)} bytes"

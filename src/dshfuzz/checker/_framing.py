@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dshfuzz.model import TornTail
+from dshfuzz.model import Frame, TornTail
 
 from ._context import CheckContext
 from ._finding import Finding
@@ -75,16 +75,17 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
     if not log.frames:
         return
     first = log.frames[0]
-    if first.status == "complete" and len(first.lines) != 1:
+    shape = _header_frame_shape(first)
+    if shape is not None:
         yield ctx.finding(
             R.Z4,
-            f"corrupt Zstandard session log: first frame is not exactly one header line (it holds {len(first.lines)} lines)",
+            f"corrupt Zstandard session log: first frame is not exactly one header line ({shape})",
             frame=0,
             offset=first.offset,
             line=1,
-            context={"lines": len(first.lines)},
+            context={"lines": len(first.lines), "endsOnNewline": first.status == "complete"},
         )
-        if len(log.frames) == 1 and len(first.lines) > 1:
+        if len(log.frames) == 1 and first.status == "complete" and len(first.lines) > 1:
             yield ctx.finding(
                 R.Z5,
                 f"the whole {len(first.lines)}-line log is one zstd frame; the official shape is a header frame "
@@ -93,3 +94,27 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 offset=first.offset,
                 context={"lines": len(first.lines)},
             )
+
+
+def _header_frame_shape(first: Frame) -> str | None:
+    """What breaks ``assertZstdHeaderFrame`` (SPJ:741) in the decoded first frame, or ``None``.
+
+    The loader asks that the plaintext be non-empty and that its first newline be its last
+    byte. Read off the frame record: no line starts in an empty frame; a frame whose plaintext
+    does not end on a newline is ``not-record-aligned`` (its last line runs on into the next
+    frame: the header itself, or an event after it); a frame ending on a newline holds
+    exactly one newline when exactly one line starts in it. A frame that does not decode is
+    Z2's, a torn one Z1's: the loader never reaches the header check for them."""
+    if first.status not in ("complete", "not-record-aligned"):
+        return None
+    count = len(first.lines)
+    if count == 0:
+        return "the frame is empty"
+    if first.status == "not-record-aligned":
+        if count == 1:
+            return "the header line has no newline in it: the line runs on into the next frame"
+        return (f"it holds the header line and the start of line {first.lines[-1]}, "
+                "which runs on into the next frame")
+    if count > 1:
+        return f"it holds {count} lines: the header and {count - 1} more"
+    return None

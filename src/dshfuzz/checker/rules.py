@@ -547,7 +547,9 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         RuleId.Z4, _E, RuleLayer.FRAMING,
         "The first frame holds exactly the header line",
-        "The official shape puts the header alone in frame one; a first frame with more lines throws.",
+        "The official shape puts the header line alone in frame one: its plaintext is non-empty and its only "
+        "newline is its last byte. An empty first frame, a header without its newline, or a header followed by "
+        "whole or partial event lines throws, even when the joined plaintext reads as the same lines.",
         "dsh-session-persistence-jsonl assertZstdHeaderFrame",
         ALL_FORMATS, (_L.LOAD, _L.RELEASED),
     ),

@@ -1,7 +1,7 @@
 """The mutator registry: the built-in incident mutators, then third-party ones.
 
 Built-ins are collected from the level modules in a fixed order (framing, lines,
-envelope, surface, engine, wire, migration, hostile), each in definition order, so the
+envelope, surface, engine, wire, migration, hostile, shapes), each in definition order, so the
 registry and the docs generated from it are stable. Third-party packages add
 mutators through the ``dshfuzz.mutators`` entry-point group: each entry point
 loads to a :class:`Mutator` or an iterable of them. A plugin that fails to load,
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from importlib.metadata import entry_points
 from types import MappingProxyType, ModuleType
 
-from . import _engine, _envelope, _framing, _hostile, _lines, _migration, _surface, _wire
+from . import _engine, _envelope, _framing, _hostile, _lines, _migration, _shapes, _surface, _wire
 from ._base import Edit, Mutator
 from ._metamorphic import METAMORPHIC
 from ._perturb import PERTURBATIONS
@@ -25,7 +25,7 @@ __all__ = ["ENTRY_POINT_GROUP", "MUTATORS", "builtin_mutators", "get", "get_edit
 
 ENTRY_POINT_GROUP = "dshfuzz.mutators"
 
-_MODULES: tuple[ModuleType, ...] = (_framing, _lines, _envelope, _surface, _engine, _wire, _migration, _hostile)
+_MODULES: tuple[ModuleType, ...] = (_framing, _lines, _envelope, _surface, _engine, _wire, _migration, _hostile, _shapes)
 
 
 def builtin_mutators() -> Iterator[Mutator]:

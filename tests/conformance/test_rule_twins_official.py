@@ -1,0 +1,66 @@
+"""The fire/no-fire pairs of issue 20's shapes agree with the official layers.
+
+``tests/unit/test_rule_twins.py`` proves each rule fires on its broken file and not on
+its twin, through the streamed read. For the shapes the checker once missed or misjudged
+(every way the first zstd frame is not exactly the header line, a content element that is
+not a typed object, a tool-call id advertised differently from the one answered, a legacy
+pre-identity message) this suite asks the official layers about the same two files: every
+offline layer a finding of the pair's rule names refuses the broken file, every layer
+that refuses it is named by some finding, and every layer accepts the twin. A pair whose broken file is judged an error (or not) must also
+agree with the harness layers: an error exactly when the loader or the released
+migration refuses.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders and pairs
+
+import test_rule_twins  # noqa: E402
+
+from dshfuzz.checker import OfficialLayer  # noqa: E402
+
+FOLDED = {"loadApp": "load", "loadDirect": "load"}
+OFFLINE = {str(x) for x in OfficialLayer} - {"provider"}
+HARNESS = {"load", "released"}
+
+PAIRS = test_rule_twins.ISSUE_20_PAIRS
+
+
+def _write(directory: Path, name: str, file: test_rule_twins.File) -> Path:
+    path = directory / (name + (".jsonl.zstd" if file.compression == "zstd" else ".jsonl"))
+    path.write_bytes(file.data)
+    return path
+
+
+def _refusals(official, path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, verdict in official.check(path=path).items():
+        if not verdict.ok:
+            out[FOLDED.get(name, name)] = verdict.error.message if verdict.error else "refused"
+    return out
+
+
+@pytest.mark.official
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), PAIRS, ids=[f"{c[0]}-{c[1]}" for c in PAIRS])
+def test_the_pair_matches_the_official_verdicts(official, tmp_path: Path, rule, why: str, broken, twin) -> None:
+    bad, good = broken(), twin()
+    refused = _refusals(official, _write(tmp_path, "broken", bad))
+    twin_refused = _refusals(official, _write(tmp_path, "twin", good))
+    assert not twin_refused, f"{why}: the twin is refused: {twin_refused}"
+    assert refused, f"{why}: every official layer accepts the broken file"
+    report = bad.check()
+    mine = [f for f in report.findings if f.rule is rule]
+    assert mine, f"{why}: {rule} did not fire"
+    claimed = {str(layer) for f in mine for layer in f.refused_by} & OFFLINE
+    assert claimed <= set(refused), f"{why}: {rule} claims {sorted(claimed)}; official refusals: {refused}"
+    named = {str(layer) for f in report.findings for layer in f.refused_by}
+    assert set(refused) <= named, f"{why}: official {sorted(set(refused) - named)} refuse ({refused}) but no finding names them"
+    assert bool(report.errors) == bool(HARNESS & set(refused)), (
+        f"{why}: {report.errors} error(s), but the loader/released verdicts are {refused}"
+    )
+    assert good.check().errors == 0
