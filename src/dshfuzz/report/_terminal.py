@@ -20,7 +20,7 @@ from dshfuzz.harness._events import CampaignEvent, DisagreementFound
 
 from ._summary import CampaignSummary
 
-__all__ = ["LiveReporter", "final_summary", "final_table", "progress_line"]
+__all__ = ["LiveReporter", "final_summary", "final_table", "fit", "folding", "progress_line"]
 
 _KIND_STYLE = {
     "false-alarm": "yellow",
@@ -33,6 +33,57 @@ _KIND_STYLE = {
     "official-disagreement": "blue",
     "oracle-crash": "bold red",
 }
+
+
+def folding(table: Table) -> Table:
+    """``table`` with every column folding a long word onto the next line, never cutting it
+    with an ellipsis (rich's default, which turned ``metamorphic:relabel-ids`` into
+    ``metamorphic:re…`` in an 80-column pipe)."""
+    for column in table.columns:
+        column.overflow = "fold"
+        column.no_wrap = False
+    return table
+
+
+_SHORT = 12  # a column this narrow (a count, a percentage, a level) keeps its width
+
+
+def fit(table: Table, width: int, *, keep: int = 1) -> Table:
+    """``table`` folded (:func:`folding`) and laid out to fit ``width`` columns exactly.
+
+    rich measures a column by its longest word and, when the sum is too wide, collapses
+    columns in a way that can still exceed the width (the excess is then cropped at the
+    edge, and a ``min_width`` makes that worse). Here every column gets a fixed width
+    instead: the first ``keep`` columns (the names a reader looks rows up by) keep their
+    natural width up to half the room (less when the others need it for their longest
+    word), short columns keep theirs, and the rest share what is left, narrow ones first. A table that fits as it is is left alone."""
+    folding(table)
+    columns = table.columns
+    if not columns:
+        return table
+    console = Console(width=width)
+    # rich's own per-column measure and padding: the layout must agree with its rendering
+    measured = [table._measure_column(console, console.options, c) for c in columns]  # noqa: SLF001
+    natural = [m.maximum for m in measured]
+    pads = [table._get_padding_width(i) for i in range(len(columns))]  # noqa: SLF001
+    room = width - table._extra_width  # noqa: SLF001
+    if sum(natural) <= room:
+        return table
+    widths = list(natural)
+    fixed = {i for i, n in enumerate(natural) if i < keep or n <= _SHORT + pads[i]}
+    # what the other columns need for their longest word (a few characters at least)
+    reserve = sum(widths[i] for i in fixed if i >= keep) + sum(
+        max(measured[i].minimum, pads[i] + 8) for i in range(len(columns)) if i not in fixed)
+    for i in range(min(keep, len(columns))):
+        widths[i] = min(natural[i], max(min(room - reserve, room // 2), _SHORT))
+    left = room - sum(widths[i] for i in fixed)
+    flexible = sorted((i for i in range(len(columns)) if i not in fixed), key=natural.__getitem__)
+    for k, i in enumerate(flexible):
+        widths[i] = max(min(natural[i], left // (len(flexible) - k)), pads[i] + 4)
+        left -= widths[i]
+    for column, w, pad in zip(columns, widths, pads):
+        column.width = max(1, w - pad)
+    return table
 
 
 def _budget_fraction(summary: CampaignSummary) -> float | None:
