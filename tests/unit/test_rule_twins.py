@@ -211,8 +211,20 @@ PHYSICAL: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
 ]
 
 
+def _content_with(index: int, element: Any) -> File:
+    """The minimal log with ``element`` appended to the content of the message event at ``index``."""
+    events = minimal_events()
+    data = events[index]["data"]
+    (data if events[index]["type"] == "user/message" else data["message"])["content"].append(element)
+    return jsonl(events)
+
+
 ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
-    (RuleId.Z4, f"the header frame: {shape}", broken, _header_frames) for shape, broken in HEADER_FRAME_SHAPES.items()
+    *[(RuleId.Z4, f"the header frame: {shape}", broken, _header_frames) for shape, broken in HEADER_FRAME_SHAPES.items()],
+    (RuleId.E6, "a null element in a user/message's content", lambda: _content_with(2, None), lambda: jsonl(minimal_events())),
+    (RuleId.E6, "a null element in an assistant/message's content", lambda: _content_with(14, None), lambda: jsonl(minimal_events())),
+    (RuleId.E6, "an untyped element in a user/message's content", lambda: _content_with(2, {"text": "x"}),
+     lambda: _content_with(2, {"type": "text", "text": "x"})),
 ]
 """Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
 also holds against the official layers."""

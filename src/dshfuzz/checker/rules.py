@@ -308,11 +308,16 @@ _RULES: tuple[Rule, ...] = (
         RuleId.E6, _E, RuleLayer.PERSISTENCE,
         "Message events have the message shape",
         "user/message, assistant/message and tool/result carry a named message: non-empty id, the right "
-        "role, a valid source, a content array; assistant needs a model source, tool/result a tool source "
-        "and exactly one tool-result block whose toolCallId matches.",
-        "@deepseek-ai/dsh-session lib/index.js:1242-1266 (assertMessageEventShape)",
-        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.METER, _L.RELEASED),
-        "The token meter crashes on a user/message without a message object rather than reporting it.",
+        "role, a valid source, a content array whose every element is an object with a non-empty string "
+        "type; assistant needs a model source, tool/result a tool source and exactly one tool-result block "
+        "whose toolCallId matches.",
+        "@deepseek-ai/dsh-session lib/index.js:1242-1266 (assertMessageEventShape); "
+        "dsh-session-format-v0-to-v1 (content[i] must be a JSON object, type must be a non-empty string)",
+        ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.METER, _L.RELEASED, _L.WIRE),
+        "The token meter crashes on an assistant/message or tool/result without a message object rather "
+        "than reporting it. The shape check reads no content element: a user or assistant element that is "
+        "not a typed object is refused by released alone, unless it is null, which crashes the token meter, "
+        "the request serializer (for a message on the surface) and, in an assistant/message, the load.",
     ),
     Rule(
         RuleId.S1, _E, RuleLayer.PERSISTENCE,

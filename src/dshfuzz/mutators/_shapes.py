@@ -3,7 +3,9 @@
 Each mutator here makes every variant of one malformed shape that some official
 layer refuses and that a checker reading the log's lines or messages loosely can
 miss: a first zstd frame that is not exactly the header line (the loader's
-``assertZstdHeaderFrame`` checks bytes, not lines).
+``assertZstdHeaderFrame`` checks bytes, not lines), and a message content element that is
+not a typed object (the shape check reads the array, not its elements; the released
+migration reads each, and a ``null`` one crashes every reader that asks it for its type).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 from dshfuzz.model import compress_frame, decode_frame
 
 from ._base import Level, mutator
-from ._draft import FrameDraft, Inapplicable
+from ._draft import EventDraft, FrameDraft, Inapplicable
+from ._select import choose, message_of
 
 _LOAD = ("load", "loadApp", "released")
 
@@ -64,3 +67,41 @@ def header_frame_shape(frames: FrameDraft, data: Any) -> str:
         what = f"the first {moved} of {first} bytes of line 2 moved into the header frame"
     frames.frames[:2] = [compress_frame(head + batch[:moved]), compress_frame(batch[moved:])]
     return what
+
+
+_MESSAGE_TYPES = ("user/message", "assistant/message", "tool/result")
+_BAD_ELEMENTS = (None, 0, "text", [], {}, {"text": "x"}, {"type": ""}, {"type": 7}, {"type": None, "text": "x"})
+
+
+@mutator(
+    "content-element-shape",
+    level=Level.EVENT,
+    expects=("E6",),
+    official=("released",),
+    incident="""A plugin or a hand edit left a message whose content array holds an element
+    that is not a typed block: null (a serialiser writing a hole), a bare string or number,
+    a nested array, or an object without a non-empty string type; in an assistant message
+    it may be the tool-call block itself that was nulled. The host's shape check reads the
+    array but not its elements, so the session seeds and mostly loads; the released
+    migration refuses the element, and a null one crashes the token meter, the request
+    serializer and, in an assistant message, the loader's validation.""",
+)
+def content_element_shape(draft: EventDraft, data: Any) -> str:
+    """Precondition: a user/message, assistant/message or tool/result whose message content
+    is an array. Inserts a drawn malformed element at a drawn position of a drawn such
+    message, or replaces a drawn existing element (a tool-call or tool-result block among
+    them) by it. Deterministic given its draws."""
+    candidates = [i for i in draft.of_type(*_MESSAGE_TYPES) if type(message_of(draft.events[i]).get("content")) is list]
+    i = choose(data, candidates, "message with a content array")
+    content = message_of(draft.events[i])["content"]
+    bad = data.draw(st.sampled_from(_BAD_ELEMENTS), label="element")
+    bad = bad.copy() if isinstance(bad, (dict, list)) else bad
+    if content and data.draw(st.booleans(), label="replace"):
+        k = data.draw(st.integers(0, len(content) - 1), label="element replaced")
+        content[k] = bad
+        how = "replaced by"
+    else:
+        k = data.draw(st.integers(0, len(content)), label="element inserted")
+        content.insert(k, bad)
+        how = "inserted:"
+    return f"seq {i} {draft.events[i]['type']} content[{k}] {how} {bad!r}"

@@ -1,0 +1,113 @@
+"""E6 on the elements of a message's content: each is an object with a non-empty string ``type``.
+
+``assertMessageEventShape`` (S:1246-1270) asks only that a message's content be an array, so
+seed, invariants and the loader's shape check read past an element that is ``null``, a scalar,
+an array, or an object without a usable ``type``. Other official readers do not:
+
+- the released v0->v1 migration refuses every such element of a ``user/message`` or an
+  ``assistant/message`` ("content[i] must be a JSON object", "content[i] type must be a
+  non-empty string");
+- a ``null`` element crashes every reader that asks an element for its ``type``: the token
+  meter (whether or not the message is still on the surface), the request serializer (for a
+  message on the final surface), and, for an ``assistant/message``, the loader's validation
+  of the restored session (TypeError: Cannot read properties of null).
+
+A ``tool/result`` must hold exactly one tool-result block (the shape check itself, E6 in
+:mod:`._persistence`), and the elements inside that block are P4's, so this walk reads user and
+assistant messages only. A legacy pre-identity message is read as the loader upgrades it, since
+its elements are carried over unchanged; a message the shape check already refuses for another
+reason is left to that finding. Each message gets one finding, for its first bad element, as the
+migration reports the first.
+
+The walk keeps the findings of the bad messages only, and decides in ``finish()``, once the
+wire's surface fold has published the final surface, whether the serializer reaches them:
+this module is imported after :mod:`._wire`, so its walk finishes after that fold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from dshfuzz.model import MISSING, Event
+
+from ._context import CheckContext
+from ._finding import Finding
+from ._persistence import _legacy_upgrade, message_shape_error
+from ._run import rule_walk
+from ._wire import surface_indices
+from .rules import OfficialLayer as L
+from .rules import RuleId as R
+
+__all__ = ["ContentElements", "content_element_defect"]
+
+_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
+
+
+def content_element_defect(content: Any) -> tuple[int, str, bool] | None:
+    """``(position, why, is_null)`` of the first element of ``content`` that is not an object
+    with a non-empty string ``type``, or ``None`` (also when ``content`` is not a list)."""
+    if content.__class__ is not list:
+        return None
+    for k, element in enumerate(content):
+        if element.__class__ is dict:
+            kind = element.get("type", MISSING)
+            if kind.__class__ is str and kind:
+                continue
+            return k, "type must be a non-empty string", False
+        return k, f"must be a JSON object (got {_KINDS.get(element.__class__, 'a non-object')})", element is None
+    return None
+
+
+@rule_walk(R.E6, types=("user/message", "assistant/message"))
+class ContentElements:
+    """E6 for a content element that is not a typed object (see the module docstring).
+    State: one pending finding per message with a bad element, and its log position."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.legacy = ctx.version == 0
+        self.found: list[tuple[int, Finding, bool, bool]] = []
+
+    def visit(self, index: int, ev: Event) -> None:
+        raw = ev.raw
+        if raw.__class__ is not dict:
+            return None
+        t = raw.get("type")
+        data = raw.get("data", MISSING)
+        if message_shape_error(t, data) is not None:
+            upgraded = _legacy_upgrade(t, data) if self.legacy else None
+            if upgraded is None or message_shape_error(t, upgraded) is not None:
+                return None  # the shape check's own finding covers the message
+            data = upgraded
+        message = data if t == "user/message" else data.get("message")
+        defect = content_element_defect(message.get("content"))
+        if defect is None:
+            return None
+        k, why, null = defect
+        where = "content" if t == "user/message" else "message content"
+        finding = self.ctx.finding(
+            R.E6,
+            f"{t} {where}[{k}] {why}",
+            event=ev,
+            context={"element": k},
+        )
+        self.found.append((index, finding, null, t == "assistant/message"))
+        return None
+
+    def finish(self) -> list[Finding] | None:
+        if not self.found:
+            return None
+        visible = set(surface_indices(self.ctx))
+        out = []
+        for index, finding, null, assistant in self.found:
+            layers: list[L] = []
+            if null:
+                if assistant:
+                    layers.append(L.LOAD)
+                layers.append(L.METER)
+            layers.append(L.RELEASED)
+            if null and index in visible:
+                layers.append(L.WIRE)
+            out.append(replace(finding, refused_by=tuple(layers)))
+        return out
