@@ -80,34 +80,41 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(report: dict[str, dict[str, Any]], layers: list[str]) -> None:
+    """One row per file: the layers that accept it, and each refusal with its reason.
+
+    Three columns fit any terminal (a column per layer needed 160 to 220 whatever the
+    width) and fold when piped. ``readRaw`` (the official reader decoding the rows for the
+    event layers) runs on every file whatever the layers asked for, so every row shows it,
+    accepted or refused, not only the rows it refuses."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    columns = ([_READ_RAW] if any(_READ_RAW in cells for cells in report.values()) else []) + layers
-    table = Table(title="official verdicts", show_lines=True)
-    table.add_column("file", overflow="fold", min_width=20)
-    for name in columns:
-        table.add_column(name, overflow="fold")
+    from dshfuzz.oracle.official import EVENT_LAYERS
+    from dshfuzz.report._terminal import fit
+
+    table = Table(
+        title="official verdicts", show_lines=True, title_justify="left", caption_justify="left",
+        caption=f"{_READ_RAW}: the official reader decoding the file's rows, which the event layers "
+                f"({', '.join(sorted(EVENT_LAYERS))}) judge; when it refuses, they are not run",
+    )
+    for column in ("file", "accepted by", "refused by (why)"):
+        table.add_column(column)
     for path, cells in report.items():
-        row = [os.path.basename(path)]
-        for name in columns:
+        verdicts = {_READ_RAW: {"ok": True}, **cells}  # readRaw ran on every file; it is reported only when it refuses
+        accepted = [name for name in [_READ_RAW, *layers] if verdicts.get(name, {}).get("ok")]
+        refused = Text()
+        for name in ([_READ_RAW] if _READ_RAW in cells else []) + layers:
             cell = cells.get(name)
-            if cell is None:
-                row.append("[dim]n/a[/dim]")
-            elif cell["ok"]:
-                row.append("[green]ok[/green]")
-            else:
-                error = cell["error"]
-                short = error["message"] if len(error["message"]) <= 60 else error["message"][:57] + "..."
-                row.append(f"[red]{error['class']}[/red]\n{_escape(short)}")
-        table.add_row(*row)
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=240)
-    console.print(table)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+            if cell is None or cell["ok"]:
+                continue
+            error = cell["error"]
+            message = (error.get("message") or "").splitlines()[0] if error.get("message") else ""
+            refused.append(f"{name}: ", "bold red").append(f"{error.get('class', 'Error')}: {message}\n")
+        skipped = [name for name in layers if name not in cells]
+        if skipped:
+            refused.append(f"not run (the rows did not decode): {', '.join(skipped)}", "dim")
+        refused.rstrip()
+        table.add_row(path, Text(", ".join(accepted) or "—", "green" if accepted else "dim"), refused or Text("—", "dim"))
+    console = Console(highlight=False)
+    console.print(fit(table, console.width))
