@@ -255,8 +255,7 @@ def _oracle_view(header: Any, events: list[Any]) -> set[tuple[str, Any]] | None:
     for issue in verdict.state.issues:
         if issue.code == "wire-dangling-tool-message":
             out.add(("W5", issue.call_id))
-            if not messages[issue.index].pending:
-                out.add(("W1", issue.call_id))
+            out.add(("W1", issue.call_id))  # paired by id: dangling, or answering a call its assistant never made
         elif issue.code == "wire-user-text-interleaved":
             waiting = set(messages[issue.index].pending)
             later = messages[issue.index + 1 :]

@@ -219,12 +219,23 @@ def _content_with(index: int, element: Any) -> File:
     return jsonl(events)
 
 
+def _advertised_as(call_id: str) -> File:
+    """The minimal log whose assistant message advertises (in its tool-call block, and in the
+    chunk that streamed it) ``call_id``, while the tool/call and the tool result keep ``call_1``."""
+    events = minimal_events()
+    events[5]["data"]["chunk"]["block"]["id"] = call_id
+    events[7]["data"]["message"]["content"][0]["id"] = call_id
+    return jsonl(events)
+
+
 ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
     *[(RuleId.Z4, f"the header frame: {shape}", broken, _header_frames) for shape, broken in HEADER_FRAME_SHAPES.items()],
     (RuleId.E6, "a null element in a user/message's content", lambda: _content_with(2, None), lambda: jsonl(minimal_events())),
     (RuleId.E6, "a null element in an assistant/message's content", lambda: _content_with(14, None), lambda: jsonl(minimal_events())),
     (RuleId.E6, "an untyped element in a user/message's content", lambda: _content_with(2, {"text": "x"}),
      lambda: _content_with(2, {"type": "text", "text": "x"})),
+    (RuleId.W1, "the assistant advertises another id than the tool/call and the result", lambda: _advertised_as("call_X"),
+     lambda: _advertised_as("call_1")),
 ]
 """Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
 also holds against the official layers."""

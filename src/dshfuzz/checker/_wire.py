@@ -18,7 +18,10 @@ The stream is then judged as a strict OpenAI-compatible endpoint does:
 - W5: a tool message whose id is not among the calls awaiting an answer; also
   every raw ``tool/result`` the invariant companion or the released walk refuses
   for answering no pending call (``_lifecycle``);
-- W1: such a tool message while no call at all awaits an answer (dangling);
+- W1: such a tool message, paired by id: it dangles when no call awaits an answer, and it
+  answers no call of its assistant message when the calls awaiting one carry other ids (the
+  assistant's tool-call block and the tool result disagree: seed 002's check by id, not by
+  count, and the provider's "tool_call_id not found");
 - W2: user text between tool calls and tool messages that answer them after it
   (the catalog's ``[assistant(tool_calls), user(text), tool]``; user text after
   which a call is never answered is W3's gap, not an ordering defect);
@@ -359,10 +362,14 @@ def _wire_findings(ctx: CheckContext, at: Any) -> Iterator[Finding]:
         unresolved_at.setdefault(advert.message_index, set()).add(call_key(advert.call_id))
 
     for message, pending in judge.stray:
-        if pending:
-            continue
         origin = "the loader's synthetic result" if message.index is None else "tool message"
         shown = show_id(message.answers)
+        if pending:
+            waiting = [show_id(p) for p in pending]
+            yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call {shown}: the calls "
+                              f"awaiting an answer are {', '.join(waiting)} (the ids disagree)",
+                              event=_coords(events, message.index), context={"callId": shown, "callIds": waiting})
+            continue
         yield ctx.finding(RuleId.W1, f"{origin} answering {shown} follows no assistant tool call awaiting an answer",
                           event=_coords(events, message.index), context={"callId": shown})
 

@@ -568,11 +568,15 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         RuleId.W1, _E, RuleLayer.ENGINE,
         "Wire: a tool message follows an assistant message with that tool call",
-        "Expanding the folded surface into wire messages, every role=tool message consumes a still "
-        "unanswered assistant tool call; otherwise it dangles and strict providers refuse the request.",
+        "Expanding the folded surface into wire messages, every role=tool message answers, by id, a still "
+        "unanswered tool call of the assistant message before it; otherwise it dangles (no call awaits an "
+        "answer) or names a call that message never made (the assistant's tool-call block and the tool "
+        "result disagree on the id), and strict providers refuse the request.",
         "2026-08-27 incident (strict endpoints: role \"tool\" must answer a preceding \"tool_calls\")",
         ALL_FORMATS, (_L.PROVIDER,),
-        "The official DeepSeek serializer sends a dangling tool message unchanged; only the provider refuses.",
+        "The official DeepSeek serializer sends a dangling tool message unchanged; only the provider refuses. "
+        "An id mismatch is refused by released too, for the lifecycle P5 and W5 report; a tool/call whose id "
+        "alone differs never reaches the wire, so it is theirs and not W1's.",
     ),
     Rule(
         RuleId.W2, _E, RuleLayer.ENGINE,
