@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 stage=f.stage,
             )
     out = Console()
-    out.print(final_summary(summary))
+    out.print(final_summary(summary, width=out.width))
     where = f"report: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name})"
     out.print(where, highlight=False, soft_wrap=True)
     for w in summary.worker_errors:

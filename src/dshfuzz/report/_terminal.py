@@ -131,6 +131,9 @@ _STAGE_WORD = {"found": "minimising", "minimising": "minimising", "cut": "minimi
 
 
 def _status(summary: CampaignSummary) -> Group:
+    """The live view below the findings: the counts, the budget bar on a line of its own
+    (a bare ProgressBar ends no line, so what came next was glued onto it and cut off), and
+    the coverage so far. Findings are printed above it, one line each, as they come."""
     parts: list[RenderableType] = []
     head = Text.assemble(
         ("dshfuzz ", "bold"),
@@ -141,9 +144,9 @@ def _status(summary: CampaignSummary) -> Group:
     parts.append(head)
     fraction = _budget_fraction(summary)
     if fraction is not None:
-        parts.append(ProgressBar(total=1.0, completed=fraction, width=60))
-    for f in summary.findings[-6:]:
-        parts.append(_finding_line(summary, f))
+        bar = Table.grid(padding=(0, 1))  # a grid row ends its line, as the bar alone does not
+        bar.add_row(ProgressBar(total=1.0, completed=fraction, width=60), Text(f"{100 * fraction:.0f}% of budget", "dim"))
+        parts.append(bar)
     coverage = Table(title="mutator × rule coverage so far", show_edge=False, pad_edge=False, title_justify="left")
     coverage.add_column("mutator")
     coverage.add_column("logs", justify="right")
@@ -156,7 +159,7 @@ def _status(summary: CampaignSummary) -> Group:
         for rule, count in summary.coverage[name].most_common(6):
             fired.append(f"{rule}×{count} ", "bold" if rule in expected else "")
         coverage.add_row(name, str(n), "—" if recall is None else f"{100 * recall:.0f}%", fired)
-    parts.append(coverage)
+    parts.append(folding(coverage))
     return Group(*parts)
 
 
@@ -179,6 +182,9 @@ class LiveReporter:
             for event in events:
                 known = len(self.summary.findings)
                 self.summary.add(event)
+                for f in self.summary.findings[known:]:
+                    # above the live view, on a line of its own, and still there when the view goes
+                    live.console.print(_finding_line(self.summary, f), soft_wrap=True)
                 now = time.monotonic()
                 # the view redraws 4 times a second: rebuilding it for each of 60 logs a second is waste
                 if now - drawn >= 0.25 or len(self.summary.findings) > known:
@@ -229,9 +235,10 @@ def final_table(summary: CampaignSummary) -> Table:
     return table
 
 
-def final_summary(summary: CampaignSummary) -> Group:
+def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
     """What the campaign did and found: a run table, then the findings (or a clear none),
-    then the mutators whose declared rules the checker did not always report."""
+    then the mutators whose declared rules the checker did not always report. With
+    ``width`` every table is laid out to fit it (:func:`fit`); without, each still folds."""
     run = Table(title="dshfuzz campaign", show_header=False, title_justify="left")
     run.add_column(style="bold")
     run.add_column()
@@ -274,4 +281,4 @@ def final_summary(summary: CampaignSummary) -> Group:
         for name, value in low[:12]:
             recall.add_row(name, f"{100 * value:.0f}%", ", ".join(sorted(summary.expected.get(name, ()))))
         parts.append(recall)
-    return Group(*parts)
+    return Group(*(fit(p, width) if width is not None else folding(p) for p in parts))
