@@ -14,6 +14,11 @@ instead: one round per *stratum* (a mutator, or valid logs), every stratum once
 per cycle in a seeded order, rounds short in the first cycle so that every
 incident class is judged early, and doubling each cycle so later rounds explore
 and optimise their targets in depth.
+
+Besides the incident mutators, :data:`CAMPAIGN_PERTURBATIONS` are strata too: robustness
+perturbations that declare no rule (``expects`` is empty), so the official layers and
+the reference oracle alone say what each perturbed log is. A stratum name is a mutator
+or one of them, wherever a campaign takes names (``--mutators``).
 """
 
 from __future__ import annotations
@@ -25,31 +30,68 @@ from hypothesis import strategies as st
 
 from ._judge import Example
 
-__all__ = ["FIRST_ROUND", "MAX_EVENTS", "VALID", "examples", "schedule", "stratum_examples", "unknown_mutators"]
+__all__ = [
+    "CAMPAIGN_PERTURBATIONS",
+    "FIRST_CYCLE_EXAMPLES",
+    "FIRST_ROUND",
+    "MAX_EVENTS",
+    "VALID",
+    "campaign_strata",
+    "examples",
+    "schedule",
+    "stratum_examples",
+    "unknown_mutators",
+]
 
 MAX_EVENTS = 120
 """Campaign logs stay small: defects are local, and small logs judge and shrink fast."""
 
 FIRST_ROUND = 3
-"""Examples per round in the first cycle, which takes ``3 x strata`` examples: 54
-mutators and 10 valid strata take 192, so a 200-example campaign (issue 6's
-detection-power budget) judges every incident class. Past 57 mutators the first
-cycle outgrows 200 and this must drop to 2."""
+"""Examples per incident round in the first cycle. A 200-example campaign (issue 6's
+detection-power budget, :data:`FIRST_CYCLE_EXAMPLES`) must judge every incident class, so
+the first cycle's incident classes take ``3 x (mutators + valid strata)`` examples while
+that fits, and its valid rounds give way to 2 examples when it does not (a catch is a miss,
+never a valid log): up to 59 mutators (with their 10 valid strata) fit in 197. A 60th
+makes 202: then this must drop to 2. The campaign perturbations come after the incident
+classes in the first cycle and take nothing from that budget (:func:`schedule`)."""
+
+FIRST_CYCLE_EXAMPLES = 200
+"""The examples the first cycle's incident classes and valid strata must fit in."""
 
 VALID = None
 """The stratum of valid logs (plain or metamorphic), beside one stratum per mutator."""
 
+CAMPAIGN_PERTURBATIONS: tuple[str, ...] = ("type-confusion",)
+"""The robustness perturbations a campaign runs, one stratum each. ``type-confusion`` alone:
+its draws choose among its variants, so one stratum covers every shape of it (a stratum
+per variant would outgrow the first cycle's budget), and it subsumes ``not-an-event``,
+``wrong-type-envelope`` and ``wrong-type-field``. The others stay out: ``deep-nesting`` and
+``huge-string`` write megabyte-sized logs that slow every judge and the minimiser (and
+nesting past the limit is the ``nesting-over-limit`` mutator's incident), ``invalid-utf8``
+and ``bom`` are single byte-level shapes a fixed test covers, and every official layer
+accepts ``crlf``."""
 
-def unknown_mutators(names: Sequence[str]) -> list[str]:
+
+def campaign_strata() -> list[str]:
+    """Every stratum a campaign runs when none are named: the mutators, then the campaign
+    perturbations."""
     from dshfuzz.mutators import MUTATORS
 
-    return [n for n in names if n not in MUTATORS]
+    return [*MUTATORS, *(p for p in CAMPAIGN_PERTURBATIONS if p not in MUTATORS)]
+
+
+def unknown_mutators(names: Sequence[str], *, perturbations: bool = True) -> list[str]:
+    """The ``names`` that name no stratum: no mutator and (with ``perturbations``) no campaign
+    perturbation. A caller that needs incident mutators (their ``expects``, their official
+    claims: the kill matrix) passes ``perturbations=False``."""
+    from dshfuzz.mutators import MUTATORS
+
+    known = {*MUTATORS, *CAMPAIGN_PERTURBATIONS} if perturbations else set(MUTATORS)
+    return [n for n in names if n not in known]
 
 
 def _checked(mutator_names: Sequence[str] | None) -> list[str]:
-    from dshfuzz.mutators import MUTATORS
-
-    names = sorted(MUTATORS) if mutator_names is None else list(mutator_names)
+    names = sorted(campaign_strata()) if mutator_names is None else list(mutator_names)
     missing = unknown_mutators(names)
     if missing:
         raise ValueError(f"unknown mutators: {', '.join(missing)}")
@@ -64,20 +106,32 @@ def schedule(
     first_round: int = FIRST_ROUND,
     max_round: int = 200,
 ) -> Iterator[tuple[str | None, int]]:
-    """``(stratum, round examples)`` forever: a stratum is a mutator name or :data:`VALID`.
+    """``(stratum, round examples)`` forever: a stratum is a mutator or campaign perturbation
+    name, or :data:`VALID`.
 
-    Each cycle visits every mutator once and enough valid strata for their share to
-    be ``valid_fraction``, in an order drawn from ``seed``; round sizes start at
-    ``first_round`` and double every cycle up to ``max_round``.
+    Each cycle visits every named stratum once and enough valid strata for their share to
+    be ``valid_fraction`` of the incident strata, in an order drawn from ``seed``; round
+    sizes start at ``first_round`` (the valid rounds one less when the first cycle would not
+    fit :data:`FIRST_CYCLE_EXAMPLES`) and double every cycle up to ``max_round``. When no names
+    are given (every stratum), the campaign perturbations close the first cycle, after
+    every incident class and valid stratum, so that they never push an incident class past
+    the first cycle's budget (see :data:`FIRST_ROUND`); later cycles shuffle them in.
     """
-    cycle = _cycle(_checked(mutator_names), valid_fraction)
+    names = _checked(mutator_names)
+    late = [n for n in names if n in CAMPAIGN_PERTURBATIONS] if mutator_names is None else []
+    cycle = _cycle([n for n in names if n not in late], valid_fraction)
     rng = random.Random(f"schedule:{seed}")
     size = first_round
+    # valid rounds give way first: a detection-power campaign catches on mutants only
+    valid_size = size if size * len(cycle) <= FIRST_CYCLE_EXAMPLES else max(1, size - 1)
+    rng.shuffle(cycle)
+    yield from ((stratum, valid_size if stratum is VALID else size) for stratum in [*cycle, *late])
+    cycle += late
     while True:
+        size = min(2 * size, max_round)
         rng.shuffle(cycle)
         for stratum in cycle:
             yield stratum, size
-        size = min(2 * size, max_round)
 
 
 def _cycle(names: list[str], valid_fraction: float) -> list[str | None]:
@@ -110,7 +164,9 @@ def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: floa
 
 
 def _mutant_examples(name: str) -> st.SearchStrategy[Example]:
-    from dshfuzz.mutators import MUTATORS, logs_for, mutants
+    """``name``'s mutants as examples: a mutator's on the logs of the formats its incident
+    exists in, a campaign perturbation's on generated v0 and v1 logs, with no rule expected."""
+    from dshfuzz.mutators import MUTATORS, PERTURBATIONS, incident_logs, logs_for, mutants
 
     def from_mutant(mutant) -> Example:  # noqa: ANN001 - a dshfuzz.mutators.Mutant
         return Example(
@@ -122,7 +178,10 @@ def _mutant_examples(name: str) -> st.SearchStrategy[Example]:
             format_version=mutant.format_version,
         )
 
-    return mutants(MUTATORS[name], logs_for(name, max_events=MAX_EVENTS)).map(from_mutant)
+    if name in MUTATORS:
+        return mutants(MUTATORS[name], logs_for(name, max_events=MAX_EVENTS)).map(from_mutant)
+    logs = st.one_of([incident_logs(format_version=v, max_events=MAX_EVENTS) for v in (0, 1)])
+    return mutants(PERTURBATIONS[name], logs).map(from_mutant)
 
 
 def _valid_examples() -> st.SearchStrategy[Example]:

@@ -6,6 +6,12 @@ sizes placed where the contract wants something else, invalid UTF-8, a byte-orde
 mark, CRLF line ends). ``must_find`` says whether a finding is required; where the
 official reader itself accepts the input (``crlf``: JSON.parse ignores the
 ``\\r``) only "no crash, a report" is required.
+
+``type-confusion`` is the one a campaign runs (a stratum of its own, see
+:mod:`dshfuzz.harness._strategy`): it declares no rule, so the official layers say what
+each perturbed log is, and a checker that crashes on it, or accepts what a layer refuses,
+is a finding. Its variants cover what ``not-an-event``, ``wrong-type-envelope`` and
+``wrong-type-field`` do, at every depth and with more shapes.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
 from ._draft import ByteDraft, EventDraft, Inapplicable, LineDraft
 from ._select import choose
 
-__all__ = ["PERTURBATIONS", "Perturbation", "perturbed"]
+__all__ = ["PERTURBATIONS", "TYPE_CONFUSIONS", "Confusion", "Perturbation", "confuse", "perturbed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +193,168 @@ def crlf(lines: LineDraft, data: Any) -> str:
     for frame in lines.frames:
         frame[:] = [line + b"\r" for line in frame]
     return "CRLF line ends"
+
+
+_Path = tuple[str | int, ...]
+"""A JSON path inside one event: object keys and array indices; ``()`` is the event itself."""
+
+TYPE_CONFUSIONS = (
+    "null",
+    "other-type",
+    "empty-container",
+    "huge-number",
+    "long-string",
+    "drop-key",
+    "unknown-key",
+    "content-element",
+)
+"""The variants of :func:`type_confusion`, in the order a draw shrinks through them."""
+
+_HUGE_NUMBERS: tuple[int | float, ...] = (
+    1e308, -1e308, 1.7976931348623157e308, 2.0**64, -(2.0**63), 9007199254740993, 1e21, -1e21,
+)
+"""Finite numbers JSON.parse reads far past any count, seq or size a log holds (beyond the
+safe integers, or past every int64): a checker that does arithmetic or allocation with them
+must still answer. Non-finite literals (``1e400``) are the lossy-number mutators' business."""
+
+_UNKNOWN_KEYS = ("x-dshfuzz-unknown", "unknown", "__proto__", "constructor", "toString", "")
+"""Keys no contract defines, among them the names a JavaScript object already answers to
+(``obj.__proto__``, ``obj.constructor``) and the empty key."""
+
+_LONG_STRING_CHARS = ("x", "\u00e9", "\U0001f600", '"', "\u0000")
+_NON_OBJECTS: tuple[JsonValue, ...] = (None, 0, -1, 2.5, True, "", "text", [], [{}])
+
+
+def _all_paths(value: JsonValue) -> list[_Path]:
+    """Every path in ``value``, ``()`` first, then depth-first in document order (an explicit
+    stack: a damaged log may nest past the interpreter's recursion limit)."""
+    out: list[_Path] = []
+    stack: list[tuple[_Path, JsonValue]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        out.append(path)
+        if type(item) is dict:
+            stack.extend(((*path, k), v) for k, v in reversed(list(item.items())))
+        elif type(item) is list:
+            stack.extend(((*path, j), v) for j, v in reversed(list(enumerate(item))))
+    return out
+
+
+def _at(event: JsonValue, path: _Path) -> JsonValue:
+    for step in path:
+        event = event[step]  # type: ignore[index]
+    return event
+
+
+def _by_depth(data: Any, paths: list[_Path], label: str) -> _Path:
+    """One of ``paths``: a depth first, then a path of that depth, so the few shallow paths (the
+    event itself, its envelope) are drawn as often as the many deep ones. Shrinks towards the
+    shallowest, first path."""
+    depths = sorted({len(p) for p in paths})
+    depth = choose(data, depths, f"{label} depth")
+    return choose(data, [p for p in paths if len(p) == depth], label)
+
+
+def _show(path: _Path) -> str:
+    """``event``, ``event.data.message.content[0]``: a path as a reader writes it."""
+    return "event" + "".join(f"[{step}]" if type(step) is int else f".{step}" for step in path)
+
+
+def _replace(draft: EventDraft, i: int, path: _Path, value: JsonValue) -> None:
+    if not path:
+        draft.events[i] = value
+    else:
+        _at(draft.events[i], path[:-1])[path[-1]] = value  # type: ignore[index]
+
+
+@dataclass(frozen=True, slots=True)
+class Confusion:
+    """Where one :func:`confuse` edit landed: event ``index``; ``path`` inside it (``()``: the
+    event itself; for ``unknown-key`` the added key's path, for ``drop-key`` the dropped
+    one's); ``value`` the value now there (``None`` for a dropped key)."""
+
+    variant: str
+    index: int
+    path: _Path
+    value: JsonValue
+    description: str
+
+
+@perturbation(
+    "type-confusion",
+    "at any JSON path of an event, the event itself included: a value replaced by null, another JSON type, an "
+    "empty container, a huge number or a long string; a key dropped or an unknown key added; a content-array "
+    "element replaced by null or a non-object",
+    Level.EVENT,
+    must_find=False,
+)
+def type_confusion(draft: EventDraft, data: Any) -> str:
+    """Draws a variant of :data:`TYPE_CONFUSIONS` and applies it with :func:`confuse`. No
+    rule is declared: whether the log is still valid is for the official layers to say (a
+    field that constrains nothing accepts any value). Deterministic given the draws."""
+    variant = data.draw(st.sampled_from(TYPE_CONFUSIONS), label="variant")
+    return confuse(draft, data, variant).description
+
+
+def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
+    """Applies ``variant`` to a drawn event (of any JSON type: the log may be damaged already)
+    at a drawn place (a depth first, then a path of that depth: the event itself at depth 0):
+
+    * ``null``, ``other-type``, ``empty-container``, ``huge-number``, ``long-string``: the value
+      at the path becomes null, a value of another JSON type, ``[]`` or ``{}`` (never the value
+      it was), a number of :data:`_HUGE_NUMBERS`, or a string of a drawn length (1,000 to
+      65,536) of one drawn character; at depth 0 the whole line is that value;
+    * ``drop-key``: a key of an object is removed (every key of a valid event is a candidate,
+      so the required ones are among them);
+    * ``unknown-key``: an object (the event itself included) gains a key it lacked, from
+      :data:`_UNKNOWN_KEYS`, with a drawn value;
+    * ``content-element``: an element of an array held under a ``content`` key becomes null
+      or another non-object.
+
+    The edit always changes the event, and nothing else in the log. :class:`Inapplicable`
+    when the drawn event has no place for the variant."""
+    i = choose(data, range(len(draft.events)), "event")
+    event = draft.events[i]
+    paths = _all_paths(event)
+    if variant == "drop-key":
+        path = _by_depth(data, [p for p in paths if p and type(_at(event, p[:-1])) is dict], "key")
+        del _at(event, path[:-1])[path[-1]]  # type: ignore[union-attr]
+        return Confusion(variant, i, path, None, f"seq {i}: {_show(path)} dropped")
+    if variant == "unknown-key":
+        where = _by_depth(data, [p for p in paths if type(_at(event, p)) is dict], "object")
+        holder = _at(event, where)
+        key = choose(data, [k for k in _UNKNOWN_KEYS if k not in holder], "unknown key")  # type: ignore[operator]
+        value = data.draw(st.sampled_from((None, 1, "x", True, [], {})), label="value")
+        holder[key] = value  # type: ignore[index]
+        return Confusion(variant, i, (*where, key), value, f"seq {i}: {_show(where)} gains the unknown key {key!r}")
+    if variant == "content-element":
+        path = _by_depth(
+            data, [p for p in paths if len(p) >= 2 and type(p[-1]) is int and p[-2] == "content"], "content element"
+        )
+        current = _at(event, path)
+        value = choose(data, [v for v in _NON_OBJECTS if not (v == current and _same_type(v, current))], "element")
+        _replace(draft, i, path, value)
+        return Confusion(variant, i, path, value, f"seq {i}: content element {_show(path)} = {value!r}")
+    if variant not in TYPE_CONFUSIONS:
+        raise ValueError(f"unknown type confusion {variant!r}")
+    path = _by_depth(data, paths, "path")
+    current = _at(event, path)
+    if variant == "null":
+        candidates: list[JsonValue] = [None] if current is not None else []
+    elif variant == "other-type":
+        candidates = [v for v in _OTHER_TYPES if not _same_type(v, current)]
+    elif variant == "empty-container":
+        candidates = [v for v in ([], {}) if not (type(v) is type(current) and not current)]
+    elif variant == "huge-number":
+        candidates = [v for v in _HUGE_NUMBERS if not (v == current and _same_type(v, current))]
+    else:
+        size = data.draw(st.integers(1_000, 65_536), label="length")
+        char = data.draw(st.sampled_from(_LONG_STRING_CHARS), label="char")
+        candidates = [char * size] if current != char * size else []
+    value = choose(data, candidates, f"{variant} value")
+    _replace(draft, i, path, value)
+    shown = f"{len(value)}-character string" if variant == "long-string" else repr(value)  # type: ignore[arg-type]
+    return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
 
 PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
