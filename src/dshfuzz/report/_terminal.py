@@ -71,9 +71,10 @@ def fit(table: Table, width: int, *, keep: int = 1) -> Table:
         return table
     widths = list(natural)
     fixed = {i for i, n in enumerate(natural) if i < keep or n <= _SHORT + pads[i]}
-    # what the other columns need for their longest word (a few characters at least)
+    # what the other columns need for their longest word (a few characters at least; a word
+    # longer than half the room folds anyway, so it reserves no more)
     reserve = sum(widths[i] for i in fixed if i >= keep) + sum(
-        max(measured[i].minimum, pads[i] + 8) for i in range(len(columns)) if i not in fixed)
+        max(min(measured[i].minimum, room // 2), pads[i] + 8) for i in range(len(columns)) if i not in fixed)
     for i in range(min(keep, len(columns))):
         widths[i] = min(natural[i], max(min(room - reserve, room // 2), _SHORT))
     left = room - sum(widths[i] for i in fixed)
