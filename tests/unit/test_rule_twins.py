@@ -219,6 +219,14 @@ def _content_with(index: int, element: Any) -> File:
     return jsonl(events)
 
 
+def _legacy_user(unusable: bool) -> File:
+    """The minimal log whose user/message has the pre-identity shape ``{content, source}``; when
+    ``unusable``, its source has no kind, which the upgraded message still lacks."""
+    events = minimal_events()
+    events[2]["data"] = {"content": [{"type": "text", "text": "list the files"}], "source": {} if unusable else {"kind": "user"}}
+    return jsonl(events)
+
+
 def _advertised_as(call_id: str) -> File:
     """The minimal log whose assistant message advertises (in its tool-call block, and in the
     chunk that streamed it) ``call_id``, while the tool/call and the tool result keep ``call_1``."""
@@ -234,6 +242,10 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
     (RuleId.E6, "a null element in an assistant/message's content", lambda: _content_with(14, None), lambda: jsonl(minimal_events())),
     (RuleId.E6, "an untyped element in a user/message's content", lambda: _content_with(2, {"text": "x"}),
      lambda: _content_with(2, {"type": "text", "text": "x"})),
+    (RuleId.E6, "a legacy pre-identity user/message, which the loader and the released migration upgrade (a warning)",
+     lambda: _legacy_user(False), lambda: jsonl(minimal_events())),
+    (RuleId.E6, "a legacy pre-identity user/message the loader upgrades into a message it refuses (an error)",
+     lambda: _legacy_user(True), lambda: jsonl(minimal_events())),
     (RuleId.W1, "the assistant advertises another id than the tool/call and the result", lambda: _advertised_as("call_X"),
      lambda: _advertised_as("call_1")),
 ]

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from dshfuzz.model import MISSING, Event, SessionLog
 
 from ._finding import Finding
-from .rules import RULES, OfficialLayer, RuleId
+from .rules import RULES, OfficialLayer, RuleId, Severity
 
 __all__ = [
     "MAX_FINDINGS_PER_RULE",
@@ -156,9 +156,12 @@ class CheckContext:
         offset: int | None = None,
         context: Mapping[str, Any] | None = None,
         refused_by: tuple[OfficialLayer, ...] | None = None,
+        severity: Severity | None = None,
     ) -> Finding:
         """A finding of ``rule``; coordinates not given are taken from ``event``
-        (its seq when that is a safe integer, its line and frame)."""
+        (its seq when that is a safe integer, its line and frame). ``severity`` overrides the
+        rule's for one instance the harness can still use (a legacy shape the loader and the
+        released migration upgrade on read), and ``refused_by`` narrows its layers."""
         r = RULES[rule]
         if event is not None:
             if seq is None:
@@ -170,7 +173,7 @@ class CheckContext:
                 frame = event.frame
         return Finding(
             rule=r.id,
-            severity=r.severity,
+            severity=r.severity if severity is None else severity,
             layer=r.layer,
             message=message,
             seq=seq,

@@ -28,6 +28,7 @@ from ._run import EVERY_EVENT, resubscribe, rule_pass, rule_walk
 from ._scan import running_scan, scanned
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
+from .rules import Severity
 
 KNOWN_TYPES_V0 = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
@@ -669,6 +670,8 @@ class Envelope:
         self.lossy_lines: set[int] = set()
         # the common case takes one branch: a known, payload-free type in an exact envelope
         self.plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
+        if version == 0:  # the released migration reads a v0 hook/invoked's dialect (E5's retired name)
+            self.plain = self.plain - {"hook/invoked"}
 
     def visit(self, index: int, ev: Event) -> Iterator[Finding] | None:
         # almost every log has no suspect range: then no line is lossy, and the walk screens nothing
@@ -767,6 +770,8 @@ class Envelope:
             yield from _request_header(ctx, ev, raw)
         elif t == "system/message" and self.version == 3:
             yield from _system_message(ctx, ev, raw)
+        elif t == "hook/invoked" and self.version == 0:
+            yield from _retired_dialect(ctx, ev, raw)
 
     def finish(self) -> None:
         return None
@@ -821,6 +826,27 @@ def _envelope_fields(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: Any) 
             event=ev,
             context={"problems": problems},
             refused_by=(L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED),
+        )
+
+
+RETIRED_HOOK_DIALECTS = {"claude": "claude-code"}
+"""Hook dialect names the released migration no longer accepts (V01:360 admits claude-code and
+codex), each with the name that replaced it; older acp recordings carry ``claude``."""
+
+
+def _retired_dialect(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:
+    """E5 for a v0 hook/invoked whose dialect is a retired name: rc.8 reads past the dialect,
+    and only the released migration refuses it ("dialect must be one of claude-code, codex")."""
+    data = raw.get("data", MISSING)
+    dialect = data.get("dialect", MISSING) if _is_record(data) else MISSING
+    if dialect.__class__ is str and dialect in RETIRED_HOOK_DIALECTS:
+        yield ctx.finding(
+            R.E5,
+            f'hook/invoked uses the retired hook dialect "{dialect}" (now "{RETIRED_HOOK_DIALECTS[dialect]}"): '
+            "the session opens today, but the released migration refuses it",
+            event=ev,
+            context={"dialect": dialect},
+            refused_by=(L.RELEASED,),
         )
 
 
@@ -887,12 +913,44 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
     upgraded = _legacy_upgrade(t, data) if ctx.version == 0 else None
     if upgraded is not None:
         after = message_shape_error(t, upgraded)
-        refused = (L.SEED, L.INVARIANTS, L.METER) if after is None else (L.SEED, L.INVARIANTS, L.LOAD, L.METER)
-        note = "a legacy pre-identity shape the loader upgrades" if after is None else f"a legacy shape that still fails once upgraded ({after})"
-        yield ctx.finding(R.E6, f"{t} {why}: {note}", event=ev, refused_by=refused, context={"legacy": True})
+        raw_readers = _LEGACY_RAW_READERS[t]
+        if after is None:
+            # the loader and the released migration both upgrade it: the harness can use the session
+            yield ctx.finding(
+                R.E6,
+                f"{t} {why}: a legacy pre-identity shape that the official loader and the released migration "
+                f"upgrade on read; {_LEGACY_RAW_NAMES[t]} read it raw and refuse it",
+                event=ev, refused_by=raw_readers, context={"legacy": True, "upgraded": True},
+                severity=Severity.WARNING,
+            )
+            return
+        # upgraded, it still breaks the shape: the loader and the released migration refuse it too
+        refused = (L.SEED, L.INVARIANTS, L.LOAD, *(x for x in raw_readers if x is L.METER), L.RELEASED, L.WIRE)
+        yield ctx.finding(
+            R.E6, f"{t} {why}: a legacy shape that still fails once upgraded on read ({after}), so the official "
+            "loader and the released migration refuse it",
+            event=ev, refused_by=refused, context={"legacy": True, "upgraded": False},
+        )
         return
     # only the legacy shapes crash the token meter; a current-looking malformed message it reads past
     yield ctx.finding(R.E6, f"{t} {why}", event=ev, refused_by=(L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED))
+
+
+_LEGACY_RAW_READERS = {
+    "user/message": (L.SEED, L.INVARIANTS, L.WIRE),
+    "assistant/message": (L.SEED, L.INVARIANTS, L.METER, L.WIRE),
+    "tool/result": (L.SEED, L.INVARIANTS, L.METER, L.WIRE),
+}
+"""The official layers that read a legacy message raw and refuse it (measured): the seed and
+invariant checks and the request serializer (which seeds the session first) always, the token
+meter on a flat assistant or tool message (it reads ``data.message.content``), never on a user
+message."""
+
+_LEGACY_RAW_NAMES = {
+    "user/message": "the seed and invariant checks (and the request serializer, which seeds first)",
+    "assistant/message": "the seed and invariant checks, the token meter and the request serializer",
+    "tool/result": "the seed and invariant checks, the token meter and the request serializer",
+}
 
 
 def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:

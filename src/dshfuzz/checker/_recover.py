@@ -50,17 +50,52 @@ from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
 from ._prewrite import edit_bytes
 from ._run import check_stream
-from .rules import RuleId
+from .rules import OfficialLayer, RuleId
 
-__all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "blocking", "fork_bytes", "fork_limits",
+__all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "advice", "blocking", "fork_bytes", "fork_limits",
            "recover_bytes", "recover_plan", "stream_fork_bytes"]
 
 _SHOWN = 5
 
 
 def blocking(finding: Finding) -> bool:
-    """Whether a finding rules a prefix out: an error, or anything an official moment refuses."""
-    return finding.is_error or bool(finding.refused_by)
+    """Whether a finding rules a prefix out: an error, or anything an official moment refuses,
+    except a legacy shape the official loader and the released migration upgrade on read (a
+    warning whose refusing layers read the raw events, which the harness never does once it
+    has loaded them)."""
+    if finding.is_error:
+        return True
+    return bool(finding.refused_by) and finding.context.get("upgraded") is not True
+
+
+_MOMENTS = (
+    (OfficialLayer.LOAD, "the session does not open: the official loader refuses"),
+    (OfficialLayer.PROVIDER, "requests fail: a strict provider refuses"),
+    (OfficialLayer.RELEASED, "it will not migrate (the released v0->v1 migration refuses) until these are fixed"),
+)
+
+
+def advice(findings: Iterable[Finding]) -> list[str]:
+    """Which official moment blocks what, for the blocking ``findings`` of a session: one line per
+    moment that refuses some of them (the loader, the provider, the released migration), naming
+    the findings; the rest are judged by readers of the raw events the harness does not run."""
+    by_moment: dict[OfficialLayer, list[str]] = {}
+    for f in findings:
+        if not blocking(f):
+            continue
+        named = f"{f.rule}" + ("" if f.seq is None else f" seq {f.seq}")
+        for layer, _ in _MOMENTS:
+            if layer in f.refused_by and named not in by_moment.setdefault(layer, []):
+                by_moment[layer].append(named)
+    opens = OfficialLayer.LOAD not in by_moment or not by_moment[OfficialLayer.LOAD]
+    out = []
+    for layer, text in _MOMENTS:
+        names = by_moment.get(layer)
+        if names:
+            out.append(f"{text}: {', '.join(names)}")
+    if opens and out:
+        out.insert(0, "the session opens today: the official loader refuses none of its blocking findings")
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +323,8 @@ def _plan(
         blockers = [f for f in report.findings if blocking(f)]
         if not blockers:
             return RecoveryPlan(path, at, point, tuple(rejected), count, tuple(notes))
+        if not rejected:  # the latest boundary: say which moment blocks what in the session as it stands
+            notes.extend(advice(blockers))
         rejected.append(Rejected(point, tuple(blockers[:_SHOWN]), len(blockers)))
         carried = _Carried(_first(blockers, PREFIX_STABLE), _first(blockers, WIRE_STABLE), point.seq)
     if count == 0:

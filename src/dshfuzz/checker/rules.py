@@ -300,7 +300,8 @@ _RULES: tuple[Rule, ...] = (
         RuleId.E5, _E, RuleLayer.PERSISTENCE,
         "No retired vocabulary",
         "request/header-delta and request/header with reason=fallback are deleted legacy forms; the host "
-        "write succeeds but the next read throws.",
+        "write succeeds but the next read throws. A format-0 hook/invoked with the retired hook dialect "
+        "\"claude\" (now claude-code) opens, but the released migration refuses it.",
         "@deepseek-ai/dsh-session lib/index.js:1273-1277 (assertSupportedRequestHeader)",
         ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
     ),
