@@ -282,9 +282,9 @@ class Confusion:
 
 @perturbation(
     "type-confusion",
-    "at any JSON path of an event, the event itself included: a value replaced by null, another JSON type, an "
-    "empty container, a huge number or a long string; a key dropped or an unknown key added; a content-array "
-    "element replaced by null or a non-object",
+    "at any JSON path of an event, the event itself included: a value replaced by null, another JSON "
+    "type, an empty container, a huge number or a long string; a key dropped or an unknown key added; a "
+    "content-array element replaced by null or a non-object",
     Level.EVENT,
     must_find=False,
 )
@@ -323,16 +323,18 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     if variant == "unknown-key":
         where = _by_depth(data, [p for p in paths if type(_at(event, p)) is dict], "object")
         holder = _at(event, where)
-        key = choose(data, [k for k in _UNKNOWN_KEYS if k not in holder], "unknown key")  # type: ignore[operator]
+        absent = [k for k in _UNKNOWN_KEYS if k not in holder]  # type: ignore[operator]
+        key = choose(data, absent, "unknown key")
         value = data.draw(st.sampled_from((None, 1, "x", True, [], {})), label="value")
         holder[key] = value  # type: ignore[index]
-        return Confusion(variant, i, (*where, key), value, f"seq {i}: {_show(where)} gains the unknown key {key!r}")
+        shown = f"seq {i}: {_show(where)} gains the unknown key {key!r}"
+        return Confusion(variant, i, (*where, key), value, shown)
     if variant == "content-element":
-        path = _by_depth(
-            data, [p for p in paths if len(p) >= 2 and type(p[-1]) is int and p[-2] == "content"], "content element"
-        )
+        elements = [p for p in paths if len(p) >= 2 and type(p[-1]) is int and p[-2] == "content"]
+        path = _by_depth(data, elements, "content element")
         current = _at(event, path)
-        value = choose(data, [v for v in _NON_OBJECTS if not (v == current and _same_type(v, current))], "element")
+        others = [v for v in _NON_OBJECTS if not (v == current and _same_type(v, current))]
+        value = choose(data, others, "element")
         _replace(draft, i, path, value)
         return Confusion(variant, i, path, value, f"seq {i}: content element {_show(path)} = {value!r}")
     if variant not in TYPE_CONFUSIONS:
@@ -353,7 +355,8 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
         candidates = [char * size] if current != char * size else []
     value = choose(data, candidates, f"{variant} value")
     _replace(draft, i, path, value)
-    shown = f"{len(value)}-character string" if variant == "long-string" else repr(value)  # type: ignore[arg-type]
+    long = variant == "long-string"
+    shown = f"{len(value)}-character string" if long else repr(value)  # type: ignore[arg-type]
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
 
