@@ -89,10 +89,11 @@ def test_the_batch_driver_reports_a_modules_defect_per_file(logs, array):
     assert _places(header) == _places(_builtin(logs["header-only"]))
 
 
-def test_a_crashing_module_crashes_its_whole_batch(logs):
+def test_a_batch_crashed_by_one_log_is_that_logs_crash_and_the_others_get_their_verdicts(logs):
     checker = load_checker(f"cmd:{_script('batch.py')} crashes {{logs}}")
     verdicts = checker.check_many([logs["gap"], logs["pruned"], logs["header-only"]])
-    assert [v.failure for v in verdicts] == ["crash"] * 3 and "KeyError" in verdicts[0].detail
+    assert [v.failure for v in verdicts] == [None, "crash", None] and "KeyError" in verdicts[1].detail
+    assert verdicts[0].error_rules == _builtin(logs["gap"]).error_rules
 
 
 # --- classification defects -------------------------------------------------------------

@@ -415,3 +415,64 @@ def test_a_candidate_renders_the_same_whichever_units_of_a_run_it_keeps(compress
             keep += data.draw(st.permutations(run), label="which")[:count]
         renders.add(layout.render(sorted(keep)).data)
     assert len(renders) == 1
+
+
+def _first_of(test, log):
+    """``StillFails.first`` over ``test``: every candidate of a group is asked (as a batch
+    checker is), the index of the first that holds answered; ``log`` records group sizes."""
+
+    def first(candidates):
+        log.append(len(candidates))
+        answers = [test(c) for c in candidates]
+        return answers.index(True) if True in answers else None
+
+    return first
+
+
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=40),
+    st.sets(st.integers(0, 9), max_size=4),
+    st.integers(0, 2**32 - 1),
+    st.integers(2, 16),
+    st.booleans(),
+)
+def test_ddmin_asking_several_candidates_at_once_gives_exactly_the_one_at_a_time_result(
+    items, needed, salt, width, runs
+):
+    """Whatever the predicate (monotone or not), asking ``width`` candidates at a time and
+    taking the first that holds is the sequential search: same result, same accepted steps."""
+    import hashlib
+
+    def test(subset):  # needs ``needed``, and then an arbitrary but fixed answer per subset
+        if not needed <= set(subset):
+            return False
+        digest = hashlib.blake2b(repr((salt, list(subset))).encode(), digest_size=1).digest()[0]
+        return digest < 200
+
+    if not test(items):
+        return
+    key = (lambda item: item) if runs else None
+    groups: list[int] = []
+    alone = ddmin(items, test, key=key)
+    together = ddmin(items, test, key=key, first=_first_of(test, groups), width=width)
+    assert together == alone
+    assert all(1 <= g <= width for g in groups)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_minimise_with_batched_questions_gives_the_same_log_in_fewer_rounds(compression):
+    from dshfuzz.harness import StillFails
+
+    example = _with_tail([_message(i, f"text {i}") for i in range(30)], [b"garbled"], compression)
+
+    def holds(ex: Example) -> bool:
+        return b"garbled" in _bare_lines(ex)
+
+    one = _Counted(holds)
+    alone = minimise(example, one)
+    groups: list[int] = []
+    together = minimise(example, StillFails(holds, _first_of(holds, groups), width=16))
+    assert together == alone
+    asked = sum(groups) + 0
+    assert groups and max(groups) > 1, "no question was asked in a batch"
+    assert len(groups) < len(one.sizes), f"{len(groups)} batches for {len(one.sizes)} single questions ({asked} asked)"

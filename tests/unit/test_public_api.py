@@ -209,6 +209,7 @@ PUBLIC = {
         "ReportedFinding",
         "Truth",
         "RoundCut",
+        "StillFails",
         "WorkerFailed",
         "classify",
         "ddmin",

@@ -77,7 +77,11 @@ def preflight(args: argparse.Namespace, names: list[str] | None) -> str | None:
     from dshfuzz.harness import preflight as probe
     from dshfuzz.harness._strategy import unknown_mutators
 
-    unknown = unknown_mutators(names) if names else []
+    unknown = unknown_mutators(names, perturbations=False) if names else []
+    undeclared = [n for n in unknown if n not in unknown_mutators(unknown)]
+    if undeclared:  # a campaign perturbation: no declared rule for a matrix row to kill
+        return (f"{', '.join(undeclared)}: a perturbation declares no rules, so the kill matrix has nothing to "
+                "score; fuzz it with `dshfuzz fuzz --mutators …`, or name incident mutators")
     if unknown:
         return f"unknown mutator{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; `dshfuzz mutators` lists them"
     if names is not None and not names:

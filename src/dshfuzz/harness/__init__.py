@@ -22,7 +22,7 @@ from ._judges import (
     parse_checker_rules,
     verdict_from_json,
 )
-from ._minimise import ddmin, minimise
+from ._minimise import StillFails, ddmin, minimise
 from ._replay import ReplayResult, ReplayStatus, replay, replay_entry
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "ReplayStatus",
     "ReportedFinding",
     "RoundCut",
+    "StillFails",
     "Truth",
     "WorkerFailed",
     "classify",

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ._judges import CheckerUnderTest, CheckerVerdict
+from ._judges import BATCH_LOGS, CheckerUnderTest, CheckerVerdict
 from ._witness import Cut as _Cut
 from ._events import (
     CampaignEvent,
@@ -63,7 +63,7 @@ from ._events import (
 )
 
 if TYPE_CHECKING:
-    from ._judge import Example, JudgedExample
+    from ._judge import Example, JudgedExample, Shape
 
 
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
@@ -94,10 +94,6 @@ PROGRESS_SECONDS = 2.0
 """A minimisation sends its best witness so far at most this often: what a stopped
 campaign reports."""
 
-BATCH_LOGS = 8
-"""Logs a batch checker (``cmd:'… {logs} …'``) is asked about at once while hunting: one process
-start for up to this many logs. Shrinking keeps the list a Hypothesis example, so it shrinks to
-the one log that shows the finding."""
 
 SETTLED = frozenset({"minimal", "cut", "off"})
 """The stages after which a finding's witness no longer changes."""
@@ -113,6 +109,10 @@ class _Stop(BaseException):
 
 class _RoundOver(BaseException):
     """Raised inside Hypothesis when a hunting round reaches its time cap."""
+
+
+class _Found(BaseException):
+    """Raised inside Hypothesis when a batch of held-back logs holds a new finding."""
 
 
 def round_cap(size: int, recent_costs: list[float]) -> float:
@@ -308,7 +308,6 @@ def _worker(
     its witness within the finding's box, checking the stop event before every judgement.
     """
     from hypothesis import find
-    from hypothesis import strategies as st
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     from ._judge import Judge
@@ -420,95 +419,133 @@ def _worker(
         else:
             announce(witness, outcome.stage)
 
+    def record(batch: list[Example], verdicts: list[JudgedExample], cost: float) -> _Witness | None:
+        """Count and emit each judged example; the first fresh defect among them, as a witness."""
+        nonlocal hunted
+        found_here: _Witness | None = None
+        for example, judged in zip(batch, verdicts):
+            costs.append(cost)
+            hunted += 1
+            if local.observe is not None:
+                local.observe(judged)
+            emit(
+                ExampleJudged(
+                    worker,
+                    example.mutator,
+                    judged.events,
+                    frozenset(f.rule for f in judged.verdict.findings),
+                    example.expects,
+                    judged.truth.refusing,
+                    tuple(d.signature for d in judged.disagreements),
+                    time.time(),
+                    judged.checker_seconds,
+                    cost,
+                )
+            )
+            if found_here is not None:
+                continue
+            fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
+            if fresh:
+                found_here = _Witness(fresh[0].signature, example, judged, judged.events, box)
+        if found_here is not None:
+            seen.add(found_here.signature)
+            announce(found_here, "found")
+        return found_here
+
+    def judged_batch(judge: Judge, batch: list[Example]) -> _Witness | None:
+        before = time.monotonic()
+        verdicts = judge.judge_many(batch)
+        return record(batch, verdicts, (time.monotonic() - before) / len(batch))
+
+    def adopt(witness: _Witness, judge: Judge) -> None:
+        """A new finding after its shrink (if any): minimise it now, or later when exploration comes first."""
+        if claims.elsewhere(witness.signature):
+            return
+        if not exploring.may_minimise():
+            pending.append(witness)
+            return
+        polish(witness, judge)
+
+    # a batch checker's logs wait here until there are BATCH_LOGS of them (one process start)
+    held_back: list[Example] = []
+
     try:
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
             budget = local.budget
-            while not should_stop() and (budget is None or hunted < budget):
+            while not should_stop() and (budget is None or hunted + len(held_back) < budget):
                 while pending and not should_stop() and exploring.may_minimise():
                     polish(pending.popleft(), judge)
                 round_no += 1
                 stratum, size = next(rounds)
                 exploring.unreached.discard(stratum)
                 if stratum not in strategies:
-                    single = stratum_examples(stratum)
-                    # a fixed batch size would compound the strata's filters into unsatisfiable rounds
-                    strategies[stratum] = st.lists(single, min_size=1, max_size=batch_logs) if batch_logs > 1 else single
+                    strategies[stratum] = stratum_examples(stratum)
                 hunt: dict[str, _Witness] = {}
                 held: dict[bytes, JudgedExample] = {}
                 started, cap = time.monotonic(), round_cap(size, list(costs)) if capped else None
                 shrink_deadline: list[float | None] = [None]
                 in_round = 0
+                batched: list[_Witness] = []
 
-                def condition(drawn: Example | list[Example]) -> bool:
-                    nonlocal hunted, in_round
-                    batch = drawn if isinstance(drawn, list) else [drawn]
+                def condition(example: Example) -> bool:
+                    nonlocal in_round
                     if hunt:  # shrinking: every candidate judged in full, the best so far kept
                         witness = next(iter(hunt.values()))
                         cut_check(witness, shrink_deadline[0])
-                        holds = False
-                        for example, judged in zip(batch, judge.judge_many(batch)):
-                            if witness.signature in {d.signature for d in judged.disagreements}:
-                                holds = True
-                                held[example.data] = judged
-                                if len(example.data) < len(witness.best.data):
-                                    witness.best, witness.judged = example, judged
-                        return holds
-                    if should_stop() or (budget is not None and hunted >= budget):
+                        judged = judge.judge(example)
+                        if witness.signature not in {d.signature for d in judged.disagreements}:
+                            return False
+                        held[example.data] = judged
+                        if len(example.data) < len(witness.best.data):
+                            witness.best, witness.judged = example, judged
+                        return True
+                    if should_stop() or (budget is not None and hunted + len(held_back) >= budget):
                         raise _Stop
                     if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
-                    before = time.monotonic()
-                    verdicts = judge.judge_many(batch)
-                    cost = (time.monotonic() - before) / len(batch)
-                    _steer(verdicts)
-                    found_here: _Witness | None = None
-                    for example, judged in zip(batch, verdicts):
-                        costs.append(cost)
-                        hunted += 1
-                        in_round += 1
-                        if local.observe is not None:
-                            local.observe(judged)
-                        emit(
-                            ExampleJudged(
-                                worker,
-                                example.mutator,
-                                judged.events,
-                                frozenset(f.rule for f in judged.verdict.findings),
-                                example.expects,
-                                judged.truth.refusing,
-                                tuple(d.signature for d in judged.disagreements),
-                                time.time(),
-                                judged.checker_seconds,
-                                cost,
-                            )
-                        )
-                        if found_here is not None:
-                            continue
-                        fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
-                        if fresh:
-                            found_here = _Witness(fresh[0].signature, example, judged, judged.events, box)
-                    if found_here is None:
+                    in_round += 1
+                    if batch_logs > 1:
+                        _steer_unjudged(example)
+                        held_back.append(example)
+                        if len(held_back) < batch_logs:
+                            return False
+                        witness = judged_batch(judge, held_back[:])
+                        held_back.clear()
+                        if witness is not None:
+                            batched.append(witness)
+                            raise _Found
                         return False
-                    witness = found_here
-                    seen.add(witness.signature)
+                    before = time.monotonic()
+                    verdicts = judge.judge_many([example])
+                    _steer(example, verdicts[0].shape)
+                    witness = record([example], verdicts, time.monotonic() - before)
+                    if witness is None:
+                        return False
                     hunt[witness.signature] = witness
                     held[witness.best.data] = witness.judged
-                    announce(witness, "found")
                     shrink_deadline[0] = deadline_for(witness) if config.shrink else None
                     return True
 
                 shrink_began = time.monotonic()
                 try:
                     found = find(strategies[stratum], condition,  # type: ignore[arg-type]
-                                 settings=round_settings(_drawn_per_round(size, batch_logs), shrink=config.shrink),
+                                 settings=round_settings(size, shrink=config.shrink),
                                  random=random.Random(_round_seed(config.seed, worker, round_no)))
                 except (NoSuchExample, Unsatisfiable):  # a stratum whose filters reject every draw this round
+                    continue
+                except _Found:  # drawn apart, a batch's logs have no shrink of their own: minimise
+                    adopt(batched[0], judge)
                     continue
                 except _RoundOver:
                     emit(RoundCut(worker, stratum, in_round, size, round(time.monotonic() - started, 3)))
                     continue
                 except _Stop:
+                    if held_back and not should_stop():  # the example budget: judge what it counted
+                        witness = judged_batch(judge, held_back[:])
+                        held_back.clear()
+                        if witness is not None:
+                            adopt(witness, judge)
                     break
                 except _Cut:
                     witness = next(iter(hunt.values()))
@@ -519,10 +556,8 @@ def _worker(
                     continue
                 witness = next(iter(hunt.values()))
                 spend(witness, shrink_began)
-                shrunk = [e for e in (found if isinstance(found, list) else [found]) if e.data in held]
-                if shrunk:  # Hypothesis' own choice of the smallest; in a batch, its smallest log that shows it
-                    smallest = min(shrunk, key=lambda e: len(e.data))
-                    witness.best, witness.judged = smallest, held[smallest.data]
+                if found.data in held:  # Hypothesis' own choice of the smallest
+                    witness.best, witness.judged = found, held[found.data]
                 if claims.elsewhere(witness.signature):
                     continue
                 if config.shrink and not exploring.may_minimise():
@@ -543,22 +578,21 @@ def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:
     return {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
 
 
-def _steer(batch: list[JudgedExample]) -> None:
-    """Label the incident class and steer generation towards hard shapes (once per Hypothesis
-    example: a batch scores its hardest log)."""
+def _steer(example: Example, shape: Shape) -> None:
+    """Label the incident class and steer generation towards hard shapes."""
     from hypothesis import event, target
 
-    for judged in batch:
-        event(f"mutator: {judged.example.mutator or 'valid'}")
-    target(float(max(j.shape.open_tool_calls for j in batch)), label="open tool calls")
-    target(float(max(j.shape.frames for j in batch)), label="zstd frames")
-    target(float(max(j.shape.replaces for j in batch)), label="replace depth")
+    event(f"mutator: {example.mutator or 'valid'}")
+    target(float(shape.open_tool_calls), label="open tool calls")
+    target(float(shape.frames), label="zstd frames")
+    target(float(shape.replaces), label="replace depth")
 
 
-def _drawn_per_round(size: int, batch_logs: int) -> int:
-    """Hypothesis examples in a round of ``size`` logs, when each example is a batch of up to
-    ``batch_logs`` logs (about half that on average)."""
-    return size if batch_logs <= 1 else max(2, -(-2 * size // batch_logs))
+def _steer_unjudged(example: Example) -> None:
+    """:func:`_steer` for a log held back for a batch: its shape read now, its verdict later."""
+    from ._judge import shape_of
+
+    _steer(example, shape_of(example))
 
 
 def _official():
@@ -833,9 +867,9 @@ def run_campaign(
 def _planned_mutators(config: CampaignConfig) -> tuple[str, ...]:
     if config.mutators is not None:
         return tuple(config.mutators)
-    from dshfuzz.mutators import MUTATORS
+    from ._strategy import campaign_strata
 
-    return tuple(MUTATORS)
+    return tuple(campaign_strata())
 
 
 def default_workers() -> int:

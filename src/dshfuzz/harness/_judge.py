@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
-from ._judges import BuiltinChecker, CheckerUnderTest, CheckerVerdict
+from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict
 from ._reference import MODEL_LAYERS
 
 __all__ = [
@@ -134,6 +134,21 @@ class Example:
     @property
     def suffix(self) -> str:
         return ".jsonl.zstd" if self.compression == "zstd" else ".jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class StillFails:
+    """Whether candidate logs still show the finding: ``one`` asks about one, ``first``
+    (when the checker answers many logs for about the price of one) about up to ``width``
+    at once, answering the index of the first that does. ddmin takes the first that holds
+    either way, so ``first`` changes the cost of a minimisation, never its result."""
+
+    one: Callable[[Example], bool]
+    first: Callable[[Sequence[Example]], int | None] | None = None
+    width: int = 1
+
+    def __call__(self, candidate: Example) -> bool:
+        return self.one(candidate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,7 +365,7 @@ class Judge:
         defect: Disagreement,
         found: Example,
         on_hold: Callable[[Example, JudgedExample], None] | None = None,
-    ) -> Callable[[Example], bool] | None:
+    ) -> StillFails | None:
         """The minimiser's predicate for ``defect``, found on ``found``: a candidate still fails
         when the judges in ``scope_of(defect)`` still show its signature on it.
 
@@ -370,15 +385,30 @@ class Judge:
                 return None
 
         def predicate(candidate: Example) -> bool:
-            if planted and not planted <= self.reported_by_builtin(candidate):
-                return False
-            judged = self.judge(candidate, scope)
-            holds = signature in {d.signature for d in judged.disagreements}
-            if holds and on_hold is not None:
-                on_hold(candidate, judged)
-            return holds
+            return first([candidate]) == 0
 
-        return predicate
+        def first(candidates: Sequence[Example]) -> int | None:
+            asked = [
+                (i, c) for i, c in enumerate(candidates)
+                if not planted or planted <= self.reported_by_builtin(c)
+            ]
+            if not asked:
+                return None
+            verdicts = self.judge_many([c for _, c in asked], scope)
+            for (i, candidate), judged in zip(asked, verdicts, strict=True):
+                if signature in {d.signature for d in judged.disagreements}:
+                    if on_hold is not None:
+                        on_hold(candidate, judged)
+                    return i
+            return None
+
+        return StillFails(predicate, first if self.batch_width > 1 else None, self.batch_width)
+
+    @property
+    def batch_width(self) -> int:
+        """How many logs the checker under test is best asked about at once: one, unless
+        each question starts a process (a ``{logs}`` command), where it is ``BATCH_LOGS``."""
+        return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
 
 
 def _twin(example: Example) -> Example | None:
@@ -422,6 +452,23 @@ def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
 
     log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
     events = [e.raw for e in log.events]
+    header = log.header.raw if log.header is not None else None
+    refusing = reference_refusals(events, header, log.format_version)
+    return _shape(log), refusing, judges(header, log.format_version)
+
+
+def shape_of(example: Example) -> Shape:
+    """``example``'s :class:`Shape` alone (no judgement); an unreadable log has the empty shape."""
+    from dshfuzz.model import parse_log
+
+    try:
+        return _shape(parse_log(example.data, compression=example.compression))  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - the judge will say what is wrong with it; it steers nowhere
+        return Shape(0, 0, 0, 0)
+
+
+def _shape(log: Any) -> Shape:
+    events = [e.raw for e in log.events]
     calls: set[Any] = set()
     replaces = 0
     for ev in events:
@@ -431,12 +478,12 @@ def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
         if isinstance(ev.get("surfaceOp"), dict):
             replaces += 1
         if ev.get("type") == "tool/call" and isinstance(data, dict):
-            calls.add(data.get("callId"))
+            if isinstance(data.get("callId"), str):  # a confused id (a list, an object) opens no call
+                calls.add(data["callId"])
         elif ev.get("type") == "tool/result" and isinstance(data, dict):
             source = (
                 (data.get("message") or {}).get("source") if isinstance(data.get("message"), dict) else None
             )
-            calls.discard(source.get("callId") if isinstance(source, dict) else None)
-    shape = Shape(len(events), len(log.frames), replaces, len(calls))
-    header = log.header.raw if log.header is not None else None
-    return shape, reference_refusals(events, header, log.format_version), judges(header, log.format_version)
+            if isinstance(source, dict) and isinstance(source.get("callId"), str):
+                calls.discard(source["callId"])
+    return Shape(len(events), len(log.frames), replaces, len(calls))

@@ -371,6 +371,13 @@ def _head(text: str, limit: int = 300) -> str:
     return "output: " + (repr(text[:limit]) + ("..." if len(text) > limit else "") if text else "(nothing)")
 
 
+BATCH_LOGS = 16
+"""Logs a batch checker (``cmd:'… {logs} …'``) is asked about at once while hunting: one process
+start for this many logs. Hypothesis draws them one by one as usual; the worker holds them
+until it has this many (across rounds), and a finding among them goes straight to the
+minimiser, which asks about its candidates in batches too."""
+
+
 @dataclass(slots=True)
 class BatchCommandChecker(_Checker):
     """An external checker command judging many logs per invocation: ``{logs}``, a word of
@@ -378,9 +385,11 @@ class BatchCommandChecker(_Checker):
 
     The command prints one report per file with ``file`` set to the path as given: a
     JSON array of report objects, or one report object per line. A file with no
-    report is unparsable output for that file; a crash or timeout of the invocation is
-    that failure for every file in it. The timeout is per file (the invocation's is
-    ``timeout`` times the number of files); ``batch_size`` caps the files per invocation.
+    report is unparsable output for that file. When an invocation of several files fails
+    as a whole (a crash, a timeout, output that is not reports), each file is asked about
+    alone, so that a failure is charged to the logs that cause it and never to the others
+    of their batch. The timeout is per file (the invocation's is ``timeout`` times the
+    number of files); ``batch_size`` caps the files per invocation.
     Exit codes as for :class:`CommandChecker`; a batch says "not assessable" per file
     with ``"assessable": false`` (exit 3 with no output says it for every file).
     """
@@ -414,6 +423,13 @@ class BatchCommandChecker(_Checker):
         return verdicts
 
     def _invoke(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        verdicts = self._run(paths)
+        if len(paths) > 1 and verdicts[0].failure is not None and all(v is verdicts[0] for v in verdicts):
+            return [self._run([path])[0] for path in paths]
+        return verdicts
+
+    def _run(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
+        """One invocation; a failure of the whole invocation is the same verdict object for every file."""
         at = self._argv.index("{logs}")
         names = [str(path) for path in paths]
         timeout = self.timeout * len(paths)

@@ -63,7 +63,8 @@ Order of attack, each step kept only when the signature survives:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -86,11 +87,13 @@ from dshfuzz.model import (
 )
 from dshfuzz.mutators._draft import seq_refs
 
-from ._judge import Example
+from ._judge import Example, StillFails
 
-__all__ = ["ddmin", "minimise"]
+__all__ = ["StillFails", "ddmin", "minimise"]
 
 Predicate = Callable[[Example], bool]
+
+
 
 COARSE_WINDOWS = 8
 """Turn blocks are first cut in eight windows: each costs an eighth of a judgement of the log."""
@@ -103,7 +106,12 @@ _BLOCK_OPENERS = frozenset({"agent/inbox/spliced", "turn/start"})
 
 
 def ddmin(
-    items: Sequence[Any], test: Callable[[Sequence[Any]], bool], *, key: Callable[[Any], Any] | None = None
+    items: Sequence[Any],
+    test: Callable[[Sequence[Any]], bool],
+    *,
+    key: Callable[[Any], Any] | None = None,
+    first: FirstHolding | None = None,
+    width: int = 1,
 ) -> list[Any]:
     """Zeller's ddmin: a 1-minimal subsequence of ``items`` for which ``test`` holds.
 
@@ -118,28 +126,75 @@ def ddmin(
     of it that hold, found by halving. A run of ``n`` costs ``O(log n)`` tests instead of
     ``n``, and one test per run still makes the result 1-minimal: removing any one item of
     a run is the same candidate as removing any other (see :func:`_one_minimal_runs`).
+
+    ``first`` asks about up to ``width`` candidates at once and answers the index of the
+    first that holds (a checker that starts a process per question answers many for the
+    price of one). Where ddmin would test candidates in a row until one holds, it asks
+    about the next ``width`` of them together; since it then takes the first that holds,
+    the result is the one the tests one at a time give, whatever ``width`` is.
     """
+    ask = _Ask(test, first, max(1, width))
     if key is None:
-        return _one_minimal(_complements(list(items), test), test)
-    runs = _complements(_runs(items, key), lambda chosen: test(_flat(chosen)))
-    return _one_minimal_runs(_runs(_flat(runs), key), test, key)
+        return _one_minimal(_complements(list(items), ask), ask)
+    runs = _complements(_runs(items, key), ask.over(_flat))
+    return _one_minimal_runs(_runs(_flat(runs), key), ask, key)
 
 
-def _complements(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+FirstHolding = Callable[[Sequence[Any]], "int | None"]
+"""Asks about several candidates at once: the index of the first that holds, or ``None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """ddmin's questions: one candidate (``test``), or the first of a row that holds, asked
+    ``width`` at a time through ``first`` when there is one."""
+
+    test: Callable[[Sequence[Any]], bool]
+    first: FirstHolding | None = None
+    width: int = 1
+
+    def __call__(self, candidate: Sequence[Any]) -> bool:
+        return self.test(candidate)
+
+    def first_of(self, candidates: Iterable[Sequence[Any]]) -> int | None:
+        """The index of the first of ``candidates`` that holds, taken lazily: ``width`` at a
+        time through ``first``, else one at a time."""
+        it = iter(candidates)
+        done = 0
+        while group := list(itertools.islice(it, self.width if self.first is not None else 1)):
+            if self.first is not None and len(group) > 1:
+                found = self.first(group)
+            else:
+                found = 0 if self.test(group[0]) else None
+            if found is not None:
+                return done + found
+            done += len(group)
+        return None
+
+    def over(self, view: Callable[[Any], Sequence[Any]]) -> _Ask:
+        """The same questions about ``view`` of each candidate."""
+        first = self.first
+        return _Ask(
+            lambda c: self.test(view(c)),
+            None if first is None else (lambda group: first([view(c) for c in group])),
+            self.width,
+        )
+
+
+def _complements(current: list[Any], test: _Ask) -> list[Any]:
     """ddmin's search by complements: drop the first of ``n`` chunks that can go, ``n``
     doubling while none can, until single items remain."""
     n = 2
     while len(current) >= 2:
-        progressed = False
-        for lo, hi in _chunk_bounds(len(current), n):
-            complement = current[:lo] + current[hi:]
-            if complement and test(complement):
-                current, n, progressed = complement, max(n - 1, 2), True
-                break
-        if not progressed:
-            if n >= len(current):
-                break
-            n = min(len(current), n * 2)
+        bounds = _chunk_bounds(len(current), n)  # n >= 2 chunks: no complement is empty
+        found = test.first_of(current[:lo] + current[hi:] for lo, hi in bounds)
+        if found is not None:
+            lo, hi = bounds[found]
+            current, n = current[:lo] + current[hi:], max(n - 1, 2)
+            continue
+        if n >= len(current):
+            break
+        n = min(len(current), n * 2)
     return current
 
 
@@ -161,9 +216,7 @@ def _flat(runs: Sequence[Sequence[Any]]) -> list[Any]:
     return [item for run in runs for item in run]
 
 
-def _narrow(
-    current: list[Any], test: Callable[[Sequence[Any]], bool], windows: int, *, from_end: bool = False
-) -> list[Any]:
+def _narrow(current: list[Any], test: _Ask, windows: int, *, from_end: bool = False) -> list[Any]:
     """The smallest window reached by repeatedly keeping the first of ``windows`` contiguous
     chunks that holds alone (``current`` itself when none does); ``from_end`` tries the
     chunks last to first. When a test costs in proportion to its size and the cause is
@@ -171,12 +224,12 @@ def _narrow(
     complements costs about two."""
     while len(current) >= 2:
         bounds = _chunk_bounds(len(current), min(windows, len(current)))
-        for lo, hi in reversed(bounds) if from_end else bounds:
-            if test(current[lo:hi]):
-                current = current[lo:hi]
-                break
-        else:
+        order = list(reversed(bounds)) if from_end else bounds
+        found = test.first_of(current[lo:hi] for lo, hi in order)
+        if found is None:
             return current
+        lo, hi = order[found]
+        current = current[lo:hi]
     return current
 
 
@@ -187,21 +240,19 @@ def _chunk_bounds(length: int, n: int) -> list[tuple[int, int]]:
     ]
 
 
-def _one_minimal(current: list[Any], test: Callable[[Sequence[Any]], bool]) -> list[Any]:
+def _one_minimal(current: list[Any], test: _Ask) -> list[Any]:
     """Remove single items until none can go."""
     i = 0
     while i < len(current) and len(current) > 1:
-        candidate = current[:i] + current[i + 1 :]
-        if test(candidate):
-            current = candidate
-        else:
-            i += 1
+        found = test.first_of(current[:j] + current[j + 1 :] for j in range(i, len(current)))
+        if found is None:
+            break
+        i += found
+        current = current[:i] + current[i + 1 :]
     return current
 
 
-def _one_minimal_runs(
-    runs: list[list[Any]], test: Callable[[Sequence[Any]], bool], key: Callable[[Any], Any]
-) -> list[Any]:
+def _one_minimal_runs(runs: list[list[Any]], test: _Ask, key: Callable[[Any], Any]) -> list[Any]:
     """:func:`_one_minimal` over runs of interchangeable items: drop a run whole, or else keep
     the fewest of it that hold (:func:`_fewest`), then go on to the next run.
 
@@ -212,18 +263,35 @@ def _one_minimal_runs(
     are, so no single item of it can go; as with :func:`_one_minimal`, a later removal may
     free an earlier item, and the minimiser repeats its fine stage until nothing changes.
     Runs that meet when the run between them goes merge, and the merged run is tried again.
+
+    Dropping runs in a row is asked about together, up to and including the first run of
+    several items (whose failed drop is followed by halving it, which depends on the answer).
     """
     total = sum(map(len, runs))
     i = 0
     while i < len(runs) and total > 1:
+        if len(runs) > 1:
+
+            def drops(start: int = i) -> Iterator[list[Any]]:
+                for j in range(start, len(runs)):
+                    yield _flat(runs[:j] + runs[j + 1 :])
+                    if len(runs[j]) > 1:
+                        return
+
+            found = test.first_of(drops())
+            if found is not None:
+                i += found
+                total -= len(runs[i])
+                del runs[i]
+                if 0 < i < len(runs) and key(runs[i - 1][0]) == key(runs[i][0]):
+                    runs[i - 1 : i + 1] = [runs[i - 1] + runs[i]]
+                    i -= 1
+                continue
+            # no drop held up to the first run of several items: the single ones before it stay
+            i = next((j for j in range(i, len(runs)) if len(runs[j]) > 1), len(runs))
+            if i == len(runs):
+                break
         run = runs[i]
-        if len(runs) > 1 and test(_flat(runs[:i] + runs[i + 1 :])):
-            del runs[i]
-            total -= len(run)
-            if 0 < i < len(runs) and key(runs[i - 1][0]) == key(runs[i][0]):
-                runs[i - 1 : i + 1] = [runs[i - 1] + runs[i]]
-                i -= 1
-            continue
         if len(run) > 1:
 
             def holds(
@@ -575,38 +643,64 @@ def _step_blocks(layout: _Layout) -> tuple[list[int], list[list[int]]]:
 
 
 class _Search:
-    """The predicate over unit sets of one layout. ``best`` is the last candidate that kept
-    the signature: ddmin only ever accepts a smaller one, so it is the search's result."""
+    """The question "does it still fail?" over one kind of candidate description (unit sets
+    of one layout, the bytes of one unit), rendered to logs by ``render``. ``best`` is the
+    last candidate that kept the signature: ddmin only ever accepts a smaller one, so it is
+    the search's result."""
 
-    def __init__(self, layout: _Layout, still_fails: Predicate) -> None:
-        self.layout = layout
+    def __init__(self, render: Callable[[Any], Example], still_fails: StillFails) -> None:
+        self.render = render
         self.still_fails = still_fails
         self.best: Example | None = None
 
-    def test(self, keep: Sequence[int]) -> bool:
-        candidate = self.layout.render(keep)
+    def test(self, described: Any) -> bool:
+        candidate = self.render(described)
         if self.still_fails(candidate):
             self.best = candidate
             return True
         return False
 
+    def _first(self, described: Sequence[Any]) -> int | None:
+        first = self.still_fails.first
+        assert first is not None
+        candidates = [self.render(d) for d in described]
+        found = first(candidates)
+        if found is not None:
+            self.best = candidates[found]
+        return found
 
-def _coarse(current: Example, still_fails: Predicate) -> Example:
+    def ddmin(
+        self, items: Sequence[Any], view: Callable[[Any], Any], *, key: Callable[[Any], Any] | None = None
+    ) -> list[Any]:
+        """:func:`ddmin` over ``items``, a subset of them described to ``render`` by ``view``."""
+        ask = self.ask(view)
+        return ddmin(items, ask.test, key=key, first=ask.first, width=ask.width)
+
+    def ask(self, view: Callable[[Any], Any]) -> _Ask:
+        """The search's questions about ``view`` of each candidate."""
+        first = None if self.still_fails.first is None else self._first
+        return _Ask(self.test, first, self.still_fails.width).over(view)
+
+
+def _coarse(current: Example, still_fails: StillFails) -> Example:
     """Step 1 of the module docstring: narrow to a window of turn blocks, then ddmin over blocks."""
     layout = _layout(current)
     blocks = _blocks(layout)
     if len(blocks) < 3:
         return current
-    search = _Search(layout, still_fails)
+    search = _Search(layout.render, still_fails)
     closure = _Closure(layout, blocks)
 
-    def test(chosen: Sequence[int]) -> bool:
-        return search.test([i for b in chosen for i in blocks[b]])
+    def units(chosen: Sequence[int]) -> list[int]:
+        return [i for b in chosen for i in blocks[b]]
 
     rest = list(range(1, len(blocks)))
     torn = bool(layout.units) and layout.units[-1].opaque  # a torn or garbled tail lives in the last block
-    window = _narrow(rest, lambda w: test(closure.of(w)), COARSE_WINDOWS, from_end=torn)
-    ddmin(closure.of(window), test) if len(window) < len(rest) else ddmin(range(len(blocks)), test)
+    window = _narrow(rest, search.ask(lambda w: units(closure.of(w))), COARSE_WINDOWS, from_end=torn)
+    if len(window) < len(rest):
+        search.ddmin(closure.of(window), units)
+    else:
+        search.ddmin(range(len(blocks)), units)
     return search.best if search.best is not None else current
 
 
@@ -635,29 +729,26 @@ class _Closure:
         return sorted(chosen)
 
 
-def _steps(current: Example, still_fails: Predicate) -> Example:
+def _steps(current: Example, still_fails: StillFails) -> Example:
     """ddmin over whole steps (the units outside steps kept): step numbers shift like turns,
     so a turn that lost a step still counts its steps up by one."""
     layout = _layout(current)
     outside, steps = _step_blocks(layout)
     if len(steps) < 2:
         return current
-    search = _Search(layout, still_fails)
-    ddmin(
-        range(len(steps)),
-        lambda chosen: search.test(sorted([*outside, *(i for s in chosen for i in steps[s])])),
-    )
+    search = _Search(layout.render, still_fails)
+    search.ddmin(range(len(steps)), lambda chosen: sorted([*outside, *(i for s in chosen for i in steps[s])]))
     return search.best if search.best is not None else current
 
 
-def _fine(current: Example, still_fails: Predicate) -> Example:
+def _fine(current: Example, still_fails: StillFails) -> Example:
     """ddmin over single units, a run of identical units as one (:func:`_same_unit`), then
     the log without any (1-minimal over units)."""
     layout = _layout(current)
-    search = _Search(layout, still_fails)
+    search = _Search(layout.render, still_fails)
     if len(layout.units) > 1:
         units = layout.units
-        ddmin(range(len(units)), search.test, key=lambda i: _same_unit(units[i]))
+        search.ddmin(range(len(units)), list, key=lambda i: _same_unit(units[i]))
     if layout.units:
         search.test([])
     return search.best if search.best is not None else current
@@ -671,30 +762,22 @@ def _same_unit(unit: _Unit) -> tuple[bool, bytes, int | None]:
     return unit.opaque_frame, unit.text, None if unit.opaque_frame else unit.frame
 
 
-def _bytes(current: Example, still_fails: Predicate) -> Example:
+def _bytes(current: Example, still_fails: StillFails) -> Example:
     """ddmin over the bytes of each opaque unit, the other units kept as they are."""
     layout = _layout(current)
     everything = list(range(len(layout.units)))
     for i, unit in enumerate(layout.units):
         if not unit.opaque or unit.whole or not 2 <= len(unit.text) <= BYTE_SHRINK_LIMIT:
             continue
-        best: list[bytes] = []
-
-        def test(kept: Sequence[bytes], i: int = i, best: list[bytes] = best) -> bool:
-            candidate = layout.render(everything, {i: b"".join(kept)})
-            if still_fails(candidate):
-                best[:] = [candidate.data]
-                return True
-            return False
-
+        search = _Search(lambda text, i=i: layout.render(everything, {i: text}), still_fails)
         pieces = [unit.text[k : k + 1] for k in range(len(unit.text))]
-        shrunk = b"".join(ddmin(pieces, test, key=bytes))  # equal bytes are interchangeable
-        if shrunk != unit.text and best:
-            return _bytes(replace(current, data=best[0]), still_fails)
+        shrunk = b"".join(search.ddmin(pieces, b"".join, key=bytes))  # equal bytes are interchangeable
+        if shrunk != unit.text and search.best is not None:
+            return _bytes(search.best, still_fails)
     return current
 
 
-def _unpack(current: Example, still_fails: Predicate) -> Example:
+def _unpack(current: Example, still_fails: StillFails) -> Example:
     """Packed chunk rows as one line per event, in the same frames (verdict-preserving for
     event-level defects, and it lets single chunk events go)."""
     layout = _layout(current)
@@ -711,11 +794,12 @@ def _unpack(current: Example, still_fails: Predicate) -> Example:
     return candidate if still_fails(candidate) else current
 
 
-def minimise(example: Example, still_fails: Predicate) -> bytes:
+def minimise(example: Example, still_fails: Predicate | StillFails) -> bytes:
     """The smallest log (bytes) for which ``still_fails`` holds, by the steps above."""
-    current = _unpack(_steps(_coarse(example, still_fails), still_fails), still_fails)
+    asked = still_fails if isinstance(still_fails, StillFails) else StillFails(still_fails)
+    current = _unpack(_steps(_coarse(example, asked), asked), asked)
     while True:
-        shrunk = _bytes(_fine(current, still_fails), still_fails)
+        shrunk = _bytes(_fine(current, asked), asked)
         if shrunk.data == current.data:
             return current.data
         current = shrunk

@@ -11,7 +11,7 @@ instead of nothing: a witness only ever gets smaller.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from ._classify import signature_cause
 from ._corpus import CorpusEntry
-from ._judge import Example, Judge, JudgedExample
+from ._judge import Example, Judge, JudgedExample, StillFails
 from ._judges import BuiltinChecker, CheckerUnderTest
 from ._minimise import minimise
 
@@ -68,15 +68,23 @@ def minimise_finding(
     still_fails = judge.still_fails(defect, example, on_hold)
     if still_fails is None:
         return Polished(example, judged, "off")
-    predicate = still_fails
 
-    def guarded(candidate: Example) -> bool:
+    def check_time() -> None:
         if interrupted() or (deadline is not None and time.monotonic() > deadline):
             raise Cut
-        return predicate(candidate)
 
+    def guarded(candidate: Example) -> bool:
+        check_time()
+        return still_fails(candidate)
+
+    def guarded_first(candidates: Sequence[Example]) -> int | None:
+        check_time()
+        assert still_fails.first is not None
+        return still_fails.first(candidates)
+
+    first = None if still_fails.first is None else guarded_first
     try:
-        data = minimise(example, guarded)
+        data = minimise(example, StillFails(guarded, first, still_fails.width))
     except Cut:
         return Polished(*best[-1], "cut")
     final = judge.judge(replace(example, data=data))
