@@ -663,7 +663,8 @@ def preflight(config: CampaignConfig) -> None:
 
         reason = unavailable_reason()
         if reason is not None:
-            raise CampaignSetupError(f"official layers unavailable: {reason}; run `make setup`, or pass --no-official")
+            fix = "pass --no-official" if "make setup" in reason else "run `make setup`, or pass --no-official"
+            raise CampaignSetupError(f"official layers unavailable: {reason}; {fix}")
     try:
         config.run_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -198,10 +198,12 @@ def build_matrix(
 
     from ._strategy import MAX_EVENTS
 
+    # a matrix of some mutators answers for the rules they expect, not for the whole registry
+    in_scope = None if mutators is None else {str(r) for name in mutators for r in MUTATORS[name].expects}
     matrix = KillMatrix(
         checker.name,
         examples,
-        registry_rules=tuple(str(r) for r in RULES),
+        registry_rules=tuple(str(r) for r in RULES if in_scope is None or str(r) in in_scope),
         unmutated={str(r.id): r.unmutated for r in RULES.values() if r.unmutated},
     )
     logs = session_logs(max_events=MAX_EVENTS)
