@@ -11,7 +11,7 @@ import pytest
 from dshfuzz.checker import RULES, RuleId, implemented_rules
 from dshfuzz.checker.rules import ALL_FORMATS
 
-NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "L4", "G4"]
+NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "L4", "G4", "G5"]
 
 
 @pytest.fixture(scope="module")

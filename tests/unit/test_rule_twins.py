@@ -236,6 +236,40 @@ def _advertised_as(call_id: str) -> File:
     return jsonl(events)
 
 
+def _edited(edit: Callable[[list[dict[str, Any]]], None], version: int = 0) -> File:
+    """The minimal log (under a header of ``version``) after ``edit``."""
+    events = minimal_events()
+    edit(events)
+    return jsonl(events, header(version=version))
+
+
+def _appended(event_type: str, data: Any, version: int = 0) -> File:
+    """The minimal log with one more event, of ``event_type`` with ``data``, at its end."""
+    return _edited(lambda e: e.append({"type": event_type, "seq": 17, "time": 18, "data": data}), version)
+
+
+def _text_of(index: int, text: Any) -> Callable[[list[dict[str, Any]]], None]:
+    """An edit setting the first content block's ``text`` of the message event at ``index`` (``...``: dropping it)."""
+
+    def edit(events: list[dict[str, Any]]) -> None:
+        data = events[index]["data"]
+        block = (data if events[index]["type"] == "user/message" else data["message"])["content"][0]
+        if text is ...:
+            del block["text"]
+        else:
+            block["text"] = text
+
+    return edit
+
+
+def _set(index: int, key: str, value: Any, under: str | None = None) -> Callable[[list[dict[str, Any]]], None]:
+    def edit(events: list[dict[str, Any]]) -> None:
+        data = events[index]["data"]
+        (data[under] if under else data)[key] = value
+
+    return edit
+
+
 ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
     *[(RuleId.Z4, f"the header frame: {shape}", broken, _header_frames) for shape, broken in HEADER_FRAME_SHAPES.items()],
     (RuleId.E6, "a null element in a user/message's content", lambda: _content_with(2, None), lambda: jsonl(minimal_events())),
@@ -248,9 +282,40 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
      lambda: _legacy_user(True), lambda: jsonl(minimal_events())),
     (RuleId.W1, "the assistant advertises another id than the tool/call and the result", lambda: _advertised_as("call_X"),
      lambda: _advertised_as("call_1")),
+    (RuleId.G5, "a v0 approval/policy whose data is null", lambda: _appended("approval/policy", None),
+     lambda: _appended("approval/policy", {"policy": "ask"})),
+    (RuleId.G5, "a v0 turn/start with a member its type does not admit", lambda: _edited(_set(0, "x-dshfuzz-unknown", 1)),
+     lambda: jsonl(minimal_events())),
+    (RuleId.G5, "a v0 tool/call whose arguments are not a string", lambda: _edited(_set(8, "arguments", {"path": "."})),
+     lambda: jsonl(minimal_events())),
+    (RuleId.G5, "a v1 approval/policy whose data is null", lambda: _appended("approval/policy", None, 1),
+     lambda: _appended("approval/policy", {"policy": "ask"}, 1)),
+    (RuleId.G5, "a v1 subagent/descriptor whose data is null", lambda: _appended("subagent/descriptor", None, 1),
+     lambda: _appended("subagent/descriptor", {"mode": "one-shot", "version": 3, "provider": "deepseek-official"}, 1)),
+    (RuleId.E6, "a v0 user/message text block whose text is null", lambda: _edited(_text_of(2, None)),
+     lambda: jsonl(minimal_events())),
+    (RuleId.E6, "a v1 user/message text block without its text", lambda: _edited(_text_of(2, ...), 1),
+     lambda: _edited(_text_of(2, "list the files"), 1)),
+    (RuleId.E6, "a v0 assistant/message text block whose text is an object", lambda: _edited(_text_of(14, {})),
+     lambda: jsonl(minimal_events())),
+    (RuleId.E10, "a v0 request/header whose tools is a string", lambda: _edited(_set(3, "tools", "ls", "header")),
+     lambda: _edited(_set(3, "tools", [], "header"))),
 ]
 """Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
 also holds against the official layers."""
+
+
+ISSUE_20_SILENT: list[tuple[RuleId, str, Callable[[], File]]] = [
+    (RuleId.E6, "a v1 assistant/message content element that is a number (no layer reads it)",
+     lambda: _edited(lambda e: e[14]["data"]["message"]["content"].insert(0, 0), 1)),
+    (RuleId.E6, "a v1 user/message content element without a type", lambda: _edited(lambda e: e[2]["data"]["content"].append({"text": "x"}), 1)),
+    (RuleId.T5, "a v1 turn/end whose reason is an empty object (released reads only its turn)",
+     lambda: _edited(_set(16, "reason", {}), 1)),
+    (RuleId.G5, "a v1 turn/start with a member the v0 schema does not admit (released restores v1 payloads as they are)",
+     lambda: _edited(_set(0, "x-dshfuzz-unknown", 1), 1)),
+]
+"""Issue 20's false alarms: a rule that once fired where no official layer refuses the log; each
+file is accepted by every layer (held in ``tests/conformance/test_rule_twins_official.py``)."""
 
 
 def _event_level() -> list[tuple[RuleId, str, File, File]]:
@@ -299,6 +364,13 @@ def test_an_event_rule_fires_on_the_written_file_and_not_on_its_twin(rule: RuleI
     _assert_twins(rule, why, broken, twin)
 
 
+@pytest.mark.parametrize(("rule", "why", "file"), ISSUE_20_SILENT, ids=[f"{c[0]}-{c[1]}" for c in ISSUE_20_SILENT])
+def test_an_issue_20_false_alarm_stays_silent(rule: RuleId, why: str, file) -> None:
+    report = file().check()
+    assert rule not in {f.rule for f in report.findings}, f"{why}: {rule} fired\n" + _explain(report, file())
+    assert report.errors == 0, f"{why}: no official layer refuses it\n" + _explain(report, file())
+
+
 def test_the_physical_twins_differ_from_their_broken_files_by_little() -> None:
     """A twin is near-identical: its bytes are within a few hundred of the broken file's, or
     it reads the same bytes under the same limits but for the one that decides the rule."""
@@ -316,6 +388,6 @@ def test_the_packed_twin_is_a_clean_log_with_a_text_chunks_row() -> None:
 
 
 def test_every_rule_of_the_registry_has_a_pair() -> None:
-    covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL}
+    covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL} | {c[0] for c in ISSUE_20_PAIRS}
     missing = sorted(map(str, set(RULES) - covered))
     assert not missing, f"rules with no fire/no-fire pair: {missing}"

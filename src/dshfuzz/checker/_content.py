@@ -12,6 +12,15 @@ an array, or an object without a usable ``type``. Other official readers do not:
   message on the final surface), and, for an ``assistant/message``, the loader's validation
   of the restored session (TypeError: Cannot read properties of null).
 
+A text or reasoning block whose ``text`` is not a string is refused by released ("content[i] text
+must be a string", or "lacks required member") and by the token meter, which measures the text's
+length (a TypeError on null or nothing, a NaN token count on a number or an object).
+
+Format 1 is restored without the migration's payload validation, and the loader does not read it,
+so there only what the token meter (and, for a null element on the final surface, the request
+serializer) refuses is reported: a null element, or a text that is not a string; as a warning, since
+neither the loader nor released refuses it.
+
 A ``tool/result`` must hold exactly one tool-result block (the shape check itself, E6 in
 :mod:`._persistence`), and the elements inside that block are P4's, so this walk reads user and
 assistant messages only. A legacy pre-identity message is read as the loader upgrades it, since
@@ -38,6 +47,7 @@ from ._run import rule_walk
 from ._wire import surface_indices
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
+from .rules import Severity
 
 __all__ = ["ContentElements", "content_element_defect"]
 
@@ -45,18 +55,26 @@ _KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a numb
 
 
 def content_element_defect(content: Any) -> tuple[int, str, bool] | None:
-    """``(position, why, is_null)`` of the first element of ``content`` that is not an object
-    with a non-empty string ``type``, or ``None`` (also when ``content`` is not a list)."""
+    """``(position, why, meter_refuses)`` of the first element of ``content`` that is not an object
+    with a non-empty string ``type``, or a text or reasoning block whose ``text`` is not a string;
+    ``None`` when there is none (also when ``content`` is not a list). ``meter_refuses``: the token
+    meter refuses the element too (a null element, or a text it cannot measure)."""
     if content.__class__ is not list:
         return None
     for k, element in enumerate(content):
         if element.__class__ is dict:
             kind = element.get("type", MISSING)
             if kind.__class__ is str and kind:
+                if (kind == "text" or kind == "reasoning") and element.get("text", MISSING).__class__ is not str:
+                    return k, f"text must be a string (got {_kind(element.get('text', MISSING))})", True
                 continue
             return k, "type must be a non-empty string", False
-        return k, f"must be a JSON object (got {_KINDS.get(element.__class__, 'a non-object')})", element is None
+        return k, f"must be a JSON object (got {_kind(element)})", element is None
     return None
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is MISSING else _KINDS.get(value.__class__, "an object")
 
 
 @rule_walk(R.E6, types=("user/message", "assistant/message"))
@@ -67,7 +85,7 @@ class ContentElements:
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.legacy = ctx.version == 0
-        self.found: list[tuple[int, Finding, bool, bool]] = []
+        self.found: list[tuple[int, Finding, bool, bool, bool]] = []
 
     def visit(self, index: int, ev: Event) -> None:
         raw = ev.raw
@@ -85,6 +103,8 @@ class ContentElements:
         if defect is None:
             return None
         k, why, null = defect
+        if not (self.legacy or null):
+            return None  # format 1: only the token meter reads the element (released restores it as it is)
         where = "content" if t == "user/message" else "message content"
         finding = self.ctx.finding(
             R.E6,
@@ -92,7 +112,8 @@ class ContentElements:
             event=ev,
             context={"element": k},
         )
-        self.found.append((index, finding, null, t == "assistant/message"))
+        element_null = why.startswith("must be a JSON object (got null")
+        self.found.append((index, finding, null, t == "assistant/message", element_null))
         return None
 
     def finish(self) -> list[Finding] | None:
@@ -100,14 +121,18 @@ class ContentElements:
             return None
         visible = set(surface_indices(self.ctx))
         out = []
-        for index, finding, null, assistant in self.found:
+        for index, finding, null, assistant, element_null in self.found:
             layers: list[L] = []
             if null:
-                if assistant:
+                if assistant and element_null and self.legacy:
                     layers.append(L.LOAD)
                 layers.append(L.METER)
-            layers.append(L.RELEASED)
-            if null and index in visible:
+            if self.legacy:
+                layers.append(L.RELEASED)
+            if element_null and self.legacy and index in visible:  # the serializer reads format 0 only
                 layers.append(L.WIRE)
-            out.append(replace(finding, refused_by=tuple(layers)))
+            if self.legacy:
+                out.append(replace(finding, refused_by=tuple(layers)))
+            else:  # neither the loader nor released refuses it: the harness can still open the log
+                out.append(replace(finding, refused_by=tuple(layers), severity=Severity.WARNING))
         return out

@@ -1172,14 +1172,19 @@ def _claim(summary: dict[str, Any]) -> tuple[Any, Any] | None:
 
 @rule_walk(RuleId.T5, types=("turn/end",))
 class TurnEndReason:
-    """T5: v0 follows both official turn/end readers; later formats need a non-empty data.reason.kind.
-    State: none; each turn/end is judged as the walk passes it."""
+    """T5: v0 follows both official turn/end readers; format 1 is read by no official layer that
+    asks for a reason (the loader does not open it, and released restores it through its relation
+    walk, which reads only the turn), so T5 is silent there; later formats need a non-empty
+    data.reason.kind. State: none; each turn/end is judged as the walk passes it."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.v0 = ctx.version == 0
+        self.v1 = ctx.version == 1
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
+        if self.v1:
+            return None
         data = event.data
         if self.v0:
             if _plain_turn_end(data):

@@ -242,8 +242,9 @@ def _cited_position(seq: Any) -> int | None:
     return int(seq) if is_event_seq(seq) else None
 
 
-_RELATION_CODES = ("compaction-", "retry-")
-"""The reference walk's codes for the compaction and retry relations (V01:2290, 2403-2476)."""
+_RELATION_CODES = ("compaction-", "retry-", "command-", "ptc-")
+"""The reference walk's codes for the compaction, retry, command and code-dispatch relations
+(V01:2290, 2383-2476)."""
 _LEGACY_RELATION_TYPES = ("compact/start", "compact/summary", "compact/end", "compact/prune")
 _WALKED_TYPES = tuple(sorted(RELEASED_V0_EVENT_TYPES - {"assistant/chunk"}))
 """The records released's relation walk reads; a chunk relates only to its open step (not G4's concern)."""
@@ -255,7 +256,8 @@ class CompactionAndRetryRelations:
     has one owner (id, sourceCommandId), its open turn, at most one summary naming an exact
     current surface span, and no turn boundary inside it; an llm/retry names the open turn and
     step and the open request/header's provider and continues its policy chain; an
-    llm/retry-started pairs one earlier scheduled attempt once. The reference oracle's walk
+    llm/retry-started pairs one earlier scheduled attempt once; command ids and code-dispatch starts
+    are unique and each command/done and tool/code-dispatch follows its own. The reference oracle's walk
     (:class:`~dshfuzz.oracle._lifecycle.RelationWalk`) decides; released stops at its first
     refusal, and so does G4 (a first refusal of another relation is another rule's).
 

@@ -954,9 +954,30 @@ _LEGACY_RAW_NAMES = {
 
 
 def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:
-    """rc.8 ``assertCurrentLlmShape`` for request/header (S:1215-1244), and for v3
-    the catalog's omission rules (0.1.5 S:231-248)."""
+    """rc.8 ``assertCurrentLlmShape`` for request/header (S:1215-1244), for v3 the catalog's
+    omission rules (0.1.5 S:231-248), and a tools member that is not an array, which the token
+    meter calls ``every`` on (it throws) and the released migration refuses."""
     data = raw.get("data", MISSING)
+    problems = request_header_problems(ctx.version, data)
+    if problems == [_TOOLS_NOT_ARRAY]:
+        # format 0: the migration refuses it, and the request serializer sends what the provider refuses;
+        # any other format: only the token meter reads it, which the harness does not need to open the log
+        v0 = ctx.version == 0
+        yield ctx.finding(R.E10, "request/header " + _TOOLS_NOT_ARRAY, event=ev, context={"problems": problems},
+                          refused_by=(L.METER, L.RELEASED, L.WIRE) if v0 else (L.METER,),
+                          severity=None if v0 else Severity.WARNING)
+    elif problems:
+        refused = (*_E10_LAYERS, L.METER) if _meter_throws_on_header(data) or _TOOLS_NOT_ARRAY in problems else _E10_LAYERS
+        yield ctx.finding(
+            R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems}, refused_by=refused
+        )
+
+
+_TOOLS_NOT_ARRAY = "header tools must be an array"
+
+
+def request_header_problems(version: int | None, data: Any) -> list[str]:
+    """What E10 finds wrong with a request/header's ``data`` (see :func:`_request_header`)."""
     header = data.get("header", MISSING) if _is_record(data) else MISSING
     header = header if _is_record(header) else None
     config = header.get("config", MISSING) if header is not None else MISSING
@@ -976,18 +997,16 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
             or (defaults.get("maxTokens") is True and "maxTokens" not in config)
         ):
             problems.append("has invalid adapterDefaults")
-    if ctx.version == 3 and header is not None:
+    if version == 3 and header is not None:
         if "system" in header:
             problems.append("must omit header.system (system prompts are system/message events in v3)")
         if header.get("tools", MISSING) == []:
             problems.append("must omit an empty tools list")
         if header.get("adapterDefaults", MISSING) == {}:
             problems.append("must omit an empty adapterDefaults")
-    if problems:
-        refused = (*_E10_LAYERS, L.METER) if _meter_throws_on_header(data) else _E10_LAYERS
-        yield ctx.finding(
-            R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems}, refused_by=refused
-        )
+    if header is not None and header.get("tools", []).__class__ is not list:
+        problems.append(_TOOLS_NOT_ARRAY)
+    return problems
 
 
 _E10_LAYERS = (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)

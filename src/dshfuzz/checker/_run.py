@@ -96,7 +96,7 @@ __all__ = [
     "stream_check",
 ]
 
-RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_content", "_migration")
+RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_content", "_migration", "_released")
 """The modules holding rule passes, imported (when present) on the first check."""
 
 PassFn = Callable[[CheckContext], Iterable[Finding]]

@@ -25,6 +25,7 @@ from typing import Literal
 
 __all__ = [
     "ALL_FORMATS",
+    "RELEASED_CHECKS",
     "RULES",
     "OfficialLayer",
     "Origin",
@@ -132,6 +133,7 @@ class RuleId(enum.StrEnum):
     L3 = "L3"
     L4 = "L4"
     G4 = "G4"
+    G5 = "G5"
 
 
 Origin = Literal["catalog", "seed-001", "seed-002", "issue-7", "fuzzing"]
@@ -712,19 +714,103 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         RuleId.G4, _W, RuleLayer.MIGRATION,
-        "Migration pre-check: compaction and retry relations",
+        "Migration pre-check: compaction, retry, command and code-dispatch relations",
         "In a format-0 or format-1 file a compaction is opened, summarised at most once over an exact current "
         "surface span, and ended by one owner (compactionId, sourceCommandId) in its own turn, with no turn "
         "boundary inside it; an llm/retry names the open turn and step and the open request/header's provider "
         "and continues its policy chain (retry number, retryId); an llm/retry-started pairs one earlier "
-        "scheduled attempt of its turn and step, once.",
+        "scheduled attempt of its turn and step, once; a command/run's commandId is new and a command/done "
+        "follows its command/run; a tool/code-dispatch-start's subCallId is new and its tool/code-dispatch "
+        "matches it.",
         "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:2290, 2403-2476 (assertReleasedArtifactRelationships), "
-        "2500-2510 (assertRetryChain), 2570-2584 (assertCompactionOwner/Turn, assertCurrentSurfaceSpan)",
+        "2383-2398, 2425-2440, 2500-2510 (assertRetryChain), 2570-2584 (assertCompactionOwner/Turn, assertCurrentSurfaceSpan)",
         _V01, (_L.RELEASED,),
         "Released stops at its first refusal, so G4 reports only a relation break reached before any other.",
+        "fuzzing",
+    ),
+    Rule(
+        RuleId.G5, _E, RuleLayer.MIGRATION,
+        "The released migration's per-type payload schema",
+        "In a format-0 file every event but assistant/chunk, once the migration has normalised its legacy "
+        "form, has an object data holding exactly the members its type admits (every required one, no "
+        "other), each of the JSON type, value set and relation the released payload validator asks "
+        "(non-empty strings, counts, literals, earlier seqs, exact nested records); in a format-1 file "
+        "the data of every event of the released inventory is an object. The migration refuses the log "
+        "otherwise, so no released or later harness can open it.",
+        "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:27-235 (RELEASED_V0_EVENT_DISPOSITIONS), "
+        "245-1466 (assertReleasedPayloadSemantics and its value validators), 1576-1593 "
+        "(assertReleasedEventPayload), 1914-2247 (normalizeReleasedV0Event), 2287 (the relation walk's data)",
+        _V01, (_L.RELEASED,),
+        "No rc.8 layer reads these payloads so strictly; where another rule already names the defect "
+        "(T5 turn/end, G1 descriptor version, G2 unknown types, G3 title messageSeqs, E4 lossy numbers, E5 "
+        "retired vocabulary, E6 message shape and content elements, E10 request/header) G5 leaves it to "
+        "that rule.",
         "fuzzing",
     ),
 )
 
 RULES: Mapping[RuleId, Rule] = MappingProxyType({r.id: r for r in _RULES})
 """Every rule, in catalog order then the seed rules."""
+
+
+RELEASED_CHECKS: tuple[tuple[str, str, tuple[RuleId, ...]], ...] = (
+    # (what released checks of a format-0 log, where in V01 = dsh-session-format-v0-to-v1 lib/index.js, rules)
+    ("the physical header: type session, version 0, string id, the v0 header members and no other",
+     "1700-1713", (RuleId.H1, RuleId.H2)),
+    ("seedLength / inheritedEventCount within the event count, 0 when unseeded", "1518-1519, 1693", (RuleId.H2,)),
+    ("every row decodes (JSON, the packed chunk-row envelope), strict recovery", "1640-1690",
+     (RuleId.R1, RuleId.R2, RuleId.R3)),
+    ("seqs dense from 0 (no gap, no step back)", "1535, 1677", (RuleId.E1, RuleId.E2, RuleId.S9)),
+    ("the event envelope: exactly type, seq, time, data and the optional ignorable, sourceEventSeqs, surfaceOp; "
+     "time a safe integer; ignorable true when present", "1524-1537", (RuleId.E1, RuleId.E8)),
+    ("no type outside the released inventory, even ignorable", "1530, 1582", (RuleId.G2,)),
+    ("no request/header-delta, mode/set, request/header reason fallback, hook dialect claude", "2047-2050, 349",
+     (RuleId.E5,)),
+    ("request/header messagePrefix, when present, is an array (then dropped)", "2034-2046", (RuleId.G5,)),
+    ("steering/message: exactly {turn, message} or {turn, content, source}, turn a count", "2052-2081",
+     (RuleId.G5,)),
+    ("a pre-react-loop turn/start: exactly {turn, trigger}, turn >= 1, trigger.kind a non-empty string",
+     "2083-2094", (RuleId.G5,)),
+    ("turn/end: exactly {turn, reason}, turn >= 1, the legacy reasons upgraded, then the reason's exact shape",
+     "2096-2168, 1068-1085", (RuleId.T5,)),
+    ("a legacy tool/result replace cites a message with an identity", "2214", (RuleId.S4,)),
+    ("a current-generation delivery marker names this session", "1949, 2444", (RuleId.G5,)),
+    ("subagent/descriptor version 3", "1584-1587", (RuleId.G1,)),
+    ("data is a JSON object (format 0 and 1)", "1588, 2287", (RuleId.G5,)),
+    ("data holds every required member of its type and no member outside the type's list", "1590",
+     (RuleId.G5,)),
+    ("opaque members (tool/code-dispatch arguments, tool/result meta) are lossless JSON", "1591", (RuleId.E4,)),
+    ("messages: exact {id, role, content, source}, the role and source kind the event type needs",
+     "722-740, 771-944", (RuleId.E6, RuleId.G5)),
+    ("content elements are objects with a non-empty string type; a text or reasoning block's text is a string",
+     "651-700", (RuleId.E6,)),
+    ("content blocks of known types hold exactly their members (text, image attachment, tool-call, "
+     "tool-result)", "651-720", (RuleId.G5,)),
+    ("message sources of known kinds hold exactly their members (user, plugin forms, model, tool, "
+     "agent-instructions, session-reference, team-message, goal, legacy goal, skill-*, relay, notice, webhook)",
+     "741-998", (RuleId.G5,)),
+    ("request/header: config provider and model, reasoningEffort, adapterDefaults, tools an array",
+     "1087-1119", (RuleId.E10,)),
+    ("request/header: the exact header and config members, temperature, maxTokens, stop, system, each tool's "
+     "schema, the reason literal, startsSeries", "1087-1128, 419-428", (RuleId.G5,)),
+    ("every other member: non-empty strings, counts, positive counts, finite numbers, booleans, literals "
+     "(approval, sandbox, plan, hook, llm/retry failure and limits, todo, workflow, team, goal, schedule, "
+     "web search body, compaction ids and turns, usage)", "269-559, 621-640, 1129-1466", (RuleId.G5,)),
+    ("compaction shadowedRange and shadowedSeqs name earlier events, unique, endpoints matching",
+     "1138-1146", (RuleId.G5,)),
+    ("command/done sourceEventSeq and delivery throughSeq name earlier events", "317, 430", (RuleId.G5,)),
+    ("title messageSeqs cite earlier human user/messages, a title request frames them", "439-444, 2541-2568",
+     (RuleId.G3,)),
+    ("surface metadata: surfaceOp on surface types, sourceEventSeqs unique earlier seqs, replace ranges",
+     "1548-1573, 2522-2536", (RuleId.S1, RuleId.S3, RuleId.S4, RuleId.S5, RuleId.S6)),
+    ("turns open in order and close without an open step; steps in the open turn", "2300-2322",
+     (RuleId.T1, RuleId.T3, RuleId.T4)),
+    ("tool lifecycles: advertised once, a tool/call matching one advertised call, each answered by a tool/result "
+     "or the exact TOOL_NOT_STARTED repair, none left open at a boundary", "2330-2368, 2513-2515",
+     (RuleId.P3, RuleId.P5, RuleId.W3, RuleId.W4, RuleId.W5)),
+    ("compaction owner, turn, single summary over an exact surface span; llm/retry chains and retry-started "
+     "pairing; command/run ids unique and command/done after its run; code-dispatch starts unique and matched",
+     "2383-2476, 2500-2510, 2570-2584", (RuleId.G4,)),
+)
+"""Every check the released v0->v1 migration makes of a format-0 log, and the rules that report
+it: each of released's refusals is some rule's finding. Rendered in ``docs/CONTRACTS.md``."""

@@ -84,7 +84,25 @@ def render_markdown() -> str:
             out += [f"Divergence from the catalog text: {r.divergence}", ""]
         if r.unmutated:
             out += [f"No incident mutator exercises this rule: {r.unmutated}", ""]
+    out += _released_checks()
     return "\n".join(out)
+
+
+def _released_checks() -> list[str]:
+    """The released migration's checks of a format-0 log, each with the rules reporting it."""
+    from dshfuzz.checker.rules import RELEASED_CHECKS
+
+    out = [
+        "## What the released v0->v1 migration checks, and which rule reports it",
+        "",
+        "Every check `@deepseek-ai/dsh-session-format-v0-to-v1` makes of a format-0 log (V01 is its "
+        "`lib/index.js`), from its source, mapped to the rules whose findings report it.",
+        "",
+        "| check | V01 lines | rules |",
+        "|---|---|---|",
+    ]
+    out += [f"| {check} | {where} | {', '.join(map(str, rules))} |" for check, where, rules in RELEASED_CHECKS]
+    return [*out, ""]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -144,3 +144,35 @@ def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
     payload = data_of(draft.events[i])
     payload[key] = edit(payload.get(key))
     return f"seq {i} {kind}: {how} ({key} = {payload[key]!r})"
+
+
+_SCHEMA_TARGETS = frozenset({
+    "turn/start", "step/start", "step/end", "tool/call", "approval/asked", "approval/decided", "approval/policy",
+    "permission/preset", "plan/mode", "sandbox/mode", "todo/write", "command/run", "command/done",
+    "compaction/start", "compaction/summary", "compaction/end", "compaction/prune", "llm/retry",
+    "llm/retry-started", "hook/result", "session/title", "request/context", "feedback/record",
+})
+"""Types whose payload only the released migration reads member by member (no message, whose shape
+the rc.8 layers check, and no turn/end, whose reading T5 follows)."""
+
+
+@mutator(
+    "released-payload-member",
+    level=Level.EVENT,
+    expects=("G5",),
+    official=_RELEASED,
+    formats=frozenset({0}),
+    incident="""A format-0 event whose data carries a member its type does not admit (a field a
+    newer or patched writer added, or a type confusion). Every rc.8 read layer passes over it; the
+    released v0->v1 migration checks each type's members exactly ("turn/start 0 data has unexpected
+    member") and refuses the session, so it cannot be upgraded.""",
+)
+def released_payload_member(draft: EventDraft, data: Any) -> str:
+    """Precondition: a format-0 log with an event of :data:`_SCHEMA_TARGETS` whose data is an
+    object. Adds a drawn member no type admits to a drawn such event. Deterministic given its draws."""
+    targets = [i for i in draft.of_type(*_SCHEMA_TARGETS) if type(data_of(draft.events[i])) is dict]
+    i = choose(data, targets, "event of a released-schema type with object data")
+    key = data.draw(st.sampled_from(("x-dshfuzz-unknown", "extra", "_note")), label="member")
+    value = data.draw(st.sampled_from((1, "x", None, True)), label="value")
+    data_of(draft.events[i])[key] = value
+    return f"seq {i} {draft.events[i]['type']}: data member {key!r} added"
