@@ -364,6 +364,10 @@ elif mode == "text":
     print("all fine")
 elif mode == "hang":
     import time; time.sleep(60)
+elif mode == "hang-on-log0":
+    if any(p.endswith("log0.jsonl") for p in paths):
+        import time; time.sleep(60)
+    print(json.dumps(reports))
 """
 
 
@@ -418,6 +422,24 @@ def test_a_hanging_batch_times_out_then_each_log_alone_times_out_after_the_per_l
     verdicts = batch("hang", timeout=0.4)
     assert [v.failure for v in verdicts] == ["timeout"] * 3
     assert "0.4s" in verdicts[0].detail and time.monotonic() - started < 20
+
+
+def test_one_hanging_log_times_out_alone_and_the_rest_of_its_batch_get_their_verdicts(batch):
+    verdicts = batch("hang-on-log0", timeout=0.5)
+    assert [v.failure for v in verdicts] == ["timeout", None, None]
+    assert [len(v.findings) for v in verdicts[1:]] == [1, 1]
+
+
+def test_a_batch_deadline_grows_by_what_its_logs_took_not_by_the_whole_timeout_each():
+    checker = load_checker(f"cmd:{sys.executable} x.py {{logs}}", timeout=20.0)
+    assert checker.deadline(1) == 20.0
+    assert checker.deadline(64) == 20.0 + 63 * 0.5  # nothing seen yet: the floor a log
+    checker._file_seconds.extend([0.002] * 5)
+    assert checker.deadline(64) == 20.0 + 63 * 0.5
+    checker._file_seconds.extend([3.0] * 10)
+    assert checker.deadline(3) == 20.0 + 2 * 12.0
+    checker._file_seconds.extend([60.0] * 30)
+    assert checker.deadline(3) == 20.0 + 2 * 20.0  # never more than the timeout a log
 
 
 def test_a_batch_checker_checks_one_log_as_a_batch_of_one(tmp_path, log_file, monkeypatch):

@@ -321,7 +321,9 @@ class Judge:
                 checker_seconds = time.perf_counter() - began
             else:
                 checked, checker_seconds = verdict
-            reference = self.reference.check(path) if self.reference is not None and scope.reference else None
+            # the reference checker places findings (wrong-place): a verdict with no seq needs none
+            placed = any(f.seq is not None for f in checked.findings)
+            reference = self.reference.check(path) if self.reference is not None and scope.reference and placed else None
             official = self._official_verdicts(path, example.format_version, scope.layers)
         metamorphic = self._metamorphic(example, checked, twin_verdict) if scope.twin else ()
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False

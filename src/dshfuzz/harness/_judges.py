@@ -371,11 +371,15 @@ def _head(text: str, limit: int = 300) -> str:
     return "output: " + (repr(text[:limit]) + ("..." if len(text) > limit else "") if text else "(nothing)")
 
 
-BATCH_LOGS = 16
+BATCH_LOGS = 64
 """Logs a batch checker (``cmd:'… {logs} …'``) is asked about at once while hunting: one process
 start for this many logs. Hypothesis draws them one by one as usual; the worker holds them
 until it has this many (across rounds), and a finding among them goes straight to the
 minimiser, which asks about its candidates in batches too."""
+
+
+BATCH_FILE_FLOOR = 0.5
+"""Seconds an invocation of a batch checker is given, at least, for each log past its first."""
 
 
 @dataclass(slots=True)
@@ -388,8 +392,12 @@ class BatchCommandChecker(_Checker):
     report is unparsable output for that file. When an invocation of several files fails
     as a whole (a crash, a timeout, output that is not reports), each file is asked about
     alone, so that a failure is charged to the logs that cause it and never to the others
-    of their batch. The timeout is per file (the invocation's is ``timeout`` times the
-    number of files); ``batch_size`` caps the files per invocation.
+    of their batch. ``timeout`` is a log's: one file alone has it all; an invocation of
+    ``n`` has ``timeout`` plus, for each further file, a few times the time a file took in
+    earlier invocations (at least ``BATCH_FILE_FLOOR``, at most ``timeout``), since ``n``
+    times ``timeout`` would make one hanging log cost a batch minutes. Past that deadline
+    each file is asked alone with its full timeout: a slow batch costs time, never a
+    verdict. ``batch_size`` caps the files per invocation.
     Exit codes as for :class:`CommandChecker`; a batch says "not assessable" per file
     with ``"assessable": false`` (exit 3 with no output says it for every file).
     """
@@ -400,6 +408,9 @@ class BatchCommandChecker(_Checker):
     batch_size: int = 256
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
+    _file_seconds: collections.deque[float] = field(
+        init=False, repr=False, default_factory=lambda: collections.deque(maxlen=64)
+    )
 
     def __post_init__(self) -> None:
         if "{log}" in self.template:
@@ -428,12 +439,20 @@ class BatchCommandChecker(_Checker):
             return [self._run([path])[0] for path in paths]
         return verdicts
 
+    def deadline(self, files: int) -> float:
+        """The seconds an invocation of ``files`` logs may take (see the class docstring)."""
+        seen = sorted(self._file_seconds)
+        typical = 4 * seen[len(seen) // 2] if seen else 0.0
+        return self.timeout + (files - 1) * min(self.timeout, max(BATCH_FILE_FLOOR, typical))
+
     def _run(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
         """One invocation; a failure of the whole invocation is the same verdict object for every file."""
         at = self._argv.index("{logs}")
         names = [str(path) for path in paths]
-        timeout = self.timeout * len(paths)
-        proc = _run_command([*self._argv[:at], *names, *self._argv[at + 1 :]], timeout)
+        began = time.monotonic()
+        proc = _run_command([*self._argv[:at], *names, *self._argv[at + 1 :]], self.deadline(len(paths)))
+        if not isinstance(proc, CheckerVerdict):  # a log alone counts its start-up: an upper bound
+            self._file_seconds.append((time.monotonic() - began) / len(paths))
         if isinstance(proc, CheckerVerdict):
             return [proc] * len(paths)
         code = proc.returncode
