@@ -300,6 +300,12 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
      lambda: jsonl(minimal_events())),
     (RuleId.E10, "a v0 request/header whose tools is a string", lambda: _edited(_set(3, "tools", "ls", "header")),
      lambda: _edited(_set(3, "tools", [], "header"))),
+    (RuleId.E10, "a v0 request/header whose system is null", lambda: _edited(_set(3, "system", None, "header")),
+     lambda: _edited(_set(3, "system", "", "header"))),
+    (RuleId.E10, "a v1 request/header whose system is null (only the meter reads it: a warning)",
+     lambda: _edited(_set(3, "system", None, "header"), 1), lambda: _edited(_set(3, "system", "", "header"), 1)),
+    (RuleId.G5, "a v0 request/header whose system is a number (released alone reads it)",
+     lambda: _edited(_set(3, "system", 5, "header")), lambda: _edited(_set(3, "system", "", "header"))),
 ]
 """Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
 also holds against the official layers."""
@@ -311,6 +317,7 @@ ISSUE_20_SILENT: list[tuple[RuleId, str, Callable[[], File]]] = [
     (RuleId.E6, "a v1 user/message content element without a type", lambda: _edited(lambda e: e[2]["data"]["content"].append({"text": "x"}), 1)),
     (RuleId.T5, "a v1 turn/end whose reason is an empty object (released reads only its turn)",
      lambda: _edited(_set(16, "reason", {}), 1)),
+    (RuleId.G5, "a v1 request/header whose system is a number", lambda: _edited(_set(3, "system", 5, "header"), 1)),
     (RuleId.G5, "a v1 turn/start with a member the v0 schema does not admit (released restores v1 payloads as they are)",
      lambda: _edited(_set(0, "x-dshfuzz-unknown", 1), 1)),
 ]

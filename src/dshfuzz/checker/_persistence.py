@@ -955,25 +955,38 @@ _LEGACY_RAW_NAMES = {
 
 def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterator[Finding]:
     """rc.8 ``assertCurrentLlmShape`` for request/header (S:1215-1244), for v3 the catalog's
-    omission rules (0.1.5 S:231-248), and a tools member that is not an array, which the token
-    meter calls ``every`` on (it throws) and the released migration refuses."""
+    omission rules (0.1.5 S:231-248), and two members the token meter reads as it finds them: a
+    tools that is not an array (it calls ``every`` on it) and a null system (it reads its length).
+    On format 0 the released migration refuses both, the request serializer sends (or throws on)
+    them, and the seed reads a null system's length too; on any other format only the meter reads
+    them, which the harness does not need to open the log, so those alone are a warning."""
     data = raw.get("data", MISSING)
     problems = request_header_problems(ctx.version, data)
-    if problems == [_TOOLS_NOT_ARRAY]:
-        # format 0: the migration refuses it, and the request serializer sends what the provider refuses;
-        # any other format: only the token meter reads it, which the harness does not need to open the log
-        v0 = ctx.version == 0
-        yield ctx.finding(R.E10, "request/header " + _TOOLS_NOT_ARRAY, event=ev, context={"problems": problems},
-                          refused_by=(L.METER, L.RELEASED, L.WIRE) if v0 else (L.METER,),
-                          severity=None if v0 else Severity.WARNING)
-    elif problems:
-        refused = (*_E10_LAYERS, L.METER) if _meter_throws_on_header(data) or _TOOLS_NOT_ARRAY in problems else _E10_LAYERS
-        yield ctx.finding(
-            R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems}, refused_by=refused
-        )
+    if not problems:
+        return
+    v0 = ctx.version == 0
+    layers: set[L] = set()
+    if any(p not in _METER_READS for p in problems):
+        layers.update(_E10_LAYERS)
+        if _meter_throws_on_header(data):
+            layers.add(L.METER)
+    for p in problems:
+        if p in _METER_READS:
+            layers.update(_METER_READS[p] if v0 else (L.METER,))
+    only_meter = layers == {L.METER}
+    yield ctx.finding(
+        R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems},
+        refused_by=tuple(x for x in L if x in layers), severity=Severity.WARNING if only_meter else None,
+    )
 
 
 _TOOLS_NOT_ARRAY = "header tools must be an array"
+_SYSTEM_NULL = "header system must be a string (got null)"
+_METER_READS = {
+    _TOOLS_NOT_ARRAY: (L.METER, L.RELEASED, L.WIRE),
+    _SYSTEM_NULL: (L.SEED, L.METER, L.RELEASED, L.WIRE),
+}
+"""The problems the token meter trips on, and the layers refusing each in a format-0 log (measured)."""
 
 
 def request_header_problems(version: int | None, data: Any) -> list[str]:
@@ -1006,6 +1019,8 @@ def request_header_problems(version: int | None, data: Any) -> list[str]:
             problems.append("must omit an empty adapterDefaults")
     if header is not None and header.get("tools", []).__class__ is not list:
         problems.append(_TOOLS_NOT_ARRAY)
+    if header is not None and "system" in header and header["system"] is None:
+        problems.append(_SYSTEM_NULL)
     return problems
 
 

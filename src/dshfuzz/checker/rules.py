@@ -474,10 +474,13 @@ _RULES: tuple[Rule, ...] = (
         "request/header must carry header.config with provider and model; for v3 it must omit "
         "header.system, an empty tools and an empty adapterDefaults.",
         "@deepseek-ai/dsh-session lib/index.js:1220-1244 (rc.8); @0.1.5-rc.1 lib/index.js:231-248",
-        ALL_FORMATS, (*_SEED_PATH, _L.METER, _L.RELEASED),
+        ALL_FORMATS, (*_SEED_PATH, _L.METER, _L.RELEASED, _L.WIRE),
         "rc.8 (v0) allows header.system and empty lists but requires provider/model, a non-empty string "
         "reasoningEffort and a config value behind every adapterDefaults marker; the token meter also "
-        "throws (a TypeError) when the data, header or config it reads is null or missing.",
+        "throws (a TypeError) when the data, header or config it reads is null or missing, when tools is "
+        "not an array or when system is null (the seed and the request serializer too for a null system, "
+        "the serializer for tools), and the released migration refuses both; where only the meter reads "
+        "the log (format 1) those are a warning.",
     ),
     Rule(
         RuleId.Z3, _W, RuleLayer.FRAMING,
