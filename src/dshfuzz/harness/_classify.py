@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
@@ -102,6 +102,8 @@ class Truth:
     oracle_consulted: bool = True
     format_version: int | None = 0
     locations_reliable: bool = True
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    """Each refusing official layer's message: what a miss of it is keyed by."""
 
     @property
     def official_consulted(self) -> bool:
@@ -181,6 +183,23 @@ def crash_fingerprint(detail: str) -> str:
     name = exceptions[-1].rpartition(".")[2] if exceptions else "no-traceback"
     key = "@".join([name, *(f.rpartition(".")[2].rpartition("/")[2] for f in inner)])
     return _NOISE.sub("N", key).replace("|", "/").replace(",", ";").replace(" ", "")[:160]
+
+
+_QUOTED = re.compile(r'\\?"[^"\\]*(?:\\.[^"\\]*)*\\?"')
+_REFUSER = re.compile(r"^@[\w./-]+ refuses this format v\d+ \w+: ")
+
+
+def refusal_fingerprint(message: str) -> str:
+    """A short key of an official layer's refusal, the same for one check however it was
+    reached: the message's first line without the package's preamble, with the values it
+    quotes (``"…"``, JSON-quoted data), numbers, seqs and ids dropped; a JavaScript
+    engine's single-quoted property name stays, as it names the check. A checker silent
+    on logs one layer refuses for different reasons (two checks it lacks) has one miss per
+    check, not one for the layer."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    text = _QUOTED.sub("Q", _REFUSER.sub("", first))
+    text = re.sub(r"\s+", " ", _NOISE.sub("N", text))
+    return text.replace("|", "/").replace(",", ";")[:160] or "no-message"
 
 
 def official_layer_name(layer: str) -> str:
@@ -268,7 +287,12 @@ def classify(
             )
         else:
             kind: DisagreementKind = "miss" if layer in truth.refusing else "miss-model-only"
-            out.append(found(kind, layer, (), f"{by} {layer} refuses; the checker reported no error"))
+            reason = truth.reasons.get(layer, "") if layer in truth.refusing else ""
+            said = f" ({reason[:300]})" if reason else ""
+            out.append(
+                found(kind, layer, (refusal_fingerprint(reason),) if reason else (),
+                      f"{by} {layer} refuses{said}; the checker reported no error")
+            )
     missing = truth.expected - reported
     claimed = frozenset(r for r in missing if claims(r) and (r not in LIMIT_RULES or vocabulary is not None))
     if claimed:
@@ -328,11 +352,18 @@ def truth_from(
     oracle_consulted: bool = True,
     format_version: int | None = 0,
     locations_reliable: bool = True,
+    reasons: Mapping[str, str] | None = None,
 ) -> Truth:
-    """Build a :class:`Truth` from per-layer ok flags (bridge layer names accepted)."""
+    """Build a :class:`Truth` from per-layer ok flags (bridge layer names accepted) and the
+    refusing layers' messages (``reasons``; of two bridge names of one layer, the first in
+    name order that has one)."""
     refusing = frozenset(official_layer_name(k) for k, ok in official.items() if not ok)
     accepted = frozenset(official_layer_name(k) for k, ok in official.items() if ok) - refusing
+    said: dict[str, str] = {}
+    for name, message in sorted((reasons or {}).items()):
+        if message and not official.get(name, True):
+            said.setdefault(official_layer_name(name), message)
     return Truth(
         refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator, oracle_consulted,
-        format_version, locations_reliable,
+        format_version, locations_reliable, said,
     )

@@ -338,6 +338,7 @@ class Judge:
                 )
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
+            reasons={name: v.error.message for name, v in official.items() if not v.ok and v.error is not None},
             oracle_refusing=oracle_refusing,
             expected=example.expects,
             mutator=example.mutator,

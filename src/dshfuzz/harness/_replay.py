@@ -144,8 +144,13 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
     verdict = checker.check(path)
     rules_now = tuple(sorted({f.rule for f in verdict.findings}))
     official = {k: bool(v.get("ok")) for k, v in entry.official.items() if isinstance(v, dict)}
+    reasons = {
+        k: str((v.get("error") or {}).get("message") or "")
+        for k, v in entry.official.items() if isinstance(v, dict) and isinstance(v.get("error"), dict)
+    }
     truth = truth_from(
         official,
+        reasons=reasons,
         oracle_refusing=entry.expected.get("oracleRefusing", ()),
         expected=entry.expected.get("rules", ()),
         mutator=entry.mutator,

@@ -91,6 +91,20 @@ def rule_order(rule: str) -> tuple[str, int, str]:
     return (head, int(tail) if tail else -1, rule)
 
 
+_KEYED_BY_REASON = frozenset({"miss", "miss-model-only"})
+"""Kinds whose finding off the mutator's declaration (layer not ``expected``) carries the
+refusing layer's fingerprint where other kinds carry rule ids."""
+
+
+def _keyed_by_reason(f: DisagreementFound) -> bool:
+    return f.kind in _KEYED_BY_REASON and f.layer != "expected"
+
+
+def _ruleless(f: DisagreementFound) -> bool:
+    """A finding that names no rule of the checker: its witness speaks for the rules it expected."""
+    return not f.rules or _keyed_by_reason(f)
+
+
 SCORE_COLUMNS = ("expected", "fired", "missed", "notImplemented", "falseAlarms", "wrongPlace", "crashes")
 _SCORE_COLUMNS = {
     "miss": "missed",
@@ -162,7 +176,10 @@ class CampaignSummary:
             column = _SCORE_COLUMNS.get(kind)
             if column is None:
                 continue
-            rules = rest.split("|")[1] if rest.count("|") >= 1 else "-"
+            layer, _, rest_rules = rest.partition("|")
+            rules = rest_rules.split("|")[0] if rest_rules else "-"
+            if kind in _KEYED_BY_REASON and layer != "expected":
+                continue  # the refusal's fingerprint names no rule of the checker
             for rule in ((event.expected_rules or frozenset({"-"})) if kind in _FAILURE_KINDS else rules.split(",")):
                 if rule != "-":
                     self.score[rule][column] += 1
@@ -191,7 +208,8 @@ class CampaignSummary:
         for rule in sorted(self.score, key=rule_order):
             counts = self.score[rule]
             witness = next(
-                (i for i, f in enumerate(self.findings, 1) if rule in f.rules or (not f.rules and rule in f.expected_rules)),
+                (i for i, f in enumerate(self.findings, 1)
+                 if rule in f.rules and not _keyed_by_reason(f) or (_ruleless(f) and rule in f.expected_rules)),
                 None,
             )
             row: dict[str, Any] = {"rule": rule, **{c: counts.get(c, 0) for c in SCORE_COLUMNS}, "witness": witness}
