@@ -141,8 +141,6 @@ def test_random_bytes_named_zstd_are_not_called_empty(tmp_path):
     assert "looks like plain JSONL" not in proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="checker code (owned elsewhere): Z3 'session has a header but no events' "
-                                       "is added to the L2 refusal of a line over the reader's limit")
 def test_a_100_mb_line_is_refused_without_an_extra_no_events_finding(tmp_path):
     big = tmp_path / "big.jsonl"
     with big.open("w") as out:

@@ -4,7 +4,9 @@ The official zstd container (SPJ:503-566, 955-1019) is a header-only first frame
 followed by one checksummed frame per append batch, each ending on a record
 boundary; an incomplete final frame is a torn tail the loader recovers from. Z3
 (an empty session) applies to both containers; so does Z1, since a JSONL file
-whose last line lacks its newline is torn in the same sense.
+whose last line lacks its newline is torn in the same sense. Z3 is silent where a reader limit
+stopped the read before any event: the limit's finding (L1-L4) says why none was read, and the
+file may hold events beyond it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
             offset=torn.truncate_to,
             context={"truncateTo": torn.truncate_to, "recoveredLines": torn.recovered_lines},
         )
-    if log.header is not None and log.header.is_object and not log.rows and not log.events:
+    # a reader limit that stopped the read before any event (L1-L4) says nothing of the events beyond it
+    if log.header is not None and log.header.is_object and not log.rows and not log.events and log.limit is None:
         yield ctx.finding(R.Z3, "session has a header but no events (created empty, or its writes never landed)", line=1)
     if log.compression != "zstd":
         return
