@@ -304,6 +304,12 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
      lambda: _edited(_set(3, "system", "", "header"))),
     (RuleId.E10, "a v1 request/header whose system is null (only the meter reads it: a warning)",
      lambda: _edited(_set(3, "system", None, "header"), 1), lambda: _edited(_set(3, "system", "", "header"), 1)),
+    (RuleId.T1, "a v0 assistant/chunk without its chunk (the meter reads its type: a warning)",
+     lambda: _edited(lambda e: e[12]["data"].pop("chunk")), lambda: jsonl(minimal_events())),
+    (RuleId.T1, "a v1 assistant/chunk whose chunk is null (the meter reads its type: a warning)",
+     lambda: _edited(_set(12, "chunk", None), 1), lambda: _edited(lambda e: None, 1)),
+    (RuleId.G5, "a v0 compaction/prune whose data is a string (released and the meter refuse)",
+     lambda: _appended("compaction/prune", "x"), lambda: jsonl(minimal_events())),
     (RuleId.G5, "a v0 request/header whose system is a number (released alone reads it)",
      lambda: _edited(_set(3, "system", 5, "header")), lambda: _edited(_set(3, "system", "", "header"))),
 ]

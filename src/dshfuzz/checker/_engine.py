@@ -41,7 +41,7 @@ from ._context import MAX_SAFE_INTEGER, CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
 from ._run import rule_walk
-from .rules import OfficialLayer, RuleId
+from .rules import OfficialLayer, RuleId, Severity
 
 __all__: list[str] = []
 
@@ -201,6 +201,8 @@ class TurnStepStructure:
         (the run the loop is on) are folded in turn."""
         settled = self.settled(index) if self.due else None
         data = event.raw.get("data")
+        if data.__class__ is dict and data.get("chunk") is None:  # data that is no object is T1's already
+            settled = [*(settled or ()), self._unreadable_chunk(event, data)]
         turn, step = self.inv_turn, self.inv_step
         stop = self.runs.get(index)
         if data.__class__ is dict and turn.__class__ is int and step.__class__ is int:
@@ -227,6 +229,16 @@ class TurnStepStructure:
                 fold(member, events[member])
         self.covered = stop or index + 1
         return settled
+
+    def _unreadable_chunk(self, event: Event, data: Any) -> Finding:
+        """T1 for an assistant/chunk whose chunk is null or missing: the token meter reads
+        ``data.chunk.type`` of every chunk it folds and throws (a TypeError). No harness layer reads
+        it (the migration never checks a chunk's payload), so it is a warning."""
+        shown = "null" if data.get("chunk", MISSING) is None else "missing"
+        return self.ctx.finding(
+            RuleId.T1, f"token meter: assistant/chunk data.chunk is {shown}, and the meter reads the chunk's type",
+            event=event, refused_by=(OfficialLayer.METER,), severity=Severity.WARNING,
+        )
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
         """Any other head the machines read (never a packed run: runs are chunks); returns the

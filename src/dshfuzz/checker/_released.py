@@ -1098,6 +1098,13 @@ _COMPACT_RENAMES = {"compact/start": "compaction/start", "compact/summary": "com
                     "compact/end": "compaction/end", "compact/prune": "compaction/prune"}
 
 
+_METER_VALIDATES = frozenset({"assistant/chunk", "compaction/prune", "compaction/summary"})
+"""Types whose data the token meter refuses whenever it is not an object (measured)."""
+_METER_READS = frozenset({"request/context"})
+"""Types whose null data the token meter reads a member of, and throws (measured)."""
+_LOAD_READS = frozenset({"turn/start", "step/start", "tool/call"})
+"""Types whose null data the format-0 loader reads a member of, and refuses (measured)."""
+
 _PLAIN: dict[str, tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]] = {
     "turn/start": (frozenset({"turn"}), ("turn",), ()),
     "step/start": (frozenset({"turn", "step"}), ("turn", "step"), ()),
@@ -1112,7 +1119,7 @@ _SUBSCRIBED = tuple(sorted((RELEASED_V0_EVENT_TYPES | {"steering/message", *_COM
 """Every type G5 reads (for format 1, only the inventory's are judged): no chunk reaches the walk."""
 
 
-@rule_walk(R.G5, types=_SUBSCRIBED)
+@rule_walk(R.G5, types={**{kind: "visit" for kind in _SUBSCRIBED}, "assistant/chunk": "chunk"})
 class ReleasedSchema:
     """G5 (see the module docstring). State: the migration's open compaction id and a retryId per
     retry chain (pending state, O(retry chains)); every event is judged as the walk passes it."""
@@ -1137,7 +1144,7 @@ class ReleasedSchema:
         seq = ev.seq if ev.seq.__class__ is int else index
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
             if kind in RELEASED_V0_EVENT_TYPES and data is not MISSING and data.__class__ is not dict:
-                return [self._finding(ev, f"{kind} {seq} data must be a JSON object", "format 1")]
+                return [self._finding(ev, f"{kind} {seq} data must be a JSON object", "format 1", data)]
             return None
         kind = _COMPACT_RENAMES.get(kind, kind)
         if kind in _SKIPPED or (kind not in RELEASED_V0_EVENT_TYPES and kind != "steering/message"):
@@ -1145,7 +1152,7 @@ class ReleasedSchema:
         if data is MISSING:
             return None  # E8's missing data member
         if data.__class__ is not dict:
-            return [self._finding(ev, f"{kind} {seq} data must be a JSON object")]
+            return [self._finding(ev, f"{kind} {seq} data must be a JSON object", data=data)]
         try:
             kind, data = self._normalise(kind, data, seq, raw)
         except _Refused as refusal:
@@ -1168,12 +1175,30 @@ class ReleasedSchema:
             return None  # E4's
         return [self._finding(ev, why)]
 
+    def chunk(self, index: int, ev: Event) -> list[Finding] | None:
+        """An assistant/chunk head: the migration and the relation walk read only that its data is an
+        object (a packed run's members are built with one)."""
+        data = ev.raw.get("data", MISSING)
+        if data.__class__ is dict or data is MISSING:
+            return None
+        seq = ev.seq if ev.seq.__class__ is int else index
+        return [self._finding(ev, f"assistant/chunk {seq} data must be a JSON object",
+                              "format 0" if self.v0 else "format 1", data)]
+
     def finish(self) -> None:
         return None
 
-    def _finding(self, ev: Event, why: str, fmt: str = "format 0") -> Finding:
+    def _finding(self, ev: Event, why: str, fmt: str = "format 0", data: Any = MISSING) -> Finding:
+        """A G5 finding; for a ``data`` that is not an object, also the other layers that refuse it."""
+        layers = {L.RELEASED}
+        if data is not MISSING:
+            kind = ev.raw.get("type")
+            if kind in _METER_VALIDATES or (data is None and kind in _METER_READS):
+                layers.add(L.METER)
+            if data is None and self.v0 and kind in _LOAD_READS:
+                layers.add(L.LOAD)
         return self.ctx.finding(R.G5, f"released migration refuses this {fmt} event: {why}", event=ev,
-                                refused_by=(L.RELEASED,))
+                                refused_by=tuple(x for x in L if x in layers))
 
     def _normalise(self, kind: str, data: dict[str, Any], seq: int, raw: dict[str, Any]) -> tuple[Any, Any]:
         """``normalizeReleasedV0Event`` (V01:1914-2247) for one event: the type and data the payload

@@ -402,6 +402,8 @@ _RULES: tuple[Rule, ...] = (
         "turn and step); otherwise /compact and pressure measurement fail for good.",
         "@deepseek-ai/dsh-token-meter lib/index.js:566-625 (_foldEvent)",
         ALL_FORMATS, (_L.METER, _L.INVARIANTS, _L.RELEASED),
+        "The meter also reads data.chunk.type of every assistant/chunk and throws where the chunk is null or "
+        "missing; no harness layer reads a chunk's payload, so T1 reports that as a warning naming the meter.",
     ),
     Rule(
         RuleId.T2, _E, RuleLayer.ENGINE,
