@@ -203,7 +203,10 @@ def _title_problem(cited_text: Callable[[Any], Any], event: Event, payload_check
     elif type(seqs) is not list:
         return "messageSeqs must be an array"
     if event.type == "session/title":
-        kind = _get(data.get("source", MISSING), "kind")
+        source = data.get("source", MISSING)
+        if not payload_checked and source.__class__ is not dict:
+            return "source must be a JSON object"  # format 0: the payload check's (G5)
+        kind = _get(source, "kind")
         if (len(seqs) == 0) != (kind == "user"):
             return "messageSeqs must be empty exactly for a user title"
     selected = []
