@@ -210,6 +210,7 @@ PUBLIC = {
         "Truth",
         "RoundCut",
         "StillFails",
+        "TimeSpent",
         "WorkerFailed",
         "classify",
         "ddmin",

@@ -10,6 +10,7 @@ from ._events import (
     DisagreementFound,
     ExampleJudged,
     RoundCut,
+    TimeSpent,
     WorkerFailed,
 )
 from ._judge import Example, Judge, JudgedExample
@@ -49,6 +50,7 @@ __all__ = [
     "ReportedFinding",
     "RoundCut",
     "StillFails",
+    "TimeSpent",
     "Truth",
     "WorkerFailed",
     "classify",

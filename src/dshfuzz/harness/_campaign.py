@@ -35,6 +35,7 @@ Node server per campaign would cost more than the campaign.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing as mp
 import os
 import queue
@@ -59,6 +60,7 @@ from ._events import (
     DisagreementFound,
     ExampleJudged,
     RoundCut,
+    TimeSpent,
     WorkerFailed,
 )
 
@@ -89,6 +91,9 @@ EXPLORATION_MINIMISE_SHARE = 0.25
 
 MINIMISE_SLICE_SECONDS = 1.0
 """A deferred minimisation resumes only with at least this much of the exploration allowance."""
+
+LEDGER_SECONDS = 1.0
+"""A worker reports where its time went at most this often (and once at the end)."""
 
 PROGRESS_SECONDS = 2.0
 """A minimisation sends its best witness so far at most this often: what a stopped
@@ -284,6 +289,39 @@ class _Exploration:
         return allowance is None or allowance >= MINIMISE_SLICE_SECONDS
 
 
+class _Ledger:
+    """Where one worker's time goes (:class:`TimeSpent`'s parts), sent as deltas at most
+    every ``LEDGER_SECONDS`` and once at the end, when the residue is charged to ``other``
+    so that the parts add up to the worker's wall time."""
+
+    def __init__(self, worker: int, emit: Callable[[CampaignEvent], None]) -> None:
+        self.worker = worker
+        self.emit = emit
+        self.began = self.last = time.monotonic()
+        self.parts: collections.Counter[str] = collections.Counter()
+        self.sent = 0.0
+
+    def explored(self, wall: float, judging: collections.Counter[str]) -> None:
+        """An exploration span of ``wall`` seconds, ``judging`` of them in the judges."""
+        self.parts.update(judging)
+        self.parts["drawing"] += max(0.0, wall - sum(judging.values()))
+
+    def add(self, part: str, seconds: float) -> None:
+        self.parts[part] += seconds
+
+    def flush(self, *, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < LEDGER_SECONDS:
+            return
+        if final:
+            self.parts["other"] += max(0.0, (now - self.began) - self.sent - sum(self.parts.values()))
+        if self.parts:
+            self.sent += sum(self.parts.values())
+            self.emit(TimeSpent(self.worker, {k: round(v, 6) for k, v in self.parts.items()}))
+            self.parts.clear()
+        self.last = now
+
+
 def _events_in(example: Example) -> int:
     from dshfuzz.model import parse_log
 
@@ -315,6 +353,7 @@ def _worker(
     from ._strategy import VALID, schedule, stratum_examples
     from ._witness import minimise_finding
 
+    ledger = _Ledger(worker, emit)  # from here on: starting the judges is the worker's time too
     checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
@@ -394,6 +433,13 @@ def _worker(
 
     def polish(witness: _Witness, judge: Judge) -> None:
         """Minimise ``witness`` within its box; announce the result (or the best so far)."""
+        began = time.monotonic()
+        try:
+            minimise_now(witness, judge)
+        finally:
+            ledger.add("minimising", time.monotonic() - began)
+
+    def minimise_now(witness: _Witness, judge: Judge) -> None:
         if not config.minimise:
             announce(witness, "off")
             return
@@ -487,6 +533,8 @@ def _worker(
                 shrink_deadline: list[float | None] = [None]
                 in_round = 0
                 batched: list[_Witness] = []
+                # when the round's finding was judged: exploration ends there and shrinking begins
+                found_at: list[tuple[float, collections.Counter[str]]] = []
 
                 def condition(example: Example) -> bool:
                     nonlocal in_round
@@ -525,13 +573,28 @@ def _worker(
                     hunt[witness.signature] = witness
                     held[witness.best.data] = witness.judged
                     shrink_deadline[0] = deadline_for(witness) if config.shrink else None
+                    found_at.append((time.monotonic(), collections.Counter(judge.seconds)))
                     return True
 
+                def close_round(began: float, judged_before: collections.Counter[str]) -> None:
+                    ended = time.monotonic()
+                    if found_at:
+                        at, judged_then = found_at[0]
+                        ledger.explored(at - began, judged_then - judged_before)
+                        ledger.add("shrinking", ended - at)
+                    else:
+                        ledger.explored(ended - began, collections.Counter(judge.seconds) - judged_before)
+
                 shrink_began = time.monotonic()
+                judged_before = collections.Counter(judge.seconds)
                 try:
-                    found = find(strategies[stratum], condition,  # type: ignore[arg-type]
-                                 settings=round_settings(size, shrink=config.shrink),
-                                 random=random.Random(_round_seed(config.seed, worker, round_no)))
+                    try:
+                        found = find(strategies[stratum], condition,  # type: ignore[arg-type]
+                                     settings=round_settings(size, shrink=config.shrink),
+                                     random=random.Random(_round_seed(config.seed, worker, round_no)))
+                    finally:
+                        close_round(shrink_began, judged_before)
+                        ledger.flush()
                 except (NoSuchExample, Unsatisfiable):  # a stratum whose filters reject every draw this round
                     continue
                 except _Found:  # drawn apart, a batch's logs have no shrink of their own: minimise
@@ -571,6 +634,7 @@ def _worker(
     finally:
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
+        ledger.flush(final=True)
 
 
 def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:

@@ -17,6 +17,7 @@ __all__ = [
     "DisagreementFound",
     "ExampleJudged",
     "RoundCut",
+    "TimeSpent",
     "WorkerFailed",
 ]
 
@@ -114,6 +115,19 @@ class WorkerFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeSpent:
+    """Where a worker's time went since its previous report, in seconds per part:
+    ``drawing`` (Hypothesis generating and mutating while exploring), each judge while
+    exploring (``Judge.seconds``: checker, reference checker, official layers, reference
+    oracle, files), ``shrinking`` and ``minimising`` (all of it, their judging included),
+    and ``other`` (starting the judges, the worker's own bookkeeping). The parts of one
+    worker add up to its wall time."""
+
+    worker: int
+    seconds: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
 class CampaignFinished:
     reason: StopReason
     examples: int
@@ -121,4 +135,6 @@ class CampaignFinished:
     finished_at: float
 
 
-CampaignEvent = CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | WorkerFailed | CampaignFinished
+CampaignEvent = (
+    CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | TimeSpent | WorkerFailed | CampaignFinished
+)

@@ -16,6 +16,7 @@ still judges the minimal log in full once.
 
 from __future__ import annotations
 
+import collections
 import tempfile
 import time
 import traceback
@@ -203,6 +204,12 @@ class JudgedExample:
         return tuple(d for d in out if d.is_reportable)
 
 
+JUDGE_PARTS = ("checker", "reference checker", "official layers", "reference oracle", "files")
+"""What :attr:`Judge.seconds` counts: the checker under test (its metamorphic twins
+included), the built-in checker placing findings, the official layers, the reference
+oracle (and the shape it reads), and writing each log to a scratch file."""
+
+
 class Judge:
     """Runs the judges; owns the scratch directory and (optionally) an official oracle.
 
@@ -226,6 +233,17 @@ class Judge:
         self._own_scratch = scratch is None
         self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-")) if scratch is None else scratch
         self._counter = 0
+        self.seconds: collections.Counter[str] = collections.Counter()
+        """Seconds spent so far per judge (:data:`JUDGE_PARTS`): what a campaign's time
+        breakdown charges to judging."""
+
+    @contextmanager
+    def _timed(self, part: str) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[part] += time.perf_counter() - began
 
     def close(self) -> None:
         if self._own_scratch:
@@ -247,6 +265,12 @@ class Judge:
         but 0 by the version alone)."""
         if self.official is None:
             return {}
+        with self._timed("official layers"):
+            return self._ask_official(path, format_version, wanted)
+
+    def _ask_official(
+        self, path: Path, format_version: int | None, wanted: tuple[str, ...] | None
+    ) -> dict[str, Any]:
         from dshfuzz.oracle.official import OracleError
 
         layers = official_layers_for(format_version)
@@ -264,7 +288,8 @@ class Judge:
         """``example`` written to a fresh scratch file, removed afterwards."""
         self._counter += 1
         path = self.scratch / f"example-{self._counter}{example.suffix}"
-        path.write_bytes(example.data)
+        with self._timed("files"):
+            path.write_bytes(example.data)
         try:
             yield path
         finally:
@@ -279,7 +304,7 @@ class Judge:
         if twin is None:
             return ()
         if before is None:
-            with self._on_disk(twin) as path:
+            with self._on_disk(twin) as path, self._timed("checker"):
                 before = self.checker.check(path)
         ignore = _framing_rules() if example.framing_only else frozenset()
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
@@ -296,7 +321,8 @@ class Judge:
         with ExitStack() as stack:
             paths = [stack.enter_context(self._on_disk(example)) for example in asked]
             began = time.perf_counter()
-            verdicts = self.checker.check_many(paths)
+            with self._timed("checker"):
+                verdicts = self.checker.check_many(paths)
             share = (time.perf_counter() - began) / len(examples)
         before = iter(verdicts[len(examples):])
         return [
@@ -317,20 +343,25 @@ class Judge:
         with self._on_disk(example) as path:
             if verdict is None:
                 began = time.perf_counter()
-                checked = self.checker.check(path)
+                with self._timed("checker"):
+                    checked = self.checker.check(path)
                 checker_seconds = time.perf_counter() - began
             else:
                 checked, checker_seconds = verdict
             # the reference checker places findings (wrong-place): a verdict with no seq needs none
             placed = any(f.seq is not None for f in checked.findings)
-            reference = self.reference.check(path) if self.reference is not None and scope.reference and placed else None
+            reference = None
+            if self.reference is not None and scope.reference and placed:
+                with self._timed("reference checker"):
+                    reference = self.reference.check(path)
             official = self._official_verdicts(path, example.format_version, scope.layers)
         metamorphic = self._metamorphic(example, checked, twin_verdict) if scope.twin else ()
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
         oracle_crash: tuple[Disagreement, ...] = ()
         if scope.oracle:
             try:
-                shape, oracle_refusing, consulted = _reference(example)
+                with self._timed("reference oracle"):
+                    shape, oracle_refusing, consulted = _reference(example)
             except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
                 detail = traceback.format_exc(limit=6)
                 oracle_crash = (

@@ -15,7 +15,7 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
-from ._summary import KIND_MEANING, SCORE_COLUMNS, STAGE_MEANING, CampaignSummary, reproduce_command, rule_order
+from ._summary import KIND_MEANING, SCORE_COLUMNS, STAGE_MEANING, CampaignSummary, reproduce_command, rule_order, time_line
 
 __all__ = ["write_reports"]
 
@@ -93,6 +93,7 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
         f"- distinct findings: {len(s['findings'])}",
         *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
+        *([f"- time: {_time_line(s)}"] if _time_line(s) else []),
         *([f"- **not reached:** {s['coverageAdvice']}"] if s["coverageAdvice"] else []),
         *([f"- rules never fired: {' '.join(s['rulesNeverFired'])}"] if s["rulesNeverFired"] else []),
         "",
@@ -285,6 +286,7 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         ("rounds cut at their time cap", e(", ".join(f"{k} {v}" for k, v in s["roundsCut"].items())) or "none"),
         ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
         *([("start-up", e(s["startupAdvice"]))] if s["startupAdvice"] else []),
+        *([("time", e(_time_line(s) or ""))] if _time_line(s) else []),
         *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
         ("verdict", verdict),
@@ -314,3 +316,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         f"<h2>Kill matrix (mutator × rule fired)</h2>{_heatmap(summary)}"
         "</body></html>\n"
     )
+
+
+
+def _time_line(s: dict) -> str | None:
+    return time_line(s.get("timeBreakdown", []), s.get("harnessOverhead"))

@@ -20,6 +20,7 @@ from dshfuzz.harness._events import (
     DisagreementFound,
     ExampleJudged,
     RoundCut,
+    TimeSpent,
     WorkerFailed,
 )
 
@@ -91,6 +92,25 @@ def rule_order(rule: str) -> tuple[str, int, str]:
     return (head, int(tail) if tail else -1, rule)
 
 
+TIME_PARTS = (
+    "drawing", "checker", "reference checker", "official layers", "reference oracle", "files",
+    "shrinking", "minimising", "other",
+)
+"""The parts of a worker's time (:class:`TimeSpent`), in the order reports show them."""
+
+JUDGING_PARTS = ("checker", "reference checker", "official layers", "reference oracle", "files")
+"""The judges' own parts while exploring: what the harness overhead divides by."""
+
+def time_line(breakdown: list[dict[str, Any]], overhead: float | None) -> str | None:
+    """A time breakdown (``Summary.time_breakdown``, or summary.json's) in one line: milliseconds
+    per judged log, largest parts first, and the harness overhead."""
+    rows = [r for r in breakdown if r.get("msPerLog") is not None and r.get("seconds", 0) > 0]
+    if not rows:
+        return None
+    shown = ", ".join(f"{r['part']} {r['msPerLog']:.1f}" for r in sorted(rows, key=lambda r: -r["seconds"]))
+    return f"ms per judged log: {shown}" + (f" (harness overhead {overhead:.1f}x)" if overhead else "")
+
+
 _KEYED_BY_REASON = frozenset({"miss", "miss-model-only"})
 """Kinds whose finding off the mutator's declaration (layer not ``expected``) carries the
 refusing layer's fingerprint where other kinds carry rule ids."""
@@ -144,6 +164,9 @@ class CampaignSummary:
     """Per rule id: logs that expected it, fired it, missed it, alarmed falsely, misplaced
     it, crashed the checker while expecting it, or expected it outside the vocabulary."""
 
+    time_spent: Counter[str] = field(default_factory=Counter)
+    """Seconds of worker time per part (:class:`TimeSpent`), summed over workers."""
+
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
             self.started = event
@@ -158,6 +181,8 @@ class CampaignSummary:
                 self.findings[at] = replace(event, at=self.findings[at].at)
         elif isinstance(event, RoundCut):
             self.round_cuts[event.stratum or "valid"] += 1
+        elif isinstance(event, TimeSpent):
+            self.time_spent.update(event.seconds)
         elif isinstance(event, WorkerFailed):
             self.worker_errors.append(event)
         elif isinstance(event, CampaignFinished):
@@ -266,6 +291,34 @@ class CampaignSummary:
             f"process start-up likely dominates. {switch}; see docs/CHECKER_PROTOCOL.md"
         )
 
+    def time_breakdown(self) -> list[dict[str, Any]]:
+        """Where the workers' time went, part by part in :data:`TIME_PARTS` order: seconds,
+        milliseconds per judged log, and share of all worker time."""
+        total = sum(self.time_spent.values())
+        known = [p for p in TIME_PARTS if p in self.time_spent]
+        rest = sorted(p for p in self.time_spent if p not in TIME_PARTS)
+        return [
+            {
+                "part": part,
+                "seconds": round(self.time_spent[part], 3),
+                "msPerLog": round(1000 * self.time_spent[part] / self.examples, 2) if self.examples else None,
+                "share": round(self.time_spent[part] / total, 4) if total else None,
+            }
+            for part in [*known, *rest]
+        ]
+
+    @property
+    def harness_overhead(self) -> float | None:
+        """Worker time per judged log over the judges' own time per judged log while
+        exploring: how much the campaign spends around each judgement (1.0: nothing)."""
+        judging = sum(self.time_spent[p] for p in JUDGING_PARTS)
+        total = sum(self.time_spent.values())
+        return round(total / judging, 2) if judging > 0 else None
+
+    def time_line(self) -> str | None:
+        """The breakdown in one line (:func:`time_line`)."""
+        return time_line(self.time_breakdown(), self.harness_overhead)
+
     @property
     def elapsed(self) -> float:
         if self.finished is not None:
@@ -371,6 +424,8 @@ class CampaignSummary:
             "signatureCounts": dict(self.signature_counts.most_common()),
             "scorecard": self.scorecard(),
             "startupAdvice": self.startup_advice,
+            "timeBreakdown": self.time_breakdown(),
+            "harnessOverhead": self.harness_overhead,
             "checkerSecondsPerLog": round(self.checker_seconds / self.examples, 4) if self.examples else None,
             "coverage": {m: dict(c) for m, c in sorted(self.coverage.items())},
             "recall": {m: self.recall(m) for m in sorted(self.mutator_examples) if m != "valid"},

@@ -269,6 +269,8 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
     )
     if summary.startup_advice:
         run.add_row("start-up", Text(summary.startup_advice, "yellow"))
+    if summary.time_line():
+        run.add_row("time", summary.time_line() or "")
     run.add_row("verdict", verdict)
     parts: list[RenderableType] = [run]
     if summary.findings:
