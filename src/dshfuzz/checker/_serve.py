@@ -12,8 +12,9 @@ answers each request ``{"id": N, "path": "..."}`` with one line ``{"id": N, "fin
 
 from __future__ import annotations
 
-import gc
 import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any
 
 import orjson
@@ -56,8 +57,6 @@ def answer(line: bytes, options: Any) -> dict[str, Any]:
     from dshfuzz.checker import check_stream
     from dshfuzz.model import FileBytes, compression_by_name
 
-    enabled = gc.isenabled()
-    gc.disable()  # as `dshfuzz check`: parsed JSON is acyclic, the collector's passes only cost time
     try:
         with FileBytes.open(path) as data:
             report = check_stream(data, compression=compression_by_name(path), path=path, options=options)
@@ -66,22 +65,28 @@ def answer(line: bytes, options: Any) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - the server answers every request
         frames = traceback.format_exception(exc, limit=-4)
         return {"id": rid, "error": f"internal checker error on {path}: {''.join(frames).strip()}"}
-    finally:
-        if enabled:
-            gc.enable()
     findings = [{"rule": str(f.rule), "severity": str(f.severity), "seq": f.seq} for f in report.findings]
     if report.internal_errors:
         return {"id": rid, "error": f"internal checker error on {path}: {report.internal_errors[0]}", "findings": findings}
     return {"id": rid, "findings": findings}
 
 
-def serve(stdin: IO[bytes], stdout: IO[bytes], options: Any) -> int:
-    """Answer requests from ``stdin`` on ``stdout`` until end of input; returns the exit status (0)."""
+def serve(
+    stdin: IO[bytes], stdout: IO[bytes], options: Any,
+    around: Callable[[], AbstractContextManager[Any]] = nullcontext,
+) -> int:
+    """Answer requests from ``stdin`` on ``stdout`` until end of input; returns the exit status (0).
+
+    ``around()`` is entered for each answer: the process-wide settings of the process that
+    serves are its own (``dshfuzz check --serve`` pauses the cyclic collector there), and
+    the library changes none."""
     stdout.write(orjson.dumps(handshake()) + b"\n")
     stdout.flush()
     for line in iter(stdin.readline, b""):
         if not line.strip():
             continue
-        stdout.write(orjson.dumps(answer(line, options)) + b"\n")
+        with around():
+            reply = answer(line, options)
+        stdout.write(orjson.dumps(reply) + b"\n")
         stdout.flush()
     return 0

@@ -9,7 +9,6 @@ session is needed. Never writes. Exit status: 0 a safe fork boundary was found,
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from typing import TYPE_CHECKING
 
@@ -67,16 +66,12 @@ def _plan(args: argparse.Namespace, data: FileBytes) -> RecoveryPlan:
     from dshfuzz.checker._recover import Rejected, recover_bytes
     from dshfuzz.model import compression_by_name
 
+    from . import cyclic_gc_paused
+
     name, compression = str(args.log), compression_by_name(str(args.log))
-    # parsed JSON is acyclic: reference counting frees each row, and the cyclic collector only costs time
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with cyclic_gc_paused():  # the library leaves the collector to its caller
         plan = recover_bytes(data, args.at, compression=compression, path=name,
                              options=CheckOptions(format_version=args.format_version))
-    finally:
-        if enabled:
-            gc.enable()
     if args.redact:
         from dshfuzz.checker._finding import Report
         from dshfuzz.checker._output import redact_streamed

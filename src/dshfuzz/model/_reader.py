@@ -28,7 +28,6 @@ that no consumer has to read the lines again to look for them.
 
 from __future__ import annotations
 
-import gc
 import math
 import sys
 from array import array
@@ -166,22 +165,17 @@ def _read(
         reader.add_row = log.rows.staged.extend  # type: ignore[attr-defined]
         reader.settle = log.rows.settle  # type: ignore[attr-defined]
         reader.settle_at = _stream._BATCH
-    # Reading allocates millions of acyclic containers; generational collections over
-    # them would dominate the run time, so the cyclic collector pauses meanwhile.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        if compression == "zstd":
-            _read_zstd(data, reader)
-        else:
-            reader.set_source(data)
-            reader.feed(data, None)
-            reader.finish_plain()
-        if consumer is not None and reader.emit == reader.begin_stream:
-            consumer.begin(log)  # no row held an event
-    finally:
-        if collecting:
-            gc.enable()
+    # The cyclic collector is process-wide, so its state is the caller's: reading allocates
+    # many acyclic containers, and a program that reads large logs may pause the collector
+    # around the read (the CLI does: `dshfuzz.cli.cyclic_gc_paused`); a library call never does.
+    if compression == "zstd":
+        _read_zstd(data, reader)
+    else:
+        reader.set_source(data)
+        reader.feed(data, None)
+        reader.finish_plain()
+    if consumer is not None and reader.emit == reader.begin_stream:
+        consumer.begin(log)  # no row held an event
     return log
 
 
