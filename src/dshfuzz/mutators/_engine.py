@@ -162,6 +162,7 @@ def null_turn_append_marker(draft: EventDraft, data: Any) -> str:
     level=Level.EVENT,
     expects=("T5",),
     official=("load", "loadApp", "released"),
+    formats=frozenset({0, 2, 3}),  # no official layer reads a format-1 turn/end's reason
     incident="""2026-09-02: retrace case 3 wrote a turn/end envelope without data.reason (or a
     reason without kind). The official validation treats it as a malformed pre-react-loop
     turn/end and the session fails to load after every edit.""",

@@ -78,6 +78,7 @@ _BAD_ELEMENTS = (None, 0, "text", [], {}, {"text": "x"}, {"type": ""}, {"type": 
     level=Level.EVENT,
     expects=("E6",),
     official=("released",),
+    formats=frozenset({0}),  # format 1 is restored without the payload check: no layer refuses a non-null element
     incident="""A plugin or a hand edit left a message whose content array holds an element
     that is not a typed block: null (a serialiser writing a hole), a bare string or number,
     a nested array, or an object without a non-empty string type; in an assistant message
