@@ -1,19 +1,29 @@
 """The dshfuzz pytest plugin (entry point ``pytest11: dshfuzz``).
 
-- Hypothesis profiles ``dev``, ``ci`` and ``nightly`` (``--dshfuzz-profile`` or the
-  ``DSHFUZZ_PROFILE`` environment variable; ``ci`` when ``CI`` is set, else ``dev``);
-  ``ci`` is derandomized, so a red CI run always reproduces.
-  Each profile names its example database explicitly — ``dev`` and ``nightly`` one
-  directory that every xdist worker shares, ``ci`` none — so Hypothesis' own ``CI``
-  defaults never decide it.
+It loads in every pytest run wherever dshfuzz is installed, so it changes nothing a
+project did not ask for:
+
+- Hypothesis profiles, only when asked: ``--dshfuzz-profile NAME``, else the
+  ``DSHFUZZ_PROFILE`` environment variable, else the ini key ``dshfuzz_profile``
+  (``[tool.pytest.ini_options]`` or ``pytest.ini``). NAME is ``dev``, ``ci``, ``nightly``
+  or ``auto`` (``ci`` when ``CI`` is set, else ``dev``). Not asked, the plugin registers
+  no profile and loads none: Hypothesis' active profile is whatever it was.
+  Asked, it registers the one profile named, as ``dshfuzz-NAME`` (so that no profile of
+  the project's or Hypothesis' own ``ci`` is overwritten), and loads it, unless the
+  project already chose one: ``--hypothesis-profile``, or a profile loaded before
+  pytest configures its plugins (in a ``conftest.py``, say). A chosen profile is never
+  replaced; the report header says which profile runs and why.
+  ``ci`` is derandomized, so a red CI run always reproduces. Each profile names its
+  example database explicitly (``dev`` and ``nightly`` one directory that every xdist
+  worker shares, ``ci`` none), so Hypothesis' own ``CI`` defaults never decide it.
 - The ``dshfuzz_witness`` fixture: a fuzz property records each log it judges; when
   the test fails, the last record is the minimal example Hypothesis replayed, and
   the plugin prints it under the failure and ships it to the xdist controller in
-  ``report.user_properties``.
+  ``report.user_properties``. It works with any profile, or none.
 - ``--dshfuzz-save``: the controller adds every failing witness to the corpus.
 
 This module imports nothing heavy at import time: Hypothesis and dshfuzz are
-imported inside the hooks that need them.
+imported inside the hooks that need them, and Hypothesis only when a profile is asked for.
 """
 
 from __future__ import annotations
@@ -28,57 +38,95 @@ from typing import Any
 import pytest
 
 PROFILES = ("dev", "ci", "nightly")
+_CHOICES = (*PROFILES, "auto")
 _PROPERTY = "dshfuzz_witness"
 _EXAMPLES = {"dev": 50, "ci": 200, "nightly": 5000}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dshfuzz")
-    group.addoption("--dshfuzz-profile", choices=PROFILES, default=None, help="Hypothesis profile for fuzz properties")
+    group.addoption(
+        "--dshfuzz-profile", choices=_CHOICES, default=None,
+        help="register and load the dshfuzz Hypothesis profile NAME (auto: ci when CI is set, else dev)",
+    )
     group.addoption("--dshfuzz-save", action="store_true", help="add failing fuzz witnesses to the corpus")
     group.addoption("--dshfuzz-corpus", default="corpus", help="corpus directory for --dshfuzz-save")
+    parser.addini(
+        "dshfuzz_profile", default="",
+        help="dshfuzz Hypothesis profile to load when neither --dshfuzz-profile nor DSHFUZZ_PROFILE names one "
+             f"({', '.join(_CHOICES)})",
+    )
 
 
-def profile_name(config: pytest.Config) -> str:
-    chosen = config.getoption("dshfuzz_profile") or os.environ.get("DSHFUZZ_PROFILE")
-    if chosen:
-        return chosen
-    return "ci" if os.environ.get("CI") else "dev"
+def profile_name(config: pytest.Config) -> str | None:
+    """The dshfuzz profile asked for (``auto`` resolved), or None when nobody asked."""
+    asked = (config.getoption("dshfuzz_profile") or os.environ.get("DSHFUZZ_PROFILE")
+             or str(config.getini("dshfuzz_profile") or "").strip())
+    if not asked:
+        return None
+    if asked not in _CHOICES:
+        raise pytest.UsageError(f"dshfuzz profile {asked!r}: choose one of {', '.join(_CHOICES)}")
+    if asked == "auto":
+        return "ci" if os.environ.get("CI") else "dev"
+    return asked
+
+
+def _chosen_by_the_project(config: pytest.Config) -> str | None:
+    """The Hypothesis profile the project chose itself, if any: ``--hypothesis-profile``, or
+    one active other than Hypothesis' own start (``default``, or its ``ci`` under CI) and
+    other than a ``dshfuzz-*`` profile (this plugin's, from an enclosing run in the process)."""
+    from hypothesis import settings
+
+    explicit = config.getoption("hypothesis_profile", None)
+    if explicit:
+        return str(explicit)
+    current = settings.get_current_profile_name()
+    try:
+        from hypothesis._settings import is_in_ci
+    except ImportError:  # pragma: no cover - an older or newer Hypothesis
+        in_ci = bool(os.environ.get("CI"))
+    else:
+        in_ci = is_in_ci()
+    ours = current == "default" or (current == "ci" and in_ci) or current.startswith("dshfuzz-")
+    return None if ours else current
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG["config"] = config
+    name = profile_name(config)
+    if name is None:
+        return
+    kept = _chosen_by_the_project(config)
+    if kept is not None:
+        config.stash[_header_key] = f"hypothesis profile {kept!r} (the project's; dshfuzz profile {name!r} not loaded)"
+        return
     from hypothesis import HealthCheck, settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
-    database = DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
-    common: dict[str, Any] = {
-        "deadline": None,
-        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
-    }
-    for name in PROFILES:
-        # CI explores a fixed sequence (a red build always reproduces; derandomizing implies no
-        # database); dev and nightly explore afresh and share one database across xdist workers
-        ci = name == "ci"
-        settings.register_profile(
-            name,
-            max_examples=_EXAMPLES[name],
-            print_blob=name != "dev",
-            derandomize=ci,
-            database=None if ci else database,
-            **common,
-        )
-    name = config.getoption("hypothesis_profile", None) or profile_name(config)
-    settings.load_profile(name)
-    config.stash[_profile_key] = name
-    _CONFIG["config"] = config
+    # CI explores a fixed sequence (a red build always reproduces; derandomizing implies no
+    # database); dev and nightly explore afresh and share one database across xdist workers
+    ci = name == "ci"
+    database = None if ci else DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
+    settings.register_profile(
+        f"dshfuzz-{name}",
+        max_examples=_EXAMPLES[name],
+        print_blob=name != "dev",
+        derandomize=ci,
+        database=database,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    settings.load_profile(f"dshfuzz-{name}")
+    config.stash[_header_key] = f"hypothesis profile {name!r} (loaded as 'dshfuzz-{name}')"
 
 
-_profile_key = pytest.StashKey[str]()
+_header_key = pytest.StashKey[str]()
 _CONFIG: dict[str, pytest.Config] = {}
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"dshfuzz: hypothesis profile {config.stash.get(_profile_key, '?')!r}"
+def pytest_report_header(config: pytest.Config) -> str | None:
+    said = config.stash.get(_header_key, None)
+    return None if said is None else f"dshfuzz: {said}"
 
 
 @dataclass(slots=True)
