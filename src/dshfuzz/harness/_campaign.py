@@ -349,7 +349,7 @@ def _worker(
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     from ._judge import Judge
-    from ._judges import BatchCommandChecker, BuiltinChecker, load_checker
+    from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
     from ._strategy import VALID, schedule, stratum_examples
     from ._witness import minimise_finding
 
@@ -465,10 +465,13 @@ def _worker(
         else:
             announce(witness, outcome.stage)
 
-    def record(batch: list[Example], verdicts: list[JudgedExample], cost: float) -> _Witness | None:
-        """Count and emit each judged example; the first fresh defect among them, as a witness."""
+    def record(
+        batch: list[Example], verdicts: list[JudgedExample], cost: float, *, every: bool = False
+    ) -> list[_Witness]:
+        """Count and emit each judged example; the first fresh defect among them as a witness
+        (``every``: a witness for each fresh signature, first log first)."""
         nonlocal hunted
-        found_here: _Witness | None = None
+        witnesses: list[_Witness] = []
         for example, judged in zip(batch, verdicts):
             costs.append(cost)
             hunted += 1
@@ -488,29 +491,61 @@ def _worker(
                     cost,
                 )
             )
-            if found_here is not None:
+            if witnesses and not every:
                 continue
-            fresh = [d for d in judged.defects if d.signature not in seen and not claims.known(d.signature)]
-            if fresh:
-                found_here = _Witness(fresh[0].signature, example, judged, judged.events, box)
-        if found_here is not None:
-            seen.add(found_here.signature)
-            announce(found_here, "found")
-        return found_here
+            for defect in judged.defects:
+                if defect.signature in seen or claims.known(defect.signature):
+                    continue
+                seen.add(defect.signature)
+                witnesses.append(_Witness(defect.signature, example, judged, judged.events, box))
+                announce(witnesses[-1], "found")
+                if not every:
+                    break
+        return witnesses
 
-    def judged_batch(judge: Judge, batch: list[Example]) -> _Witness | None:
+    def judged_batch(judge: Judge, batch: list[Example]) -> list[_Witness]:
         before = time.monotonic()
         verdicts = judge.judge_many(batch)
-        return record(batch, verdicts, (time.monotonic() - before) / len(batch))
+        return record(batch, verdicts, (time.monotonic() - before) / len(batch), every=True)
 
-    def adopt(witness: _Witness, judge: Judge) -> None:
-        """A new finding after its shrink (if any): minimise it now, or later when exploration comes first."""
-        if claims.elsewhere(witness.signature):
+    def polish_together(witnesses: list[_Witness], judge: Judge) -> None:
+        """Minimise ``witnesses`` at once, each on a thread of its own, their questions to a
+        batch checker pooled into shared invocations (one process start for all of them);
+        any other checker minimises them one after another."""
+        if batch_logs <= 1 or len(witnesses) < 2:
+            for witness in witnesses:
+                polish(witness, judge)
             return
+        pool = CheckerPool(checker, len(witnesses))
+        failures: list[BaseException] = []
+
+        def minimise_one(number: int, witness: _Witness) -> None:
+            try:
+                with Judge(pool.member(number), official=official, reference=reference,
+                           batch_width=batch_logs) as own:
+                    minimise_now(witness, own)
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the worker's thread below
+                failures.append(exc)
+            finally:
+                pool.leave()
+
+        began = time.monotonic()
+        threads = [threading.Thread(target=minimise_one, args=(n, w), daemon=True) for n, w in enumerate(witnesses)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        ledger.add("minimising", time.monotonic() - began)
+        if failures:
+            raise failures[0]
+
+    def adopt(witnesses: list[_Witness], judge: Judge) -> None:
+        """New findings after their shrink (if any): minimise them now, or later when exploration comes first."""
+        mine = [w for w in witnesses if not claims.elsewhere(w.signature)]
         if not exploring.may_minimise():
-            pending.append(witness)
+            pending.extend(mine)
             return
-        polish(witness, judge)
+        polish_together(mine, judge)
 
     # a batch checker's logs wait here until there are BATCH_LOGS of them (one process start)
     held_back: list[Example] = []
@@ -521,7 +556,12 @@ def _worker(
             budget = local.budget
             while not should_stop() and (budget is None or hunted + len(held_back) < budget):
                 while pending and not should_stop() and exploring.may_minimise():
-                    polish(pending.popleft(), judge)
+                    if batch_logs > 1:  # every deferred finding at once: their questions share invocations
+                        deferred = list(pending)
+                        pending.clear()
+                        polish_together(deferred, judge)
+                    else:
+                        polish(pending.popleft(), judge)
                 round_no += 1
                 stratum, size = next(rounds)
                 exploring.unreached.discard(stratum)
@@ -558,18 +598,19 @@ def _worker(
                         held_back.append(example)
                         if len(held_back) < batch_logs:
                             return False
-                        witness = judged_batch(judge, held_back[:])
+                        witnesses = judged_batch(judge, held_back[:])
                         held_back.clear()
-                        if witness is not None:
-                            batched.append(witness)
+                        if witnesses:
+                            batched.extend(witnesses)
                             raise _Found
                         return False
                     before = time.monotonic()
                     verdicts = judge.judge_many([example])
                     _steer(example, verdicts[0].shape)
-                    witness = record([example], verdicts, time.monotonic() - before)
-                    if witness is None:
+                    fresh = record([example], verdicts, time.monotonic() - before)
+                    if not fresh:
                         return False
+                    witness = fresh[0]
                     hunt[witness.signature] = witness
                     held[witness.best.data] = witness.judged
                     shrink_deadline[0] = deadline_for(witness) if config.shrink else None
@@ -598,17 +639,16 @@ def _worker(
                 except (NoSuchExample, Unsatisfiable):  # a stratum whose filters reject every draw this round
                     continue
                 except _Found:  # drawn apart, a batch's logs have no shrink of their own: minimise
-                    adopt(batched[0], judge)
+                    adopt(batched, judge)
                     continue
                 except _RoundOver:
                     emit(RoundCut(worker, stratum, in_round, size, round(time.monotonic() - started, 3)))
                     continue
                 except _Stop:
                     if held_back and not should_stop():  # the example budget: judge what it counted
-                        witness = judged_batch(judge, held_back[:])
+                        witnesses = judged_batch(judge, held_back[:])
                         held_back.clear()
-                        if witness is not None:
-                            adopt(witness, judge)
+                        adopt(witnesses, judge)
                     break
                 except _Cut:
                     witness = next(iter(hunt.values()))

@@ -215,7 +215,8 @@ class Judge:
 
     ``official`` is an ``OfficialOracle`` or ``None`` (then only the reference oracle
     and the mutator's declaration speak for the truth). ``reference`` is a trusted
-    checker whose seqs ``wrong-place`` compares against.
+    checker whose seqs ``wrong-place`` compares against. ``batch_width`` overrides how
+    many logs the checker is best asked about at once (:attr:`batch_width`).
     """
 
     def __init__(
@@ -225,8 +226,10 @@ class Judge:
         official: Any | None = None,
         reference: CheckerUnderTest | None = None,
         scratch: Path | None = None,
+        batch_width: int | None = None,
     ) -> None:
         self.checker = checker
+        self._batch_width = batch_width
         self.official = official
         self.reference = reference
         self.vocabulary: frozenset[str] | None = getattr(checker, "rules", None)
@@ -442,6 +445,8 @@ class Judge:
     def batch_width(self) -> int:
         """How many logs the checker under test is best asked about at once: one, unless
         each question starts a process (a ``{logs}`` command), where it is ``BATCH_LOGS``."""
+        if self._batch_width is not None:
+            return self._batch_width
         return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
 
 
