@@ -8,7 +8,7 @@ come from the dshfuzz pytest plugin (``dshfuzz._pytest_plugin``), selected with
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +110,54 @@ def node24() -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return found
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``redis-server`` on 127.0.0.1 at a free port, in a temporary folder, stopped
+    afterwards: its ``redis://`` URL. Skipped where Debian's ``redis-server`` or the
+    ``redis`` client (``make setup``) is missing, a failure under CI (``.ci/run`` installs it)."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+
+    binary = shutil.which("redis-server")
+    try:
+        import redis
+    except ImportError:
+        redis = None  # type: ignore[assignment]
+    if binary is None or redis is None:
+        reason = (
+            "Debian's redis-server is not installed (apt-get install redis-server; .ci/run installs it)"
+            if binary is None else "the redis client is not installed; run `make setup`"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1)
+        for _ in range(100):
+            try:
+                if client.ping():
+                    break
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"redis-server on port {port} did not answer")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -47,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", action="store_true", help="add every finding to the corpus")
     parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="where --save adds findings (default corpus/)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds one checker run may take")
+    parser.add_argument(
+        "--database", default=None, metavar="URL|DIR",
+        help="keep failing examples for later campaigns, which replay them first: redis://HOST:PORT/N "
+             "(shared between machines; pip install 'dshfuzz[cluster]') or a folder (default: none, "
+             "the corpus is the record)",
+    )
     parser.add_argument("--stop-after", type=int, default=None, metavar="N", help="stop after N distinct findings")
 
 
@@ -84,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         stop_after_findings=args.stop_after,
         checker_rules=rules,
         minimise_seconds=args.minimise_seconds,
+        database=args.database,
     )
     if args.out is not None:
         config = replace(config, out=args.out.parent, run_id=args.out.name)

@@ -153,6 +153,8 @@ class CampaignConfig:
     stop_after_findings: int | None = None
     checker_rules: tuple[str, ...] | None = None
     minimise_seconds: float | None = None
+    database: str | None = None
+    """Where failing examples are kept for later campaigns (``_database``); ``None``: nowhere."""
 
     @property
     def run_dir(self) -> Path:
@@ -177,10 +179,10 @@ def _round_seed(seed: int, worker: int, round_no: int) -> int:
 
 
 def round_settings(examples: int, *, shrink: bool = True):  # noqa: ANN201 - Hypothesis is imported lazily
-    """One round's Hypothesis settings: no database (the corpus is the record), and
-    ``Phase.target`` so that the round's ``target()`` scores steer generation (from
-    ten examples on: Hypothesis optimises halfway through a round, and not before
-    the tenth valid example)."""
+    """One round's Hypothesis settings: no database (a seeded round keeps none; the corpus,
+    and ``--database``'s saved witnesses, are the record), and ``Phase.target`` so that the
+    round's ``target()`` scores steer generation (from ten examples on: Hypothesis
+    optimises halfway through a round, and not before the tenth valid example)."""
     from hypothesis import HealthCheck, Phase, settings
 
     return settings(
@@ -351,9 +353,11 @@ def _worker(
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
     from ._strategy import VALID, schedule, stratum_examples
+    from ._database import example_database, save_witness, saved_witnesses
     from ._witness import minimise_finding
 
     ledger = _Ledger(worker, emit)  # from here on: starting the judges is the worker's time too
+    database = example_database(config.database, check=False) if config.database is not None else None
     checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
@@ -406,6 +410,8 @@ def _worker(
                 stage=stage,  # type: ignore[arg-type]
             )
         )
+        if database is not None and stage in SETTLED:
+            save_witness(database, example)
 
     def cut_check(witness: _Witness, deadline: float | None) -> None:
         if should_stop() or claims.elsewhere(witness.signature) or (deadline is not None and time.monotonic() > deadline):
@@ -542,7 +548,7 @@ def _worker(
     def adopt(witnesses: list[_Witness], judge: Judge) -> None:
         """New findings after their shrink (if any): minimise them now, or later when exploration comes first."""
         mine = [w for w in witnesses if not claims.elsewhere(w.signature)]
-        if not exploring.may_minimise():
+        if config.minimise and not exploring.may_minimise():
             pending.extend(mine)
             return
         polish_together(mine, judge)
@@ -554,6 +560,12 @@ def _worker(
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
             budget = local.budget
+            if database is not None:  # what failed before, here or on another machine, comes first
+                replay = [e for i, e in enumerate(saved_witnesses(database)) if i % max(1, config.workers) == worker]
+                for at in range(0, len(replay), batch_logs):
+                    if should_stop() or (budget is not None and hunted >= budget):
+                        break
+                    adopt(judged_batch(judge, replay[at : at + batch_logs]), judge)
             while not should_stop() and (budget is None or hunted + len(held_back) < budget):
                 while pending and not should_stop() and exploring.may_minimise():
                     if batch_logs > 1:  # every deferred finding at once: their questions share invocations
@@ -769,6 +781,13 @@ def preflight(config: CampaignConfig) -> None:
         if reason is not None:
             fix = "pass --no-official" if "make setup" in reason else "run `make setup`, or pass --no-official"
             raise CampaignSetupError(f"official layers unavailable: {reason}; {fix}")
+    if config.database is not None:
+        from ._database import DatabaseError, example_database
+
+        try:
+            example_database(config.database)
+        except DatabaseError as exc:
+            raise CampaignSetupError(str(exc)) from None
     try:
         config.run_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
