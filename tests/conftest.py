@@ -1,8 +1,9 @@
 """Shared test fixtures: the official oracle, the vendored fixture and the shared reference data.
 
 Hypothesis profiles (``dev``, ``ci`` with >= 200 examples per property, ``nightly``)
-come from the dshfuzz pytest plugin (``dshfuzz._pytest_plugin``), selected with
-``--dshfuzz-profile`` or ``DSHFUZZ_PROFILE``; ``ci`` whenever ``CI`` is set.
+come from the dshfuzz pytest plugin (``dshfuzz._pytest_plugin``), which this project asks
+for in ``pyproject.toml`` (``dshfuzz_profile = "auto"``: ``ci`` whenever ``CI`` is set,
+else ``dev``); ``--dshfuzz-profile`` or ``DSHFUZZ_PROFILE`` choose another.
 """
 
 from __future__ import annotations

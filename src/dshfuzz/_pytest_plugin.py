@@ -15,7 +15,8 @@ project did not ask for:
   replaced; the report header says which profile runs and why.
   ``ci`` is derandomized, so a red CI run always reproduces. Each profile names its
   example database explicitly (``dev`` and ``nightly`` one directory that every xdist
-  worker shares, ``ci`` none), so Hypothesis' own ``CI`` defaults never decide it.
+  worker shares, or ``DSHFUZZ_DATABASE`` when set: ``redis://HOST:PORT/N`` shares it
+  between machines; ``ci`` none), so Hypothesis' own ``CI`` defaults never decide it.
 - The ``dshfuzz_witness`` fixture: a fuzz property records each log it judges; when
   the test fails, the last record is the minimal example Hypothesis replayed, and
   the plugin prints it under the failure and ships it to the xdist controller in
@@ -101,12 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_header_key] = f"hypothesis profile {kept!r} (the project's; dshfuzz profile {name!r} not loaded)"
         return
     from hypothesis import HealthCheck, settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
 
     # CI explores a fixed sequence (a red build always reproduces; derandomizing implies no
     # database); dev and nightly explore afresh and share one database across xdist workers
     ci = name == "ci"
-    database = None if ci else DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
+    database = None if ci else _database(config)
     settings.register_profile(
         f"dshfuzz-{name}",
         max_examples=_EXAMPLES[name],
@@ -118,6 +118,23 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     settings.load_profile(f"dshfuzz-{name}")
     config.stash[_header_key] = f"hypothesis profile {name!r} (loaded as 'dshfuzz-{name}')"
+
+
+def _database(config: pytest.Config) -> Any:
+    """The example database of a dev or nightly profile: ``DSHFUZZ_DATABASE`` when set
+    (``redis://…`` shared between machines, or a folder), else one folder under the
+    project root that every xdist worker shares."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    named = os.environ.get("DSHFUZZ_DATABASE", "").strip()
+    if not named:
+        return DirectoryBasedExampleDatabase(str(Path(config.rootpath) / ".hypothesis" / "examples"))
+    from dshfuzz.harness._database import DatabaseError, example_database
+
+    try:
+        return example_database(named, given_as="DSHFUZZ_DATABASE")
+    except DatabaseError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 _header_key = pytest.StashKey[str]()

@@ -263,9 +263,12 @@ def _add(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
     from dshfuzz.harness._judges import BuiltinChecker
     from dshfuzz.model import read_log
 
+    from . import cyclic_gc_paused
+
     try:
         data = args.log.read_bytes()
-        log = read_log(args.log)
+        with cyclic_gc_paused():
+            log = read_log(args.log)
     except OSError as exc:
         print(f"dshfuzz corpus: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2

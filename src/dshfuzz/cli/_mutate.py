@@ -52,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out.resolve() == args.log.resolve():
         print("dshfuzz mutate: --out must not be the input log (inputs are read-only)", file=sys.stderr)
         return 2
+    from . import cyclic_gc_paused
+
     try:
-        log = read_log(args.log)
+        with cyclic_gc_paused():
+            log = read_log(args.log)
     except OSError as exc:
         print(f"dshfuzz mutate: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2

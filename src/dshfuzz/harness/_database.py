@@ -30,23 +30,24 @@ class DatabaseError(Exception):
     """The database cannot be used; the message names it and the fix, in one line."""
 
 
-def example_database(spec: str, *, check: bool = True) -> Any:
+def example_database(spec: str, *, check: bool = True, given_as: str = "--database") -> Any:
     """The Hypothesis example database ``spec`` names; with ``check``, reached once now
-    (a server that does not answer is a :class:`DatabaseError`, not a failed campaign)."""
+    (a server that does not answer is a :class:`DatabaseError`, not a failed campaign).
+    ``given_as`` is how the user named it (an option, an environment variable), for messages."""
     if spec.startswith(("redis://", "rediss://", "unix://")):
         try:
             import redis
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError:
             raise DatabaseError(
-                f"--database {spec}: the redis client is not installed; pip install 'dshfuzz[cluster]'"
+                f"{given_as} {spec}: the redis client is not installed; pip install 'dshfuzz[cluster]'"
             ) from None
         try:
             client = redis.Redis.from_url(spec, socket_connect_timeout=5, socket_timeout=30)
             if check:
                 client.ping()
         except (redis.RedisError, ValueError) as exc:
-            raise DatabaseError(f"--database {spec}: cannot reach the redis server ({exc})") from None
+            raise DatabaseError(f"{given_as} {spec}: cannot reach the redis server ({exc})") from None
         return RedisExampleDatabase(client)
     from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -54,7 +55,7 @@ def example_database(spec: str, *, check: bool = True) -> Any:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DatabaseError(f"--database {spec}: cannot use that folder ({exc.strerror or exc})") from None
+        raise DatabaseError(f"{given_as} {spec}: cannot use that folder ({exc.strerror or exc})") from None
     return DirectoryBasedExampleDatabase(str(path))
 
 
