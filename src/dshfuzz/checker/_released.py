@@ -16,7 +16,7 @@ Checks another rule already reports are left to it, so that one defect gives one
 ``turn/end`` (T5 follows the migration's turn/end reading), a subagent/descriptor version other
 than 3 (G1), unknown types (G2), the retired vocabulary (E5: ``request/header-delta``,
 ``mode/set``, reason ``fallback``, the ``claude`` hook dialect), a message the shape check or the
-content-element check refuses (E6), a request/header E10 refuses, title ``messageSeqs`` (G3), and
+content-element check refuses (E6), a tool result's output blocks (P4), a request/header E10 refuses, title ``messageSeqs`` (G3), and
 a number that is not lossless (E4). The map from each of released's checks to its rule is
 :data:`dshfuzz.checker.rules.RELEASED_CHECKS`.
 
@@ -41,6 +41,7 @@ from ._context import CheckContext
 from ._finding import Finding
 from ._migration import RELEASED_V0_EVENT_TYPES, released_refuses_lossy
 from ._persistence import _legacy_upgrade, message_shape_error, request_header_problems
+from ._plugin import _released_content_problem
 from ._run import rule_walk
 from .rules import OfficialLayer as L
 from .rules import RuleId as R
@@ -1105,15 +1106,25 @@ _METER_READS = frozenset({"request/context"})
 _LOAD_READS = frozenset({"turn/start", "step/start", "tool/call"})
 """Types whose null data the format-0 loader reads a member of, and refuses (measured)."""
 
-_PLAIN: dict[str, tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]] = {
-    "turn/start": (frozenset({"turn"}), ("turn",), ()),
-    "step/start": (frozenset({"turn", "step"}), ("turn", "step"), ()),
-    "step/end": (frozenset({"turn", "step"}), ("turn", "step"), ()),
-    "tool/call": (frozenset({"turn", "step", "callId", "name", "arguments"}), ("turn", "step"), ("callId", "name")),
-}
-"""The most frequent records whose whole payload check is: exactly these members, these counts
-(ints), these non-empty strings (and a tool/call's string arguments); such a record is accepted
-at once, anything else goes through :func:`released_payload_refusal`."""
+def _count_of(value: Any) -> bool:
+    return value.__class__ is int and 0 <= value <= _MAX_SAFE
+
+
+def _plain(kind: str, data: dict[str, Any]) -> bool:
+    """Whether ``data`` is one of the most frequent records in a shape the validator accepts: a
+    turn/start, step/start or step/end of exactly its counts, a tool/call of its exact members. A
+    ``False`` decides nothing (the full check follows)."""
+    n = len(data)
+    if kind == "step/start" or kind == "step/end":
+        return n == 2 and _count_of(data.get("turn")) and _count_of(data.get("step"))
+    if kind == "turn/start":
+        return n == 1 and _count_of(data.get("turn"))
+    if kind == "tool/call" and n == 5:
+        call, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")
+        return (_count_of(data.get("turn")) and _count_of(data.get("step")) and call.__class__ is str and call != ""
+                and name.__class__ is str and name != "" and arguments.__class__ is str)
+    return False
+
 
 _SUBSCRIBED = tuple(sorted((RELEASED_V0_EVENT_TYPES | {"steering/message", *_COMPACT_RENAMES}) - _SKIPPED))
 """Every type G5 reads (for format 1, only the inventory's are judged): no chunk reaches the walk."""
@@ -1141,6 +1152,8 @@ class ReleasedSchema:
         if kind.__class__ is not str:
             return None
         data = raw.get("data", MISSING)
+        if data.__class__ is dict and self.v0 and _plain(kind, data):
+            return None  # the common well-formed records, decided without the validator
         seq = ev.seq if ev.seq.__class__ is int else index
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
             if kind in RELEASED_V0_EVENT_TYPES and data is not MISSING and data.__class__ is not dict:
@@ -1159,15 +1172,12 @@ class ReleasedSchema:
             return [self._finding(ev, str(refusal))]
         if kind is None:
             return None
-        plain = _PLAIN.get(kind)
-        if plain is not None and data.keys() == plain[0] and all(
-            data[key].__class__ is int and 0 <= data[key] <= _MAX_SAFE for key in plain[1]
-        ) and all(data[key].__class__ is str and data[key] for key in plain[2]) and (
-            kind != "tool/call" or data["arguments"].__class__ is str
-        ):
-            return None  # the common well-formed records, decided without the validator
         why = released_payload_refusal(kind, data, seq)
-        if why is None or self._owned_elsewhere(kind, data):
+        if why is not None and self._owned_elsewhere(kind, data):
+            return None
+        if why is None and kind == "session-log-deepseek/delivery-accepted":
+            why = self._delivery_marker(data, seq)
+        if why is None:
             return None
         if kind.startswith("session/title") and "messageSeqs" in why:
             return None  # G3 reports title messageSeqs
@@ -1200,6 +1210,17 @@ class ReleasedSchema:
         return self.ctx.finding(R.G5, f"released migration refuses this {fmt} event: {why}", event=ev,
                                 refused_by=tuple(x for x in L if x in layers))
 
+    def _delivery_marker(self, data: dict[str, Any], seq: int) -> str | None:
+        """``assertSourceDeliveryMarker`` (V01:1944-1950): a current-generation delivery marker
+        (no sessionFormatVersion) outside the inherited prefix names this session."""
+        header = self.ctx.log.header.raw
+        header = header if header.__class__ is dict else {}
+        seed_length = header.get("seedLength", 0)
+        inherited = "parentSession" in header and seed_length.__class__ is int and seq < seed_length
+        if "sessionFormatVersion" in data or inherited or _same(data.get("sessionId", MISSING), header.get("id")):
+            return None
+        return "current-generation delivery marker names the wrong Session"
+
     def _normalise(self, kind: str, data: dict[str, Any], seq: int, raw: dict[str, Any]) -> tuple[Any, Any]:
         """``normalizeReleasedV0Event`` (V01:1914-2247) for one event: the type and data the payload
         validator sees, or ``(None, None)`` where another rule owns the legacy shape."""
@@ -1221,8 +1242,8 @@ class ReleasedSchema:
                 raise _Refused(f'session "{self.sid}" contains malformed pre-react-loop turn/start at seq {seq}')
             return kind, {"turn": turn}
         if kind == "request/header":
-            if data.get("reason") == "fallback":
-                return None, None  # E5's
+            if data.get("reason") == "fallback" or request_header_problems(0, data):
+                return None, None  # E5's retired reason, E10's header
             header = _record(data.get("header", MISSING), f"request/header {seq} header")
             if "messagePrefix" in header:
                 if header["messagePrefix"].__class__ is not list:
@@ -1267,7 +1288,9 @@ class ReleasedSchema:
             if message_shape_error(kind, data) is not None:
                 return True  # E6's shape check
             message = data if kind == "user/message" else data.get("message")
-            return kind != "tool/result" and content_element_defect(message.get("content")) is not None
+            if kind == "tool/result":  # the blocks inside the tool-result block are P4's
+                return _released_content_problem(message.get("content"))
+            return content_element_defect(message.get("content")) is not None
         if kind == "request/header":
             return bool(request_header_problems(0, data))
         if kind == "hook/invoked":

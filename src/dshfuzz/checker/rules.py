@@ -748,8 +748,8 @@ _RULES: tuple[Rule, ...] = (
         _V01, (_L.RELEASED,),
         "No rc.8 layer reads these payloads so strictly; where another rule already names the defect "
         "(T5 turn/end, G1 descriptor version, G2 unknown types, G3 title messageSeqs, E4 lossy numbers, E5 "
-        "retired vocabulary, E6 message shape and content elements, E10 request/header) G5 leaves it to "
-        "that rule.",
+        "retired vocabulary, E6 message shape and content elements, P4 a tool result's output blocks, E10 "
+        "request/header) G5 leaves it to that rule.",
         "fuzzing",
     ),
 )
@@ -791,6 +791,8 @@ RELEASED_CHECKS: tuple[tuple[str, str, tuple[RuleId, ...]], ...] = (
      "651-700", (RuleId.E6,)),
     ("content blocks of known types hold exactly their members (text, image attachment, tool-call, "
      "tool-result)", "651-720", (RuleId.G5,)),
+    ("a tool result's output blocks (inside its tool-result block) are typed objects of their exact shape",
+     "651-720", (RuleId.P4,)),
     ("message sources of known kinds hold exactly their members (user, plugin forms, model, tool, "
      "agent-instructions, session-reference, team-message, goal, legacy goal, skill-*, relay, notice, webhook)",
      "741-998", (RuleId.G5,)),
