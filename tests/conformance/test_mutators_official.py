@@ -111,3 +111,19 @@ def test_must_find_marks_exactly_the_perturbations_an_official_layer_refuses(
         assert refused, f"{mutant.mutator} ({mutant.description}) is accepted by every official layer"
     elif perturbation.name == "crlf":
         assert not refused, f"CRLF line ends refused by {refused}"
+
+
+def test_rename_ids_renames_the_loaders_repair_message_with_its_call(official: Any, tmp_path: Path) -> None:
+    """The crash repair's tool result is ``interrupted-tool-result-<callId>-<seq>``: renaming
+    the call renames it too, so released still accepts the log (it refused the old rename)."""
+    from dshfuzz.generators import generate
+    from dshfuzz.mutators import apply_seeded
+
+    repaired = [log for log in generate(60, seed=3) if b"interrupted-tool-result-" in log.to_jsonl()][:2]
+    assert repaired, "no generated log holds the loader's repair message"
+    for n, log in enumerate(repaired):
+        variant = apply_seeded(METAMORPHIC["rename-ids"], log, n)
+        path = tmp_path / f"renamed-{n}{variant.suffix}"
+        path.write_bytes(variant.data)
+        refused = {name: v.error.message for name, v in official.check(path=path.resolve()).items() if not v.ok}
+        assert not refused, f"{variant.description}: refused by {refused}"

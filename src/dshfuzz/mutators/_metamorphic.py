@@ -11,6 +11,7 @@ renaming of ids, JSON key order and insignificant whitespace.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -134,9 +135,21 @@ def rename_ids(draft: EventDraft, data: Any) -> str:
     """Appends one drawn suffix to every id in every event, so that equal ids stay equal,
     distinct ids stay distinct and known prefixes (``retrace-`` ...) survive."""
     suffix = data.draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=6), label="suffix")
+
+    def renamed(old: str) -> str:
+        repair = _REPAIR_ID.fullmatch(old)
+        if repair is not None:  # the loader's repair message names its call: renamed with it
+            return f"interrupted-tool-result-{repair.group(1)}-{suffix}-{repair.group(2)}"
+        return f"{old}-{suffix}"
+
     for event in draft.events:
-        _rename(event, lambda old: f"{old}-{suffix}")
+        _rename(event, renamed)
     return f"ids suffixed with -{suffix}"
+
+
+_REPAIR_ID = re.compile(r"interrupted-tool-result-(.+)-(\d+)")
+"""The id of the tool result the official loader's crash repair writes for an unanswered
+call (``interruptedTurnClosers``): it embeds the call's id and the result's seq."""
 
 
 _SEEDS = st.integers(0, 2**32 - 1)
