@@ -217,7 +217,9 @@ def test_matrix_precision_is_explained_nowhere_and_piped_output_cuts_row_names()
     assert _widest(proc.stdout) <= 80 and "…" not in proc.stdout, proc.stdout
     rows = [line.split("│")[1].strip() for line in proc.stdout.splitlines() if line.startswith("│")]
     assert "metamorphic:skippable-frames" in rows and "metamorphic:rename-ids" in rows, rows
-    assert "precision: the share of a row's logs on which no error-level rule fired" in " ".join(proc.stdout.split())
+    said = " ".join(proc.stdout.split())
+    assert "precision: the share of a row's logs on which no error-level root finding fired" in said, said
+    assert "stray roots (what costs precision):" in said, said
 
 
 @pytest.mark.parametrize("width", [80, 120])

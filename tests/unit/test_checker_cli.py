@@ -50,11 +50,51 @@ def test_json_report_shape_and_exit_1_on_an_error(tmp_path: Path, capsys) -> Non
     assert main(["check", "--json", str(path)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert set(report) >= {"file", "ok", "formatVersion", "summary", "findings"}
-    assert set(report["summary"]) == {"events", "frames", "errors", "warnings"}
+    assert set(report["summary"]) == {"events", "frames", "errors", "warnings", "roots"}
     assert report["ok"] is False and report["formatVersion"] == 0
     finding = next(f for f in report["findings"] if f["rule"] == "S3")
-    assert {"rule", "severity", "layer", "seq", "line", "frame", "message", "refusedBy"} <= set(finding)
+    assert {"rule", "severity", "layer", "seq", "line", "frame", "message", "refusedBy", "causedBy"} <= set(finding)
     assert finding["seq"] == 9 and finding["line"] == 11 and "fold" in finding["refusedBy"]
+
+
+def _gap_log(tmp_path: Path) -> Path:
+    """A seq gap at the fifth event: E2 is the root; the fold's S8 and the writers' C1 follow from it."""
+    events = minimal_events()
+    for ev in events[4:]:
+        ev["seq"] += 1
+    return _write(tmp_path, header(), events)
+
+
+def test_json_keeps_every_finding_and_names_each_consequences_root(tmp_path: Path, capsys) -> None:
+    assert main(["check", "--json", str(_gap_log(tmp_path))]) == 1
+    report = json.loads(capsys.readouterr().out)
+    findings = report["findings"]
+    root = next(i for i, f in enumerate(findings) if f["rule"] == "E2")
+    assert findings[root]["causedBy"] is None, findings
+    followers = {f["rule"] for f in findings if f["causedBy"] == root}
+    assert {"S8", "C1"} <= followers, findings
+    assert all(f["causedBy"] in (None, root) for f in findings), findings
+    assert report["summary"]["roots"] == sum(f["causedBy"] is None for f in findings)
+
+
+def test_roots_only_prints_the_roots_and_keeps_the_exit_status(tmp_path: Path, capsys) -> None:
+    path = _gap_log(tmp_path)
+    assert main(["check", "--json", "--roots-only", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [f["rule"] for f in report["findings"]] == ["E2"], report["findings"]
+    assert report["consequencesOmitted"] >= 2
+    assert main(["check", "--roots-only", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "E2" in out and "S8" not in out and "follow from these not shown" in out
+
+
+def test_the_human_report_nests_consequences_under_their_root(tmp_path: Path, capsys) -> None:
+    assert main(["check", str(_gap_log(tmp_path))]) == 1
+    out = capsys.readouterr().out
+    assert "root cause" in out
+    lines = out.splitlines()
+    e2 = next(i for i, line in enumerate(lines) if "│ E2 " in line)
+    assert any("└ S8" in line for line in lines[e2:]), out
 
 
 def test_warnings_alone_exit_0(tmp_path: Path, capsys) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from dshfuzz._lazy import lazy_attributes
 
+from ._causes import CAUSAL_ORDER, consequence_table
 from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding, Report
 from ._run import check_log, check_path, check_stream, implemented_rules, rule_pass
@@ -31,6 +32,7 @@ __getattr__ = lazy_attributes(__name__, {
 })
 
 __all__ = [
+    "CAUSAL_ORDER",
     "RULES",
     "CheckContext",
     "CheckOptions",
@@ -46,6 +48,7 @@ __all__ = [
     "check_log",
     "check_path",
     "check_stream",
+    "consequence_table",
     "implemented_rules",
     "is_nonneg_safe_int",
     "is_safe_int",

@@ -5,7 +5,8 @@ A finding is self-contained: it names its rule and copies the rule's severity,
 layer and ``refused_by`` (which a pass may narrow to the layers that refuse this
 particular instance), locates itself by seq, 1-based line, 0-based zstd frame and
 byte offset where known, and carries the actionable facts in ``context`` (the
-seqs a replace failed to cover, the call ids left unanswered, ...).
+seqs a replace failed to cover, the call ids left unanswered, ...). A finding that
+follows from another names its root's index in the report (``caused_by``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Finding:
     offset: int | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
     refused_by: tuple[OfficialLayer, ...] = ()
+    caused_by: int | None = None
+    """The index in the report of the root finding this one follows from (see
+    :mod:`dshfuzz.checker._causes`); ``None`` for a root."""
 
     @property
     def is_error(self) -> bool:
@@ -48,6 +52,7 @@ class Finding:
             "refusedBy": [str(x) for x in self.refused_by],
             "offset": self.offset,
             "context": dict(self.context),
+            "causedBy": self.caused_by,
         }
 
 
@@ -85,6 +90,14 @@ class Report:
     def rules_fired(self) -> frozenset[RuleId]:
         return frozenset(f.rule for f in self.findings)
 
+    def roots(self) -> list[Finding]:
+        """The findings that follow from no other, in report order."""
+        return [f for f in self.findings if f.caused_by is None]
+
+    def consequences(self, root: int) -> list[Finding]:
+        """The findings whose root is ``self.findings[root]``, in report order."""
+        return [f for f in self.findings if f.caused_by == root]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "file": self.file,
@@ -95,6 +108,7 @@ class Report:
                 "frames": self.frames,
                 "errors": self.errors,
                 "warnings": self.warnings,
+                "roots": sum(1 for f in self.findings if f.caused_by is None),
             },
             "findings": [f.to_json() for f in self.findings],
         }

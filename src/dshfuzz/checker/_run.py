@@ -74,6 +74,7 @@ from dshfuzz.model import (
     stream_log,
 )
 
+from ._causes import attribute
 from ._context import CheckContext, CheckOptions
 from ._finding import Finding, Report
 from .rules import RULES, OfficialLayer, RuleId
@@ -506,6 +507,7 @@ class _Check:
             if capped.dropped:
                 report.suppressed[rule] = capped.dropped
         report.findings.sort(key=_location_key)
+        report.findings = attribute(report.findings)
         return report
 
 

@@ -43,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep at most N findings per rule (default 1000); one more finding counts the rest",
     )
     parser.add_argument("--redact", action="store_true", help="replace ids, arguments and text in the output with stable hashes")
+    parser.add_argument(
+        "--roots-only", action="store_true",
+        help="print only root findings, leaving out those that follow from another (a finding's causedBy names "
+             "its root; docs/CONTRACTS.md lists which rules can follow which); the exit status is unchanged",
+    )
     parser.add_argument("--prewrite", metavar="EDIT.json", help="validate an appended event or an edited event list before it lands")
     parser.add_argument("--log", dest="prewrite_log", metavar="LOG", help="the log a --prewrite edit applies to")
     parser.add_argument(
@@ -117,7 +122,12 @@ def _check_all(args: argparse.Namespace) -> int:
             print(f"dshfuzz check: note: {path} is named .zstd but starts with '{{': it looks like plain JSONL "
                   "(a .jsonl name reads it as such)", file=sys.stderr)
         if args.json:
-            sys.stdout.write(dumps(report.to_json()) + "\n")
+            out = report.to_json()
+            if args.roots_only:
+                kept = [f for f in out["findings"] if f["causedBy"] is None]
+                out["consequencesOmitted"] = len(out["findings"]) - len(kept)
+                out["findings"] = kept
+            sys.stdout.write(dumps(out) + "\n")
         else:
             from dshfuzz.checker._output import render_human
 
@@ -125,7 +135,7 @@ def _check_all(args: argparse.Namespace) -> int:
                 from rich.console import Console
 
                 console = Console(highlight=False, soft_wrap=False)
-            render_human(report, console)
+            render_human(report, console, roots_only=args.roots_only)
         if report.internal_errors:
             print(f"dshfuzz check: internal checker error on {path}: {report.internal_errors[0].splitlines()[0]}", file=sys.stderr)
             status = 2

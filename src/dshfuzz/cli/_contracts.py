@@ -85,7 +85,32 @@ def render_markdown() -> str:
         if r.unmutated:
             out += [f"No incident mutator exercises this rule: {r.unmutated}", ""]
     out += _released_checks()
+    out += _consequences()
     return "\n".join(out)
+
+
+def _consequences() -> list[str]:
+    """Which rules' findings can follow from which (``causedBy``), from the checker's own tables."""
+    from dshfuzz.checker import CAUSAL_ORDER, consequence_table
+
+    out = [
+        "## Root causes: which findings follow from which",
+        "",
+        "One defect often breaks several contracts. Every finding is kept; one that follows from another "
+        "carries `causedBy`, the index of its root finding in the report (`dshfuzz check` nests it under its "
+        "root, `--roots-only` leaves it out, `--json` keeps both). A finding follows from another at its own "
+        "event when that one's rule comes earlier in the causal order; among the tool-call pairing rules, about "
+        "one call id; after a finding that lost, renumbered or misread events, when it reads across events; "
+        "and the summaries S8 and C1 follow from what they restate. A cause always comes earlier in the order, "
+        "so every chain ends at a root. The kill matrix's precision counts root findings only.",
+        "",
+        "Causal order: " + ", ".join(map(str, CAUSAL_ORDER)) + ".",
+        "",
+        "| rule | can follow |",
+        "|---|---|",
+    ]
+    out += [f"| {rule} | {text} |" for rule, text in consequence_table()]
+    return [*out, ""]
 
 
 def _released_checks() -> list[str]:

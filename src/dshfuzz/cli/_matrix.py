@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     }, description=(
         "The kill matrix: every mutator's mutants (and valid logs with their metamorphic variants) judged "
         "by the checker. Recall is the share of a row's mutants on which every rule the mutant expects "
-        "fired; precision is the share on which no error-level rule fired outside what the mutant expects."
+        "fired; precision is the share on which no error-level root finding fired outside what the mutant expects "
+        "(a finding the checker marks as following from another, causedBy, restates its root)."
     ))
     parser.add_argument("--examples", type=int, default=25, help="mutants per mutator (default 25)")
     parser.add_argument("--seed", type=int, default=0,
@@ -37,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 LEGEND = (
     "recall: the share of a row's mutants on which every rule the mutant expects fired (a miss lowers it).",
-    "precision: the share of a row's logs on which no error-level rule fired beyond what the log expects "
-    "(on valid and metamorphic rows, a false alarm lowers it).",
+    "precision: the share of a row's logs on which no error-level root finding fired beyond what the log "
+    "expects; a finding marked as following from another (causedBy) restates its root and is not counted "
+    "(on valid and metamorphic rows, a false alarm lowers it). stray roots: the rules that cost precision.",
 )
 
 
@@ -114,19 +116,23 @@ def _pct(v: float | None) -> str:
     return "—" if v is None else f"{100 * v:.0f}%"
 
 
+def _stray(row: dict) -> str:
+    return ", ".join(f"{r}×{n}" for r, n in row.get("strayRootRules", {}).items())
+
+
 def _markdown(data: dict) -> str:
     lines = [
         f"# Kill matrix — checker `{data['checker']}`, {_per_row(data)}",
         "",
-        "| row | n | recall | precision | expects | rules fired | official refused |",
-        "| --- | ---: | ---: | ---: | --- | --- | --- |",
+        "| row | n | recall | precision | stray roots | expects | rules fired | official refused |",
+        "| --- | ---: | ---: | ---: | --- | --- | --- | --- |",
     ]
     for name, row in data["rows"].items():
         fired = ", ".join(f"{r}×{n}" for r, n in row["rules"].items())
         refused = ", ".join(f"{k}×{n}" for k, n in row["officialRefused"].items())
         lines.append(
             f"| {name} | {row['examples']} | {_pct(row['recall'])} | {_pct(row['precision'])} | "
-            f"{', '.join(row['expects']) or '—'} | {fired or '—'} | {refused or '—'} |"
+            f"{_stray(row) or '—'} | {', '.join(row['expects']) or '—'} | {fired or '—'} | {refused or '—'} |"
         )
     lines += ["", *LEGEND[:1], "", *LEGEND[1:]]
     lines += ["", f"Rules no mutator kills: {', '.join(data['unkilledRules']) or 'none'}", ""]
@@ -199,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(*cells[: len(columns)], style=_shortfall_style(row))
         out = Console(highlight=False)
         out.print(fit(table, out.width))
+        stray = [f"{name}: {_stray(row)}" for name, row in data["rows"].items() if _stray(row)]
+        out.print(f"stray roots (what costs precision): {'; '.join(stray) or 'none'}")
         out.print(f"rules no mutator kills: {', '.join(data['unkilledRules']) or 'none'}")
         out.print(f"rules no mutator exercises, by design: {', '.join(data['unmutatedRules']) or 'none'}")
     perfect = all(r["recall"] in (None, 1.0) for r in data["rows"].values())

@@ -265,7 +265,8 @@ def classify(
     out: list[Disagreement] = []
     claims = (lambda rule: True) if vocabulary is None else vocabulary.__contains__
     reported = frozenset(f.rule for f in verdict.findings)
-    unexplained = verdict.error_rules - truth.expected
+    # a faithful cascade is never a false alarm; an error only a warning explains still is
+    unexplained = verdict.standalone_error_rules - truth.expected
     if not truth.official_consulted:
         # no judge said "clean" for the other rules: the reference oracle alone speaks for its models
         modelled = truth.oracle_consulted

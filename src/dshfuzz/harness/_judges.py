@@ -77,11 +77,14 @@ class CheckerSpecError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ReportedFinding:
-    """One finding as the checker under test reported it (rule id, severity, seq)."""
+    """One finding as the checker under test reported it (rule id, severity, seq), and
+    the index of its root finding in the same report when the checker says it follows
+    from one (``causedBy``)."""
 
     rule: str
     severity: str = "error"
     seq: int | None = None
+    caused_by: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,22 @@ class CheckerVerdict:
     @property
     def error_rules(self) -> frozenset[str]:
         return frozenset(f.rule for f in self.findings if f.severity == "error")
+
+    @property
+    def root_error_rules(self) -> frozenset[str]:
+        """The rules of error findings that follow from no other finding: what the kill
+        matrix's precision counts."""
+        return frozenset(f.rule for f in self.findings if f.severity == "error" and f.caused_by is None)
+
+    @property
+    def standalone_error_rules(self) -> frozenset[str]:
+        """The rules of error findings no other *error* explains: the roots, and the
+        errors whose root is only a warning (a warning cannot excuse a refusal)."""
+        findings = self.findings
+        return frozenset(
+            f.rule for f in findings
+            if f.severity == "error" and (f.caused_by is None or findings[f.caused_by].severity != "error")
+        )
 
     def seqs_of(self, rule: str) -> frozenset[int | None]:
         return frozenset(f.seq for f in self.findings if f.rule == rule)
@@ -246,9 +265,23 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
             raise ValueError(f"finding has no string 'rule' or 'id': {item!r:.80}")
         severity = item.get("severity", "error")
         findings.append(
-            ReportedFinding(rule, severity if isinstance(severity, str) else "error", _int_or_none(item.get("seq")))
+            ReportedFinding(rule, severity if isinstance(severity, str) else "error", _int_or_none(item.get("seq")),
+                            _int_or_none(item.get("causedBy")))
         )
-    return CheckerVerdict(tuple(findings), assessable=assessable)
+    return CheckerVerdict(_rooted(findings), assessable=assessable)
+
+
+def _rooted(findings: list[ReportedFinding]) -> tuple[ReportedFinding, ...]:
+    """``findings`` with every ``causedBy`` that names no root of the same report dropped
+    (out of range, itself, or a finding that has a cause of its own): a checker's bad
+    pointer makes its finding a root, never hides it."""
+    n = len(findings)
+    out = list(findings)
+    for i, f in enumerate(findings):
+        c = f.caused_by
+        if c is not None and not (0 <= c < n and c != i and findings[c].caused_by is None):
+            out[i] = ReportedFinding(f.rule, f.severity, f.seq)
+    return tuple(out)
 
 
 @dataclass(slots=True)
@@ -279,7 +312,7 @@ class BuiltinChecker(_Checker):
         except Exception:  # a crash of the checker under test is a campaign finding
             return CheckerVerdict(failure="crash", detail=traceback.format_exc(limit=8))
         return CheckerVerdict(
-            tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq) for f in report.findings),
+            tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in report.findings),
             exit_code=0 if report.ok else 1,
         )
 

@@ -3,7 +3,8 @@
 Every mutator runs over ``examples`` generated logs; each mutant is judged by the
 checker under test and (when available) by the official layers. Per mutator the
 matrix records how often each rule fired, recall (the mutator's expected rules
-all fired) and precision (no error-level rule fired outside the expected set),
+all fired) and precision (no error-level *root* finding outside the expected set:
+a consequence the checker attributes to another finding restates its root),
 and how often each official layer refused. Valid logs and their metamorphic
 variants get rows too: there, any error-level finding is a false alarm. A rule
 the registry marks ``unmutated`` (no mutator exercises it, for a stated reason)
@@ -78,6 +79,8 @@ class MatrixRow:
     failures: Counter[str] = field(default_factory=Counter)
     killed: Counter[str] = field(default_factory=Counter)
     """Rule -> examples on which it fired where that example expected it."""
+    stray_roots: Counter[str] = field(default_factory=Counter)
+    """Rule -> examples on which it was an unexpected error-level root: what costs precision."""
 
     @property
     def recall(self) -> float | None:
@@ -96,6 +99,7 @@ class MatrixRow:
             "precision": self.precision,
             "rules": dict(sorted(self.fired.items())),
             "errorRules": dict(sorted(self.error_fired.items())),
+            "strayRootRules": dict(sorted(self.stray_roots.items())),
             "officialRefused": dict(sorted(self.refused.items())),
             "checkerFailures": dict(self.failures),
         }
@@ -172,8 +176,9 @@ def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, off
     row.killed.update(expects & reported)
     if expects and expects <= reported:
         row.recalled += 1
-    unexpected = verdict.error_rules - expects - row.allowed
+    unexpected = verdict.root_error_rules - expects - row.allowed
     row.error_fired.update(verdict.error_rules - row.allowed)
+    row.stray_roots.update(unexpected)
     if not unexpected:
         row.precise += 1
 

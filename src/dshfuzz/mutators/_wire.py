@@ -145,7 +145,7 @@ def _tool_pair(draft: EventDraft, at: int, coordinates: dict, call_id: str) -> N
 @mutator(
     "dangling-tool-message",
     level=Level.EVENT,
-    expects=("W1",),
+    expects=("W1", "P5"),
     official=_RELEASED,
     incident="""2026-08-27: strict endpoints (MiMo) answered INVALID_REQUEST "Messages with role
     'tool' must be a response to a preceding message with 'tool_calls'". A tool result was on
