@@ -87,6 +87,19 @@ def real_sessions_dir() -> Path:
     return shared_path("real-sessions")
 
 
+_OFFICIAL_FIXTURES = frozenset({"official", "node24"})
+"""Fixtures that run the official layers' Node: a test requesting one is an ``official`` test."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that requests the official layers (directly or through another
+    fixture) ``official``, so that ``-m "not official"`` runs without Node and no test
+    has to remember the mark."""
+    for item in items:
+        if _OFFICIAL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.official)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line counting the tests skipped for want of ``shared/``, and how to run them."""
     count = sum(_ABSENT in str(r.longrepr) for r in terminalreporter.stats.get("skipped", []))
