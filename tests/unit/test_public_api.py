@@ -179,6 +179,7 @@ PUBLIC = {
         "check_path",
         "check_stream",
         "consequence_table",
+        "implementations",
         "implemented_rules",
         "is_nonneg_safe_int",
         "is_safe_int",

@@ -19,7 +19,7 @@ from dshfuzz._lazy import lazy_attributes
 from ._causes import CAUSAL_ORDER, consequence_table
 from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding, Report
-from ._run import check_log, check_path, check_stream, implemented_rules, rule_pass
+from ._run import check_log, check_path, check_stream, implementations, implemented_rules, rule_pass
 from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ __all__ = [
     "check_path",
     "check_stream",
     "consequence_table",
+    "implementations",
     "implemented_rules",
     "is_nonneg_safe_int",
     "is_safe_int",

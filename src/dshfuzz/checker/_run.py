@@ -212,6 +212,19 @@ def implemented_rules() -> frozenset[RuleId]:
     return frozenset().union(*(p.rules for p in PASSES), *(w.rules for w in WALKS))
 
 
+def implementations() -> dict[RuleId, list[str]]:
+    """Rule id -> the walks and passes that report it, as ``module.Class`` (or
+    ``module.function``) names relative to ``dshfuzz.checker``, in registration order:
+    where a reader finds a rule's code (``docs/CONTRACTS.md``'s "implemented in")."""
+    _load_rule_modules()
+    out: dict[RuleId, list[str]] = {}
+    prefix = f"{__package__}."
+    for reporter in sorted([*PASSES, *WALKS], key=lambda r: r.order):
+        for rid in reporter.rules:
+            out.setdefault(rid, []).append(reporter.name.removeprefix(prefix))
+    return out
+
+
 def _location_key(f: Finding) -> tuple[int, int, int, int]:
     return (f.line is None, f.line or 0, f.seq if f.seq is not None else -1, _RULE_ORDER[f.rule])
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dshfuzz.checker.rules import Rule
+    from dshfuzz.checker.rules import Rule, RuleId
 
 HELP = "list the contract rules (the registry)"
 
@@ -45,7 +45,13 @@ def _added(rules: Iterable[Rule]) -> str:
 
 
 def render_markdown() -> str:
+    from dshfuzz.checker import implementations
     from dshfuzz.checker.rules import RULES
+
+    where = implementations()
+
+    def implemented(rid: RuleId) -> str:
+        return ", ".join(f"`{name}`" for name in where.get(rid, ())) or "-"
 
     def cell(s: str) -> str:
         return s.replace("|", "\\|")
@@ -58,15 +64,16 @@ def render_markdown() -> str:
         f"{len(RULES)} rules: the {sum(r.origin == 'catalog' for r in RULES.values())} rules of the contract catalog "
         f"in catalog order, then the rules added {_added(RULES.values())}. *Refused by* names the official moment(s) "
         "that say no to a log breaking the rule (`provider` is the model provider itself, which no harness layer "
-        "stands in for); an empty cell means no official layer refuses such a log.",
+        "stands in for); an empty cell means no official layer refuses such a log. *Implemented in* names the "
+        "walk or pass reporting the rule, as `module.Class` (or `module.function`) under `src/dshfuzz/checker/`.",
         "",
-        "| id | severity | layer | formats | refused by | rule |",
-        "|---|---|---|---|---|---|",
+        "| id | severity | layer | formats | refused by | rule | implemented in |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in RULES.values():
         out.append(
             f"| {r.id} | {r.severity} | {r.layer} | {','.join(map(str, sorted(r.formats)))} | "
-            f"{', '.join(map(str, r.refused_by)) or '-'} | {cell(r.title)} |"
+            f"{', '.join(map(str, r.refused_by)) or '-'} | {cell(r.title)} | {implemented(r.id)} |"
         )
     out.append("")
     for r in RULES.values():
@@ -75,6 +82,7 @@ def render_markdown() -> str:
             "",
             f"- severity: {r.severity}; layer: {r.layer}; formats: {', '.join(map(str, sorted(r.formats)))}; origin: {r.origin}",
             f"- refused by: {', '.join(map(str, r.refused_by)) or 'no official layer'}",
+            f"- implemented in: {implemented(r.id)}",
             f"- source: {r.source}",
             "",
             r.contract,
