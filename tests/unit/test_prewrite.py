@@ -4,7 +4,6 @@ accepted; the log is never written."""
 
 from __future__ import annotations
 
-import argparse
 import copy
 from collections import Counter
 from pathlib import Path
@@ -17,7 +16,8 @@ from hypothesis import strategies as st
 from agent_loop_logs import Builder, jsonl
 
 from dshfuzz.checker import CheckOptions, RuleId, check_log
-from dshfuzz.checker._prewrite import apply_edit, prewrite, run_prewrite
+from dshfuzz.checker._prewrite import apply_edit, prewrite
+from dshfuzz.cli import main
 from dshfuzz.generators import session_logs
 from dshfuzz.model import dumps, encode_zstd, parse_log
 
@@ -105,11 +105,11 @@ def test_prewrite_accepts_exactly_when_appending_adds_no_error(generated: Any, d
     assert result.accepted == (not added), (dumps(candidate), added, [(f.rule, f.seq) for f in result.added])
 
 
-def _args(tmp_path: Path, edit: Any, log: Path | None, **flags: Any) -> argparse.Namespace:
+def _prewrite(tmp_path: Path, edit: Any, log: Path | None, *flags: str) -> int:
+    """``dshfuzz check --prewrite EDIT.json [--log LOG] [flags]``, as a user runs it."""
     edit_path = tmp_path / "edit.json"
     edit_path.write_text(edit if isinstance(edit, str) else dumps(edit), encoding="utf-8")
-    return argparse.Namespace(prewrite=str(edit_path), prewrite_log=None if log is None else str(log), logs=[],
-                              json=flags.get("json", False), redact=flags.get("redact", False), format_version=None)
+    return main(["check", "--prewrite", str(edit_path), *([] if log is None else ["--log", str(log)]), *flags])
 
 
 def test_cli_exit_codes_and_read_only(tmp_path: Path, capsys: Any) -> None:
@@ -117,14 +117,17 @@ def test_cli_exit_codes_and_read_only(tmp_path: Path, capsys: Any) -> None:
     path = tmp_path / "session.jsonl"
     path.write_text(jsonl(b.header, b.events[:-1]), encoding="utf-8")
     before = path.read_bytes()
-    assert run_prewrite(_args(tmp_path, b.events[-1], path)) == 0
+    assert _prewrite(tmp_path, b.events[-1], path) == 0
+    assert capsys.readouterr().out.startswith("ACCEPTED  append to ")
     broken = {**b.events[-1], "data": {"turn": 2}}
-    assert run_prewrite(_args(tmp_path, broken, path, json=True, redact=True)) == 1
+    assert _prewrite(tmp_path, broken, path, "--json", "--redact") == 1
     assert '"accepted":false' in capsys.readouterr().out
-    assert run_prewrite(_args(tmp_path, "{not json", path)) == 2
-    assert run_prewrite(_args(tmp_path, 7, path)) == 2
-    assert run_prewrite(_args(tmp_path, b.events[-1], None)) == 2
-    assert run_prewrite(_args(tmp_path, b.events[-1], tmp_path / "missing.jsonl")) == 2
+    assert _prewrite(tmp_path, broken, path) == 1
+    assert capsys.readouterr().out.startswith("REFUSED  append to ")
+    assert _prewrite(tmp_path, "{not json", path) == 2
+    assert _prewrite(tmp_path, 7, path) == 2
+    assert _prewrite(tmp_path, b.events[-1], None) == 2
+    assert _prewrite(tmp_path, b.events[-1], tmp_path / "missing.jsonl") == 2
     assert path.read_bytes() == before
 
 

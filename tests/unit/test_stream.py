@@ -25,7 +25,7 @@ from conftest import FIXTURES
 from recovery_scenarios import session
 
 from dshfuzz.checker import CheckOptions, check_log, check_stream
-from dshfuzz.checker._output import redact_report, redact_streamed
+from dshfuzz.checker import redact_report, redact_streamed
 from dshfuzz.generators import session_logs
 from dshfuzz.model._stream import CompactLines, CompactRows
 from dshfuzz.model import FileBytes, SessionLog, compression_by_name, dumps, encode_zstd, parse_log, stream_log

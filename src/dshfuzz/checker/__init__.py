@@ -23,10 +23,13 @@ from ._run import check_log, check_path, check_stream, implementations, implemen
 from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
 if TYPE_CHECKING:
-    from ._prewrite import PrewriteResult, prewrite, prewrite_bytes
+    from ._output import redact_report, redact_streamed
+    from ._prewrite import EditError, PrewriteResult, edit_mode, prewrite, prewrite_bytes
     from ._recover import RecoveryPlan, recover_plan
 
 __getattr__ = lazy_attributes(__name__, {
+    "EditError": "_prewrite", "edit_mode": "_prewrite",
+    "redact_report": "_output", "redact_streamed": "_output",
     "PrewriteResult": "_prewrite", "prewrite": "_prewrite", "prewrite_bytes": "_prewrite",
     "RecoveryPlan": "_recover", "recover_plan": "_recover",
 })
@@ -36,6 +39,7 @@ __all__ = [
     "RULES",
     "CheckContext",
     "CheckOptions",
+    "EditError",
     "Finding",
     "OfficialLayer",
     "PrewriteResult",
@@ -49,6 +53,7 @@ __all__ = [
     "check_path",
     "check_stream",
     "consequence_table",
+    "edit_mode",
     "implementations",
     "implemented_rules",
     "is_nonneg_safe_int",
@@ -56,5 +61,7 @@ __all__ = [
     "prewrite",
     "prewrite_bytes",
     "recover_plan",
+    "redact_report",
+    "redact_streamed",
     "rule_pass",
 ]

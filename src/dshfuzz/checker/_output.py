@@ -1,4 +1,4 @@
-"""Presenting reports: redaction with stable hashes, and the human rendering.
+"""Redacting reports with stable hashes (the rendering lives in :mod:`dshfuzz.report`).
 
 Redaction (seed 001: reports carry hash references only, never prompts, tool
 arguments, tool results, session ids or call ids) replaces every occurrence of a
@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dshfuzz.model import Compression, Event, SessionLog, stream_log
 
-from ._finding import Finding, Report
-from .rules import RULES, RuleLayer, Severity
+from ._finding import Report
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-__all__ = ["redact_report", "redact_streamed", "render_human", "stable_hash"]
+__all__ = ["redact_report", "redact_streamed", "stable_hash"]
 
 _ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "rpcId", "parentSession"})
 _TEXT_KEYS = frozenset({"text", "arguments", "argumentsDelta", "reasoning", "title", "summary"})
@@ -168,85 +163,3 @@ def _strings(value: Any, out: list[str]) -> None:
         elif type(v) is dict:
             stack.extend(v.keys())
             stack.extend(v.values())
-
-
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
-
-
-def _where(f: Finding) -> str:
-    parts = []
-    if f.seq is not None:
-        parts.append(f"seq {f.seq}")
-    if f.line is not None:
-        parts.append(f"line {f.line}")
-    if f.frame is not None:
-        parts.append(f"frame {f.frame}")
-    if f.offset is not None:
-        parts.append(f"byte {f.offset}")
-    return ", ".join(parts) or "-"
-
-
-def _by_layer(findings: list[tuple[int, Finding]]) -> Iterator[tuple[RuleLayer, list[tuple[int, Finding]]]]:
-    for layer in RuleLayer:
-        group = [(i, f) for i, f in findings if f.layer is layer]
-        if group:
-            yield layer, group
-
-
-def render_human(report: Report, console: Console, *, roots_only: bool = False) -> None:
-    """The report as rich tables, one per rule layer of the root findings, each root
-    followed by the findings that follow from it (wherever their layer), with a one-line
-    verdict. ``roots_only`` leaves the consequences out and says how many."""
-    from rich.table import Table  # rich costs a tenth of a second to import; --json never needs it
-    from rich.text import Text
-
-    verdict = Text("OK", style="bold green") if report.ok else Text("FAIL", style="bold red")
-    roots = [i for i, f in enumerate(report.findings) if f.caused_by is None]
-    followers: dict[int, list[Finding]] = {}
-    for f in report.findings:
-        if f.caused_by is not None:
-            followers.setdefault(f.caused_by, []).append(f)
-    rooted = len(report.findings) - len(roots)
-    head = Text.assemble(
-        verdict,
-        f"  {report.file or '<log>'}  "
-        + ("format unknown  " if report.format_version is None else f"format v{report.format_version}  "),
-        f"{_count(report.events, 'event')}, {_count(report.frames, 'frame')}, ",
-        (_count(report.errors, "error"), "red" if report.errors else ""),
-        ", ",
-        (_count(report.warnings, "warning"), "yellow" if report.warnings else ""),
-        f" ({_count(len(roots), 'root cause')})" if rooted else "",
-    )
-    console.print(head, soft_wrap=True)
-    for layer, group in _by_layer([(i, report.findings[i]) for i in roots]):
-        table = Table(title=f"{layer} ({len(group)})", title_justify="left", expand=True, show_lines=False)
-        table.add_column("rule", no_wrap=True)
-        table.add_column("where", no_wrap=True)
-        table.add_column("message (refused by)", ratio=1)
-        for i, f in group:
-            table.add_row(Text(str(f.rule), style=_STYLE[f.severity]), _where(f), _message(f))
-            if roots_only:
-                continue
-            for c in followers.get(i, ()):
-                table.add_row(Text.assemble(("└ ", "dim"), (str(c.rule), _STYLE[c.severity])), _where(c),
-                              Text.assemble(("follows: ", "dim"), _message(c)))
-        console.print(table)
-    if roots_only and rooted:
-        console.print(f"[dim]{_count(rooted, 'finding')} that follow from these not shown (without --roots-only, "
-                      "each is listed under its root)[/dim]")
-    for rule, n in report.suppressed.items():
-        console.print(f"[dim]{n} more {rule} finding(s) suppressed ({RULES[rule].title})[/dim]")
-    for err in report.internal_errors:
-        console.print(Text("internal checker error: " + err.splitlines()[0], style="bold magenta"))
-
-
-def _message(f: Finding) -> Any:
-    from rich.text import Text
-
-    refused = ", ".join(map(str, f.refused_by)) or "no official layer"
-    return Text.assemble(f.message, (f"  [{refused}]", "dim"))
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 error``, ``2 errors``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -7,8 +7,9 @@ or one more checksummed zstd frame) after the log's bytes, cut back first to the
 start of a torn tail as the loader's repair does; an edited list is the header
 plus one batch. The edited bytes are checked in full, as ``dshfuzz check`` reads a
 file, so every rule (framing and coordinates included) sees exactly the file that
-would exist. ``dshfuzz check --prewrite`` streams both checks (:func:`prewrite_bytes`):
-it holds the log's bytes and the edited file's, never a model of either.
+would exist. ``dshfuzz check --prewrite`` (:mod:`dshfuzz.cli`) streams both checks
+(:func:`prewrite_bytes`): it holds the log's bytes and the edited file's, never a model
+of either.
 
 The verdict is defined against the unedited log: the edit is accepted exactly
 when the edited log has no error-level finding that the original lacks. Findings
@@ -20,28 +21,20 @@ unanswered call that now ends "before the next assistant message" instead of
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from io import BytesIO
-from pathlib import Path
 from typing import Any, Literal
 
 from dshfuzz.model import (
     Compression,
     FileBytes,
-    JsonDecodeError,
     SessionLog,
     batch_text,
     compress_frame,
-    compression_by_name,
-    dumps,
     encode_jsonl,
     encode_log,
     encode_zstd,
-    loads,
     parse_log,
 )
 
@@ -50,7 +43,7 @@ from ._finding import Finding, Report
 from ._run import check_log, stream_check
 
 __all__ = [
-    "EditError", "PrewriteResult", "added_errors", "apply_edit", "edit_bytes", "prewrite", "prewrite_bytes", "run_prewrite",
+    "EditError", "PrewriteResult", "added_errors", "apply_edit", "edit_bytes", "edit_mode", "prewrite", "prewrite_bytes",
 ]
 
 EditMode = Literal["append", "replace"]
@@ -85,7 +78,8 @@ class PrewriteResult:
         }
 
 
-def _mode(edit: Any) -> EditMode:
+def edit_mode(edit: Any) -> EditMode:
+    """``append`` for one event, ``replace`` for an event list; :class:`EditError` otherwise."""
     if type(edit) is dict:
         return "append"
     if type(edit) is list:
@@ -112,7 +106,7 @@ _PIECE = 1 << 20
 def edit_bytes(log: SessionLog, edit: Any, data: bytes | FileBytes | None = None) -> bytes:
     """The file's bytes after the official writer applied ``edit`` to ``log``, whose bytes are
     ``data`` when given (a streamed read keeps no text to rebuild them from)."""
-    mode = _mode(edit)
+    mode = edit_mode(edit)
     header = log.header.raw if log.header is not None else None
     if mode == "append":
         batch = batch_text([edit])
@@ -157,7 +151,7 @@ def _verdict(mode: EditMode, before: Report, after: Report, edited: bytes, compr
 
 def prewrite(log: SessionLog, edit: Any, options: CheckOptions = CheckOptions()) -> PrewriteResult:
     """Judge ``edit`` (one event to append, or a complete edited event list) against ``log``."""
-    mode = _mode(edit)
+    mode = edit_mode(edit)
     edited = edit_bytes(log, edit)
     after, _ = stream_check(edited, compression=log.compression, path=log.path, options=options)
     return _verdict(mode, check_log(log, options), after, edited, log.compression)
@@ -169,54 +163,8 @@ def prewrite_bytes(
 ) -> PrewriteResult:
     """:func:`prewrite` of the log file whose bytes are ``data``, both checks streamed: memory
     follows the two files' bytes and what the rules keep, not the log's length."""
-    mode = _mode(edit)
+    mode = edit_mode(edit)
     before, log = stream_check(data, compression=compression, path=path, options=options)
     edited = edit_bytes(log, edit, data)
     after, _ = stream_check(edited, compression=log.compression, path=path, options=options)
     return _verdict(mode, before, after, edited, log.compression)
-
-
-def _fail(message: str) -> int:
-    print(f"dshfuzz check --prewrite: {message}", file=sys.stderr)
-    return 2
-
-
-def run_prewrite(args: argparse.Namespace) -> int:
-    """``dshfuzz check --prewrite EDIT.json --log LOG``: exit 0 accepted, 1 refused, 2 unusable input."""
-    if args.prewrite_log is None:
-        return _fail("--log LOG is required with --prewrite")
-    if args.logs:
-        return _fail("give the log with --log, not as a positional LOG")
-    try:
-        edit = loads(Path(args.prewrite).read_bytes())
-        _mode(edit)
-    except OSError as exc:
-        return _fail(f"cannot read {args.prewrite}: {exc.strerror or exc}")
-    except (JsonDecodeError, EditError) as exc:
-        return _fail(f"{args.prewrite}: {exc}")
-    name = str(args.prewrite_log)
-    try:
-        # the log is read as the check goes; the edited file is built in memory (it is the result)
-        with FileBytes.open(name) as data:
-            result = prewrite_bytes(data, edit, compression=compression_by_name(name), path=name,
-                                    options=CheckOptions(format_version=args.format_version))
-    except OSError as exc:
-        return _fail(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
-    if result.report.internal_errors:
-        return _fail(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
-    if args.redact:
-        from ._output import redact_streamed
-
-        added = redact_streamed(replace(result.report, findings=list(result.added)), result.edited, result.compression)
-        result = replace(result, added=tuple(added.findings),
-                         report=redact_streamed(result.report, result.edited, result.compression))
-    added: Sequence[Finding] = result.added
-    if args.json:
-        sys.stdout.write(dumps(result.to_json()) + "\n")
-    else:
-        verdict = "ACCEPTED" if result.accepted else "REFUSED"
-        print(f"{verdict}  {result.mode} to {args.prewrite_log}: {len(added)} new error-level finding(s)")
-        for f in added:
-            where = f"seq {f.seq}" if f.seq is not None else f"line {f.line}"
-            print(f"  {f.rule} {where}: {f.message}  (refused by: {', '.join(map(str, f.refused_by)) or 'none'})")
-    return 0 if result.accepted else 1

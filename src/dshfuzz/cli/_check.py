@@ -62,10 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.serve:
         return _serve(args)
     if args.prewrite is not None:
-        from dshfuzz.checker._prewrite import run_prewrite
-
         with cyclic_gc_paused():
-            return run_prewrite(args)
+            return _prewrite(args)
     if not args.logs:
         print("dshfuzz check: no LOG given (usage: dshfuzz check LOG... [--json] [--format-version N] [--redact])", file=sys.stderr)
         return 2
@@ -111,7 +109,7 @@ def _check_all(args: argparse.Namespace) -> int:
             with FileBytes.open(path) as data:
                 report = check_stream(data, compression=compression, path=name, options=options)
                 if args.redact:
-                    from dshfuzz.checker._output import redact_streamed
+                    from dshfuzz.checker import redact_streamed
 
                     report = redact_streamed(report, data, compression)
         except OSError as exc:
@@ -129,19 +127,68 @@ def _check_all(args: argparse.Namespace) -> int:
                 out["findings"] = kept
             sys.stdout.write(dumps(out) + "\n")
         else:
-            from dshfuzz.checker._output import render_human
+            from dshfuzz.report import render_check
 
             if console is None:
                 from rich.console import Console
 
                 console = Console(highlight=False, soft_wrap=False)
-            render_human(report, console, roots_only=args.roots_only)
+            render_check(report, console, roots_only=args.roots_only)
         if report.internal_errors:
             print(f"dshfuzz check: internal checker error on {path}: {report.internal_errors[0].splitlines()[0]}", file=sys.stderr)
             status = 2
         elif not report.ok and status == 0:
             status = 1
     return status
+
+
+def _prewrite_failed(message: str) -> int:
+    print(f"dshfuzz check --prewrite: {message}", file=sys.stderr)
+    return 2
+
+
+def _prewrite(args: argparse.Namespace) -> int:
+    """``dshfuzz check --prewrite EDIT.json --log LOG``: exit 0 accepted, 1 refused, 2 unusable input."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from dshfuzz.checker import CheckOptions, EditError, edit_mode, prewrite_bytes
+    from dshfuzz.model import FileBytes, JsonDecodeError, compression_by_name, dumps, loads
+
+    if args.prewrite_log is None:
+        return _prewrite_failed("--log LOG is required with --prewrite")
+    if args.logs:
+        return _prewrite_failed("give the log with --log, not as a positional LOG")
+    try:
+        edit = loads(Path(args.prewrite).read_bytes())
+        edit_mode(edit)
+    except OSError as exc:
+        return _prewrite_failed(f"cannot read {args.prewrite}: {exc.strerror or exc}")
+    except (JsonDecodeError, EditError) as exc:
+        return _prewrite_failed(f"{args.prewrite}: {exc}")
+    name = str(args.prewrite_log)
+    try:
+        # the log is read as the check goes; the edited file is built in memory (it is the result)
+        with FileBytes.open(name) as data:
+            result = prewrite_bytes(data, edit, compression=compression_by_name(name), path=name,
+                                    options=CheckOptions(format_version=args.format_version))
+    except OSError as exc:
+        return _prewrite_failed(f"cannot read {args.prewrite_log}: {exc.strerror or exc}")
+    if result.report.internal_errors:
+        return _prewrite_failed(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
+    if args.redact:
+        from dshfuzz.checker import redact_streamed
+
+        added = redact_streamed(replace(result.report, findings=list(result.added)), result.edited, result.compression)
+        result = replace(result, added=tuple(added.findings),
+                         report=redact_streamed(result.report, result.edited, result.compression))
+    if args.json:
+        sys.stdout.write(dumps(result.to_json()) + "\n")
+    else:
+        from dshfuzz.report import prewrite_lines
+
+        print("\n".join(prewrite_lines(result, str(args.prewrite_log))))
+    return 0 if result.accepted else 1
 
 
 def _looks_like_jsonl(path: str) -> bool:

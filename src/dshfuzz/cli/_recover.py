@@ -74,7 +74,7 @@ def _plan(args: argparse.Namespace, data: FileBytes) -> RecoveryPlan:
                              options=CheckOptions(format_version=args.format_version))
     if args.redact:
         from dshfuzz.checker._finding import Report
-        from dshfuzz.checker._output import redact_streamed
+        from dshfuzz.checker import redact_streamed
 
         def scrub(r: Rejected) -> Rejected:
             hidden = redact_streamed(Report(name, None, 0, 0, list(r.findings)), data, compression).findings
