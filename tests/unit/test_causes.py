@@ -122,15 +122,16 @@ _findings = st.lists(
 
 
 @given(_findings)
-def test_every_cause_is_a_root_of_an_earlier_rule_and_nothing_is_dropped(findings):
+def test_every_cause_is_a_root_and_nothing_is_dropped(findings):
     out = attribute(findings)
-    assert [f.rule for f in out] == [f.rule for f in findings]
+    assert [(f.rule, f.line, f.seq, f.frame) for f in out] == [(f.rule, f.line, f.seq, f.frame) for f in findings]
     for i, f in enumerate(out):
         if f.caused_by is None:
             continue
         root = out[f.caused_by]
         assert f.caused_by != i and root.caused_by is None, out
-        assert _RANK[root.rule] < _RANK[f.rule], out
+        if root.line is not None and root.line == f.line:  # at one event, the earlier rule is the root
+            assert _RANK[root.rule] < _RANK[f.rule] or root.rule in BREAKS_LATER, out
 
 
 @given(_findings)
@@ -147,3 +148,22 @@ def test_only_the_declared_relations_make_a_consequence(findings):
             for g in findings
         )
         assert same_place or f.rule in PAIRING or (f.rule in READS_ACROSS and any(g.rule in BREAKS_LATER for g in findings))
+
+
+def test_a_replace_the_fold_refuses_is_the_root_of_a_later_replace_citing_it():
+    """S5 at one replace; a later replace whose range starts at it finds no such surface node (S4)."""
+    s5 = _finding(RuleId.S5, 20, 18, None, None)
+    s4 = _finding(RuleId.S4, 45, 47, None, None)
+    out = attribute([s5, _finding(RuleId.S8, 20, 18, None, None), s4])
+    assert out[2].caused_by == 0 and out[1].caused_by == 0, out
+
+
+def test_a_loop_of_causes_is_cut_at_its_earliest_finding():
+    """No table today makes a loop; should one, the earliest finding in the file becomes a root."""
+    from dshfuzz.checker._causes import _cut_cycles
+
+    findings = [_finding(RuleId.S5, 10, 8, None, None), _finding(RuleId.S9, 30, 3, None, None),
+                _finding(RuleId.T2, 40, 9, None, None)]
+    direct: list[int | None] = [1, 0, 1]
+    _cut_cycles(findings, direct)
+    assert direct == [None, 0, 1]

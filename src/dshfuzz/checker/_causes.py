@@ -21,9 +21,11 @@ the report. Four relations decide, tried in this order:
 * **summaries** -- S8 (the fold of the whole log) and C1 (the writers' traces)
   restate what other rules found (:data:`SUMMARISES`).
 
-A cause is always earlier in :data:`CAUSAL_ORDER` than its consequence, so the
-relation has no cycles and every chain ends at a root; ``caused_by`` names that
-root. The relations are heuristics of reading order, not proofs: an independent
+At one event a cause is always earlier in :data:`CAUSAL_ORDER` than its
+consequence; read after, it sits earlier in the file. Where the relations still loop
+(a breaker reaching back to a finding read after another breaker), the loop's
+earliest finding in the file becomes a root, so every chain ends at a root;
+``caused_by`` names that root. The relations are heuristics of reading order, not proofs: an independent
 defect after a lost event is reported as a consequence, because the checker
 cannot tell what the lost events would have said. The JSON report keeps every
 finding either way. The tables here are rendered into ``docs/CONTRACTS.md``.
@@ -37,7 +39,9 @@ from dataclasses import replace
 from ._finding import Finding
 from .rules import RULES, RuleId
 
-__all__ = ["BREAKS_LATER", "CAUSAL_ORDER", "PAIRING", "READS_ACROSS", "SUMMARISES", "attribute", "consequence_table"]
+__all__ = [
+    "BREAKS_LATER", "CAUSAL_ORDER", "PAIRING", "REACH", "READS_ACROSS", "SUMMARISES", "attribute", "consequence_table",
+]
 
 _R = RuleId
 
@@ -95,13 +99,29 @@ BREAKS_LATER: dict[RuleId, str] = {
     _R.E4: "a number in the event does not read back",
     _R.E6: "the message's blocks are not read",
     _R.S1: "the event is not on the surface the provider is sent",
+    _R.S2: "the fold refuses the event: a later surface read misses it",
+    _R.S3: "the fold refuses the event: a later surface read misses it",
     _R.S4: "the replace does not hide what it should, before it or after",
+    _R.S5: "the fold refuses the replace: a later replace citing its range misses it",
+    _R.S6: "the fold refuses the event: a later surface read misses it",
+    _R.S7: "the fold refuses the rewrite: a later surface read misses it",
     _R.P1: "the replace is not read as a marker: what it should hide stays on the wire",
     _R.P2: "the marker hides a range that takes in itself, and what it hides before it leaves the wire",
     _R.T4: "the event belongs to no turn",
     _R.M1: "the marker is appended as a message",
 }
-"""Findings after which the rules of :data:`READS_ACROSS` misread the log, and why."""
+"""Findings after which the rules of :data:`READS_ACROSS` misread the log, and why
+(the surface's breakers only mislead the rules that read the surface: :data:`REACH`)."""
+
+_SURFACE_READERS: frozenset[RuleId] = frozenset({_R.S3, _R.S4, _R.S5, _R.S6, _R.S7, _R.P2, *PAIRING})
+
+REACH: dict[RuleId, frozenset[RuleId]] = {
+    rule: _SURFACE_READERS if rule in {_R.S1, _R.S2, _R.S3, _R.S4, _R.S5, _R.S6, _R.S7, _R.P1, _R.P2}
+    else READS_ACROSS
+    for rule in BREAKS_LATER
+}
+"""A breaker -> the rules it misleads: a surface breaker misleads the surface's readers
+(the fold's rules and the pairing rules, which read the wire the surface makes)."""
 
 _REACHES_BACK: dict[RuleId, frozenset[RuleId]] = {
     _R.S9: READS_ACROSS, _R.P2: PAIRING, _R.S4: PAIRING, _R.P1: PAIRING,
@@ -152,15 +172,36 @@ def attribute(findings: Sequence[Finding]) -> list[Finding]:
         if cause is None and f.rule in READS_ACROSS:
             cause = _read_after(findings, breakers, f, i, rank)
         direct[i] = cause
+    _cut_cycles(findings, direct)
     out = list(findings)
     for i in range(n):
         root = direct[i]
         if root is None:
             continue
-        while (up := direct[root]) is not None:  # ranks strictly fall along a chain: it ends
+        while (up := direct[root]) is not None:
             root = up
         out[i] = replace(findings[i], caused_by=root)
     return out
+
+
+def _cut_cycles(findings: Sequence[Finding], direct: list[int | None]) -> None:
+    """Make every chain of causes end: where one loops (a finding read after a breaker that
+    an interleaving before it reaches back to, say), the loop's earliest finding in the
+    file becomes a root."""
+    done = [False] * len(direct)
+    for start in range(len(direct)):
+        path: list[int] = []
+        on_path: set[int] = set()
+        j: int | None = start
+        while j is not None and not done[j] and j not in on_path:
+            path.append(j)
+            on_path.add(j)
+            j = direct[j]
+        if j is not None and j in on_path:
+            loop = path[path.index(j):]
+            direct[min(loop, key=lambda k: (_position(findings[k]), _RANK[findings[k].rule]))] = None
+        for k in path:
+            done[k] = True
 
 
 def _event_keys(f: Finding) -> Iterator[tuple[str, int]]:
@@ -220,20 +261,32 @@ def _position(f: Finding) -> tuple[int, int]:
     return (f.line or 0, f.frame or 0)
 
 
+def _strictly_before(root: Finding, f: Finding) -> bool:
+    """Whether ``root`` sits before ``f``'s event in the file (by line, else by frame)."""
+    if root.line is not None and f.line is not None:
+        return root.line < f.line
+    if root.frame is not None and f.frame is not None:
+        return root.frame < f.frame
+    return False
+
+
 def _read_after(findings: Sequence[Finding], breakers: list[int], f: Finding, i: int, rank: int) -> int | None:
-    """The nearest breaker of an earlier rule at or before ``f``; failing that, the first
-    breaker whose damage reaches back to ``f``'s rule (S9: every rule that reads across
-    events; P1, P2, S4: the pairing rules, which read the surface a replace hides)."""
+    """The nearest breaker before ``f`` (of any rule: a refused replace misleads a later
+    replace of the same rule too), or at ``f``'s own place of an earlier rule; failing
+    that, the first breaker of an earlier rule whose damage reaches back to ``f``'s rule
+    (S9: every rule that reads across events; P1, P2, S4: the pairing rules, which read
+    the surface a replace hides)."""
     before: int | None = None
     back: int | None = None
     for j in breakers:
         root = findings[j]
-        if j == i or _RANK[root.rule] >= rank:
+        if j == i or f.rule not in REACH[root.rule]:
             continue
-        if _after(root, f):
+        earlier_rule = _RANK[root.rule] < rank
+        if _strictly_before(root, f) or (earlier_rule and _after(root, f)):
             if before is None or _position(root) > _position(findings[before]):
                 before = j
-        elif back is None and f.rule in _REACHES_BACK.get(root.rule, ()):
+        elif back is None and earlier_rule and f.rule in _REACHES_BACK.get(root.rule, ()):
             back = j
     return before if before is not None else back
 
@@ -267,7 +320,7 @@ def consequence_table() -> list[tuple[RuleId, str]]:
             if same:
                 parts.append("about the same call id: " + ", ".join(map(str, same)))
         if rule in READS_ACROSS:
-            breakers = [r for r in CAUSAL_ORDER[:rank] if r in BREAKS_LATER]
+            breakers = [r for r in CAUSAL_ORDER if r in BREAKS_LATER and rule in REACH[r]]
             if breakers:
                 parts.append("read after a finding of " + ", ".join(
                     f"{r} (anywhere)" if rule in _REACHES_BACK.get(r, ()) else str(r) for r in breakers))
