@@ -18,7 +18,7 @@ from dshfuzz.checker import OfficialLayer, RuleId
 from dshfuzz.generators import session_logs
 from dshfuzz.model import read_log
 from dshfuzz.oracle import check_enclosure, check_meter, replay_inbox
-from dshfuzz.oracle._js import js_add, js_subtract
+from dshfuzz.contracts.js import js_add, js_subtract
 
 ENGINE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.T5, RuleId.M1, RuleId.I1}
 

@@ -13,6 +13,20 @@ PUBLIC = {
     "dshfuzz": {
         "__version__",
     },
+    "dshfuzz.contracts": {
+        "MAX_SAFE_INTEGER",
+        "MISSING",
+        "deep_equal_json",
+        "event_seq",
+        "is_event_seq",
+        "is_safe_integer",
+        "js",
+        "js_string",
+        "number_to_string",
+        "seq_refs",
+        "seqs",
+        "strict_equal",
+    },
     "dshfuzz.model": {
         "BlockMode",
         "ChunkPacker",

@@ -13,7 +13,8 @@ import pytest
 from reference_oracle_logs import Log, edited, text, tool_turn, verdict_text
 
 from dshfuzz.model import Event
-from dshfuzz.oracle import Accepted, Replacement, Violation, _js, fold_surface
+from dshfuzz.contracts import js as _js
+from dshfuzz.oracle import Accepted, Replacement, Violation, fold_surface
 
 Edit = Callable[[list[dict[str, Any]]], None]
 

@@ -38,7 +38,7 @@ from dshfuzz.oracle import (
     check_meter,
     replay_inbox,
 )
-from dshfuzz.oracle._js import strict_equal
+from dshfuzz.contracts import strict_equal
 from dshfuzz.oracle._lifecycle import _Surface
 
 Events = list[dict[str, Any]]

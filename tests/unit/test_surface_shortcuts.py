@@ -27,7 +27,9 @@ from dshfuzz.checker import _surface, _wire
 from dshfuzz.checker._surface import SurfaceReplay, _seq_ok, _Violation
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import MISSING, Event, encode_jsonl, parse_log
-from dshfuzz.oracle import _js, _lifecycle, check_lifecycle
+from dshfuzz.contracts import deep_equal_json
+from dshfuzz.contracts import js as _js
+from dshfuzz.oracle import _lifecycle, check_lifecycle
 
 _RULES = frozenset(RuleId(f"{p}{i}") for p, n in (("S", 9), ("W", 6)) for i in range(1, n)) | {RuleId.G4}
 _ODD = st.sampled_from([None, 0, 1, 1.0, True, False, -1, "x", "", "appendix", "tool", [], {}, [1], {"a": 1}])
@@ -265,7 +267,7 @@ def _general() -> list[Any]:
         mock.patch.object(SurfaceReplay, "step", _ref_step),
         mock.patch.object(SurfaceReplay, "_tool_result_rewrite", _ref_rewrite),
         mock.patch.object(_surface, "_provenance", _ref_provenance),
-        mock.patch.object(_surface, "_js_equal", _ref_js_equal),
+        mock.patch.object(_surface, "deep_equal_json", _ref_js_equal),
         mock.patch.object(_wire.SurfaceFold, "visit", _ref_fold_visit),
         mock.patch.object(_wire, "_message_of", _ref_message_of),
         mock.patch.object(_wire, "_serialise", _ref_serialise),
@@ -439,9 +441,9 @@ def test_orphan_compaction_starts_found_late_are_the_ones_found_first() -> None:
 
 @given(_JSON, _JSON)
 def test_deep_equality_answers_as_the_general_reading(a: Any, b: Any) -> None:
-    assert _surface._js_equal(a, b) == _ref_js_equal(a, b)
-    assert _surface._js_equal(a, a) == _ref_js_equal(a, a)
-    assert _surface._js_equal(a, copy.deepcopy(a)) == _ref_js_equal(a, copy.deepcopy(a))
+    assert deep_equal_json(a, b) == _ref_js_equal(a, b)
+    assert deep_equal_json(a, a) == _ref_js_equal(a, a)
+    assert deep_equal_json(a, copy.deepcopy(a)) == _ref_js_equal(a, copy.deepcopy(a))
 
 
 def _tool_result_data(draw: Any) -> Any:

@@ -3,17 +3,18 @@ options, shared derived indexes, and the finding factory.
 
 Numbers follow ``JSON.parse``: ``1.0`` is the integer 1 and big integers become
 doubles, so a "safe integer" is an ``int`` (never a ``bool``) or an integral
-``float`` with magnitude at most 2**53-1. :func:`is_safe_int` is the one place
-that says so.
+``float`` with magnitude at most 2**53-1. :mod:`dshfuzz.contracts.js` is the one
+place that says so; :func:`is_safe_int` and :func:`is_nonneg_safe_int` are its
+``Number.isSafeInteger`` and ``isEventSeq`` under the checker's names.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER, is_event_seq, is_safe_integer
 from dshfuzz.model import MISSING, Event, SessionLog
 
 from ._finding import Finding
@@ -30,7 +31,6 @@ __all__ = [
     "safe_int",
 ]
 
-MAX_SAFE_INTEGER = 2**53 - 1
 KNOWN_VERSIONS = frozenset({0, 1, 2, 3})
 MAX_FINDINGS_PER_RULE = 1000
 """The default cap on the findings one rule keeps per check (see :mod:`dshfuzz.checker._run`)."""
@@ -38,18 +38,8 @@ MAX_FINDINGS_PER_RULE = 1000
 T = TypeVar("T")
 
 
-def is_safe_int(v: Any) -> bool:
-    """``Number.isSafeInteger`` on a value produced by JSON.parse semantics."""
-    t = type(v)
-    if t is int:
-        return -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER
-    if t is float:
-        return math.isfinite(v) and v.is_integer() and abs(v) <= MAX_SAFE_INTEGER
-    return False
-
-
-def is_nonneg_safe_int(v: Any) -> bool:
-    return is_safe_int(v) and v >= 0
+is_safe_int = is_safe_integer
+is_nonneg_safe_int = is_event_seq
 
 
 def safe_int(v: Any) -> int | None:

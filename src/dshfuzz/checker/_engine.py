@@ -26,8 +26,8 @@ from operator import add, lt, sub
 from dataclasses import dataclass, field
 from typing import Any
 
-from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import (
+from dshfuzz.contracts.js import (
+    MAX_SAFE_INTEGER,
     is_number,
     is_safe_integer,
     js_add,
@@ -36,8 +36,9 @@ from dshfuzz.oracle._js import (
     strict_equal,
     to_integer_or_infinity,
 )
+from dshfuzz.model import MISSING, Event
 
-from ._context import MAX_SAFE_INTEGER, CheckContext
+from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
 from ._run import rule_walk

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshfuzz.contracts.js import js_string, number_key, strict_equal
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import js_string, number_key, strict_equal
 
 from ._context import CheckContext
 from ._run import state_walk

@@ -12,8 +12,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from dshfuzz.contracts import is_event_seq
+from dshfuzz.contracts.js import js_string, number_key, strict_equal
 from dshfuzz.model import MISSING, Event, dumps
-from dshfuzz.oracle._js import is_event_seq, js_string, number_key, strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding

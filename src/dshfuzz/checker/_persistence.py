@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from heapq import heapify, heappop, heappush
 from typing import Any
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
@@ -505,7 +506,7 @@ class SeqOrder:
         for i in range(index, self.runs.get(index, index + 1)):
             ev = events[i]
             s = ev.seq
-            if not (type(s) is int and 0 <= s <= 9007199254740991) and not is_nonneg_safe_int(s):
+            if not (type(s) is int and 0 <= s <= MAX_SAFE_INTEGER) and not is_nonneg_safe_int(s):
                 continue
             s = int(s)
             prev = self.prev
@@ -687,8 +688,8 @@ class Envelope:
             time = raw.get("time", MISSING)
             if (
                 t.__class__ is str
-                and seq.__class__ is int and 0 <= seq <= 9007199254740991
-                and time.__class__ is int and -9007199254740991 <= time <= 9007199254740991
+                and seq.__class__ is int and 0 <= seq <= MAX_SAFE_INTEGER
+                and time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
                 and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
             ):
                 if t in self.plain:
@@ -735,8 +736,8 @@ class Envelope:
         seq = raw.get("seq", MISSING)
         time = raw.get("time", MISSING)
         if (
-            seq.__class__ is int and 0 <= seq <= 9007199254740991
-            and time.__class__ is int and -9007199254740991 <= time <= 9007199254740991
+            seq.__class__ is int and 0 <= seq <= MAX_SAFE_INTEGER
+            and time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
             and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
             and (not lossy_lines or ev.line not in lossy_lines)
         ):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from dshfuzz.contracts import strict_equal
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding

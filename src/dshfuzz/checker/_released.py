@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER, js_string
 from dshfuzz.model import MISSING, Event
 
 from ._content import content_element_defect
@@ -47,9 +48,6 @@ from .rules import OfficialLayer as L
 from .rules import RuleId as R
 
 __all__ = ["DISPOSITIONS", "ReleasedSchema", "released_payload_refusal"]
-
-_MAX_SAFE = 9007199254740991
-
 
 def _d(required: Sequence[str], optional: Sequence[str] = ()) -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(required), frozenset((*required, *optional))
@@ -167,8 +165,8 @@ def _boolean(value: Any, label: str) -> None:
 def _integral(value: Any) -> int | None:
     """``value`` as an int when JavaScript's ``Number.isSafeInteger`` holds of it (not -0)."""
     if value.__class__ is int:
-        return value if -_MAX_SAFE <= value <= _MAX_SAFE else None
-    if value.__class__ is float and math.isfinite(value) and value.is_integer() and abs(value) <= _MAX_SAFE:
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
+    if value.__class__ is float and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
         if value == 0 and math.copysign(1.0, value) < 0:
             return None
         return int(value)
@@ -210,11 +208,7 @@ def _literal(value: Any, allowed: Sequence[Any], label: str) -> None:
             return
         if candidate.__class__ is int and value.__class__ is float and value == candidate:
             return
-    raise _Refused(f"{label} must be one of {', '.join(_js_string(a) for a in allowed)}")
-
-
-def _js_string(value: Any) -> str:
-    return ("true" if value else "false") if value.__class__ is bool else str(value)
+    raise _Refused(f"{label} must be one of {', '.join(js_string(a) for a in allowed)}")
 
 
 def _array(value: Any, label: str, each: Callable[[Any, str], Any] | None = None) -> list[Any]:
@@ -1107,7 +1101,7 @@ _LOAD_READS = frozenset({"turn/start", "step/start", "tool/call"})
 """Types whose null data the format-0 loader reads a member of, and refuses (measured)."""
 
 def _count_of(value: Any) -> bool:
-    return value.__class__ is int and 0 <= value <= _MAX_SAFE
+    return value.__class__ is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def _plain(kind: str, data: dict[str, Any]) -> bool:

@@ -30,9 +30,10 @@ from __future__ import annotations
 from collections.abc import Container, Iterator
 from typing import Any
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER, deep_equal_json
 from dshfuzz.model import MISSING, Event
 
-from ._context import MAX_SAFE_INTEGER, CheckContext, is_nonneg_safe_int
+from ._context import CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import EVERY_EVENT, rule_walk
 from .rules import RULES
@@ -220,48 +221,9 @@ def _masked_equal(a: Any, b: Any) -> bool:
         return False
     for whole_a, whole_b, masked in ((a, b, "message"), (message_a, message_b, "content"), (first_a, first_b, "content")):
         for k, v in whole_a.items():
-            if k != masked and (k not in whole_b or not _js_equal(v, whole_b[k])):
+            if k != masked and (k not in whole_b or not deep_equal_json(v, whole_b[k])):
                 return False
     return True
-
-
-def _js_equal(a: Any, b: Any) -> bool:
-    """``isDeepEqualJson`` (S:352-362): JSON structural equality, numbers by value.
-
-    A string, object, array, boolean or null on the left, or two ints, is decided by its own
-    branch, which answers as :func:`_js_scalar_equal` would; anything else goes there."""
-    kind = a.__class__
-    if kind is str:
-        return b.__class__ is str and a == b
-    if kind is dict:
-        if b.__class__ is not dict or len(a) != len(b):
-            return False
-        for k, v in a.items():
-            if k not in b or not _js_equal(v, b[k]):
-                return False
-        return True
-    if kind is list:
-        return b.__class__ is list and len(a) == len(b) and all(map(_js_equal, a, b))
-    if kind is bool:
-        return a is b
-    if a is None:
-        return b is None
-    if kind is int and b.__class__ is int:
-        return a == b
-    return _js_scalar_equal(a, b)
-
-
-def _js_scalar_equal(a: Any, b: Any) -> bool:
-    """The general ``isDeepEqualJson``, every kind of value on either side."""
-    if type(a) is bool or type(b) is bool:
-        return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if type(a) is list or type(b) is list:
-        return type(a) is list and type(b) is list and len(a) == len(b) and all(_js_equal(x, y) for x, y in zip(a, b))
-    if type(a) is dict and type(b) is dict:
-        return len(a) == len(b) and all(k in b and _js_equal(v, b[k]) for k, v in a.items())
-    return type(a) is type(b) and a == b
 
 
 class SurfaceReplay:

@@ -47,8 +47,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dshfuzz.contracts.js import number_key
 from dshfuzz.model import MISSING, Event
-from dshfuzz.oracle._js import number_key
 
 from ._context import CheckContext
 from ._finding import Finding

@@ -16,7 +16,7 @@ frame, opaque frames are copied byte for byte, so framing defects survive.
 
 Removing units renumbers the survivors by *shifting* — each integer seq drops by
 the number of removed seqs below it — so a deliberate gap or duplicate in the
-input stays a gap or duplicate. Every seq reference (``mutators.seq_refs``:
+input stays a gap or duplicate. Every seq reference (``contracts.seq_refs``:
 ``sourceEventSeqs``, replace ranges, compaction spans, title ``messageSeqs``) is
 shifted the same way and the header's ``seedLength`` with them; references to
 removed events are dropped from seq lists, and a range endpoint that was removed
@@ -70,6 +70,7 @@ from typing import Any
 
 import orjson
 
+from dshfuzz.contracts import seq_refs
 from dshfuzz.model import (
     DEFAULT_LIMITS,
     FrameDecodeError,
@@ -85,7 +86,6 @@ from dshfuzz.model import (
     loads,
     scan_frames,
 )
-from dshfuzz.mutators._draft import seq_refs
 
 from ._judge import Example, StillFails
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import orjson
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER, number_to_string
+
 __all__ = [
     "JsonDecodeError",
     "decode_utf8",
@@ -50,7 +52,7 @@ class JsonDecodeError(ValueError):
     """Text that ``JSON.parse`` would refuse."""
 
 
-_SAFE = 2**53
+_SAFE = MAX_SAFE_INTEGER + 1  # 2**53: the last integer a double still holds exactly
 _ARRAY_INDEX_MAX = 2**32 - 2
 
 
@@ -284,30 +286,4 @@ def _js_number_of_int(value: int) -> str:
 
 def js_number(x: float) -> str:
     """ECMAScript ``Number::toString(x)`` as ``JSON.stringify`` applies it (non-finite -> ``null``)."""
-    if not math.isfinite(x):
-        return "null"
-    if x == 0:
-        return "0"
-    text = repr(x)  # shortest round-tripping digits, as ECMAScript requires
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
-    mantissa, _, exp_text = text.partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = whole + frac
-    # value = 0.DIGITS x 10**point
-    point = len(whole) + (int(exp_text) if exp_text else 0)
-    stripped = digits.lstrip("0")
-    point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
-    k = len(digits)
-    if k <= point <= 21:
-        body = digits + "0" * (point - k)
-    elif 0 < point <= 21:
-        body = digits[:point] + "." + digits[point:]
-    elif -6 < point <= 0:
-        body = "0." + "0" * (-point) + digits
-    else:
-        exponent = point - 1
-        body = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if exponent >= 0 else "e-") + str(abs(exponent))
-    return sign + body
+    return number_to_string(x) if math.isfinite(x) else "null"

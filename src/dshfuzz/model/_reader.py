@@ -43,8 +43,10 @@ from typing import Any
 
 import orjson
 
+from dshfuzz.contracts import js_string
+
 from ._file import FileBytes
-from ._json import JsonDecodeError, js_number, loads, may_hold_lossy_number, screen_numbers
+from ._json import JsonDecodeError, loads, may_hold_lossy_number, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
 from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
@@ -434,28 +436,6 @@ def _structural_code(error: str) -> str:
     return "frame.invalid-magic"
 
 
-def _js_string_of(value: Any) -> str:
-    """JavaScript ``String(value)`` for a JSON value (as a template literal prints it)."""
-    if value is MISSING:
-        return "undefined"
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "true" if value else "false"
-    if type(value) is str:
-        return value
-    if type(value) is float:
-        return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else js_number(value)
-    if type(value) is int:
-        return str(value)  # loads() yields ints only within +-2**53, where both print alike
-    if type(value) is list:
-        try:
-            return ",".join("" if v is None else _js_string_of(v) for v in value)
-        except RecursionError:
-            return "[deeply nested array]"
-    return "[object Object]"
-
-
 def _is_number(value: Any) -> bool:
     return type(value) is int or type(value) is float
 
@@ -471,8 +451,8 @@ def _header_refusal(value: Any) -> tuple[str, str] | None:
         version = value.get("version", MISSING) if type(value) is dict else MISSING
         if _is_number(version) and version != 0:
             ident = value.get("id", MISSING) if type(value) is dict else MISSING
-            shown = ident if type(ident) is str else _js_string_of(ident)
-            v = _js_string_of(version)
+            shown = ident if type(ident) is str else js_string(ident)
+            v = js_string(version)
             if version > 0:
                 why = "the log was written by a newer harness — upgrade the harness to open it"
                 message = f'session "{shown}" uses log format v{v}, but this harness reads only v0: {why}'
@@ -833,7 +813,7 @@ class _Reader:
         expected = log.committed_events
         seq = event.get("seq", MISSING) if type(event) is dict else MISSING
         if not (_is_number(seq) and seq == expected):
-            got = _js_string_of(seq)
+            got = js_string(seq)
             message = f"corrupt session log: seq gap in committed region at line {number - 1} (expected {expected}, got {got})"
             self.issue = Diagnostic("scan.seq-gap", message, line=number, seq=expected)
             log.diagnostics.append(self.issue)

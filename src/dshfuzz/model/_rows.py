@@ -17,6 +17,8 @@ from itertools import accumulate
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER, is_safe_integer
+
 from ._types import CHUNK_ROW_TYPES, Event, JsonValue
 
 __all__ = [
@@ -35,8 +37,6 @@ __all__ = [
 MIN_RUN: Final = 3
 """Minimum members before a run packs (S:752)."""
 
-_MAX_SAFE: Final = 2**53 - 1
-
 
 class RowDecodeError(ValueError):
     """A chunk-row-tagged value that the official decoder refuses; ``str()`` is its message."""
@@ -48,15 +48,6 @@ class RowDecodeError(ValueError):
 
 def _is_number(value: Any) -> bool:
     return type(value) is int or type(value) is float
-
-
-def is_safe_integer(value: Any) -> bool:
-    """``Number.isSafeInteger(value)`` for a JSON value."""
-    if type(value) is int:
-        return -_MAX_SAFE <= value <= _MAX_SAFE
-    if type(value) is float:
-        return value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE
-    return False
 
 
 def _has_exact_keys(value: dict[str, Any], keys: frozenset[str]) -> bool:
@@ -200,7 +191,7 @@ def _all_ints(values: list[Any]) -> bool:
 
 def _all_safe(values: list[Any]) -> bool:
     if _all_ints(values):
-        return not values or (-_MAX_SAFE <= min(values) and max(values) <= _MAX_SAFE)
+        return not values or (-MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER)
     return all(is_safe_integer(x) for x in values)
 
 
@@ -253,7 +244,7 @@ def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]
     # Validated seqs and times are safe integers; members carry them as Python ints.
     dt = data["dt"]
     times = list(accumulate(dt if _all_ints(dt) else [int(g) for g in dt], initial=int(value["time0"])))
-    if max(times) > _MAX_SAFE or min(times) < -_MAX_SAFE:
+    if max(times) > MAX_SAFE_INTEGER or min(times) < -MAX_SAFE_INTEGER:
         raise _malformed(tag, "member times must stay safe integers")
     return payload, times
 

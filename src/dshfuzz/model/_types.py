@@ -9,9 +9,10 @@ JSON value (of whatever type) otherwise.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any, Final, Iterator, Literal, Protocol
+
+from dshfuzz.contracts import MISSING
 
 from ._limits import LimitHit
 from ._zstd import FrameDecodeError, decode_frame, recover_torn_frame
@@ -19,19 +20,6 @@ from ._zstd import FrameDecodeError, decode_frame, recover_torn_frame
 JsonValue = Any
 """Any value ``JSON.parse`` can return: dict, list, str, int, float, bool or None."""
 
-
-class _Missing(enum.Enum):
-    MISSING = "MISSING"
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Final = _Missing.MISSING
-"""Sentinel for an absent JSON key (distinct from JSON ``null``, which is ``None``)."""
 
 ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 """The seven event-envelope keys the official writer may emit (S:1193-1209)."""

@@ -16,9 +16,9 @@ append batch. An edit that cannot apply to a given log raises :class:`Inapplicab
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
+from dshfuzz.contracts import seq_refs
 from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, pack_chunk_runs
 
 __all__ = [
@@ -61,35 +61,6 @@ def _copy_containers(value: JsonValue) -> JsonValue:
     if kind is list:
         return [_copy_containers(item) for item in value]
     return value
-
-
-_SEQ_LIST_KEYS = ("shadowedSeqs", "messageSeqs")
-
-
-def seq_refs(event: JsonValue) -> Iterator[tuple[object, object]]:
-    """Every place in ``event`` that holds another event's seq, as ``(container, key)``.
-
-    Covers ``sourceEventSeqs``, a replace's ``start``/``end``, compaction
-    ``shadowedRange``/``shadowedSeqs`` and title ``messageSeqs``.
-    """
-    if type(event) is not dict:
-        return
-    if type(event.get("sourceEventSeqs")) is list:
-        refs = event["sourceEventSeqs"]
-        yield from ((refs, i) for i in range(len(refs)))
-    op = event.get("surfaceOp")
-    if type(op) is dict:
-        yield from ((op, k) for k in ("start", "end") if k in op)
-    data = event.get("data")
-    if type(data) is not dict:
-        return
-    rng = data.get("shadowedRange")
-    if type(rng) is dict:
-        yield from ((rng, k) for k in ("start", "end") if k in rng)
-    for key in _SEQ_LIST_KEYS:
-        if type(data.get(key)) is list:
-            refs = data[key]
-            yield from ((refs, i) for i in range(len(refs)))
 
 
 def _is_int(value: object) -> bool:

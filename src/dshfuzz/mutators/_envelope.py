@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import ENVELOPE_KEYS, JsonValue
 
 from ._base import Level, mutator
@@ -22,7 +23,7 @@ _ABSENT = object()
 _HEADER_BREAKS: dict[str, tuple[object, ...]] = {
     "version": (4, 99, -1, 0.5, "0", None),
     "id": (42, None, ["id"], _ABSENT),
-    "createdAt": (-1, 1.5, "1767000000000", None, 2**53, _ABSENT),
+    "createdAt": (-1, 1.5, "1767000000000", None, MAX_SAFE_INTEGER + 1, _ABSENT),
     "cwd": ("relative/dir", "./project", "~/project", 42),
     "origin": ("parent", "", None, "Subagent"),
     "delegationDepth": (-1, 1.5, "0", None, _ABSENT),
@@ -69,7 +70,7 @@ def header_field(draft: EventDraft, data: Any) -> str:
     return f"header {name} = {value!r}"
 
 
-_BAD_SEQS: tuple[object, ...] = (-1, 1.5, "seq", None, 2**53, True, _ABSENT)
+_BAD_SEQS: tuple[object, ...] = (-1, 1.5, "seq", None, MAX_SAFE_INTEGER + 1, True, _ABSENT)
 
 
 def _before_last_turn_end(draft: EventDraft) -> list[int]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import CHUNK_ROW_TYPES, JsonDecodeError, dumps, loads
 
 from ._base import Level, mutator
@@ -14,7 +15,6 @@ from ._draft import Inapplicable, LineDraft, RowDraft, type_of
 from ._select import choose
 
 _LOAD = ("load", "loadApp", "released")
-MAX_SAFE = 2**53 - 1
 
 _GARBAGE = (b"<<<<<<< HEAD", b"undefined", b"NaN", b"{'type': 'turn/start'}", b"\x00\x00\x00\x00", b"}")
 
@@ -164,10 +164,10 @@ def chunk_row_overflow(rows: RowDraft, data: Any) -> str:
         if sum(dt) < 1:
             dt[-1] += 1 - sum(dt)
         past = data.draw(st.integers(1, sum(dt)), label="past the limit")
-        row["time0"] = MAX_SAFE - sum(dt) + past
+        row["time0"] = MAX_SAFE_INTEGER - sum(dt) + past
         return f"row at seq0 {row['seq0']}: time0 {row['time0']} overflows with dt {dt}"
     past = data.draw(st.integers(1, len(dt)), label="past the limit")
-    row["seq0"] = MAX_SAFE - len(dt) + past
+    row["seq0"] = MAX_SAFE_INTEGER - len(dt) + past
     return f"row seq0 set to {row['seq0']} with {len(dt) + 1} members"
 
 

@@ -15,9 +15,9 @@ reason code, official message). Nothing here raises on malformed input.
   source seqs and pending call ids, and the pairing defects (W1/W2, unanswered calls).
 
 This package never imports :mod:`dshfuzz.oracle.official` (the Node bridge). Its
-models are imported on first use (PEP 562): the checker reads only the JavaScript
-value semantics of :mod:`dshfuzz.oracle._js`, and importing every model cost
-``dshfuzz check`` a tenth of a second per process.
+models are imported on first use (PEP 562), so a process that asks for one model
+does not pay for the others. The JavaScript value semantics the models share with
+the checker are :mod:`dshfuzz.contracts.js`.
 """
 
 from __future__ import annotations

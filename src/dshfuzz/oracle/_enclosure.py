@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING
 
-from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_events
 
 __all__ = ["EnclosureState", "check_enclosure"]

@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from dshfuzz.contracts import is_event_seq
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING
 
-from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_events
 
 __all__ = ["FoldError", "Replacement", "SurfaceFold", "SurfaceFolder", "fold_surface"]
@@ -139,8 +140,8 @@ class SurfaceFolder:
             len(op) == 3
             and op.get("op") == "replace"
             and type(op.get("op")) is str
-            and _js.is_event_seq(op.get(start_key, MISSING))
-            and _js.is_event_seq(op.get(end_key, MISSING))
+            and is_event_seq(op.get(start_key, MISSING))
+            and is_event_seq(op.get(end_key, MISSING))
         ):
             raise FoldError(
                 "replace-op-invalid", f'session event "{name}" carries an invalid replace surfaceOp'
@@ -191,7 +192,7 @@ class SurfaceFolder:
                 )
             non_earlier = None
             for source in raw:
-                if not _js.is_event_seq(source):
+                if not is_event_seq(source):
                     raise FoldError(
                         "source-seq-invalid",
                         f'session event "{_js.js_string(etype)}" sourceEventSeqs must densely contain '

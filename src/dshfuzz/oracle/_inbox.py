@@ -15,9 +15,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING
 
-from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_events, raw_header
 
 __all__ = ["InboxState", "replay_inbox"]

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING, Event, dumps
 
-from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_header
 
 __all__ = ["LifecycleState", "RelationWalk", "check_lifecycle"]

@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING, dumps
 
-from . import _js
 from ._verdict import Accepted, Verdict, Violation, raw_events
 
 __all__ = ["MeterState", "check_meter"]

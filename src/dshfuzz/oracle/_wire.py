@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
 
+from dshfuzz.contracts import js as _js
 from dshfuzz.model import MISSING
 
-from . import _js
 from ._fold import FoldError, SurfaceFolder
 from ._verdict import Accepted, Verdict, Violation, raw_events
 

@@ -1,24 +1,29 @@
-"""The few JavaScript value semantics the reference models must reproduce.
+"""JavaScript's value semantics over ``JSON.parse`` output: the one place dshfuzz says them.
 
 The official layers are JavaScript run over ``JSON.parse`` output. To agree with
-them on *every* log, including malformed ones, the models need JavaScript's
-answers to a handful of questions that Python answers differently: is ``true``
-equal to ``1`` (no), what does ``String(x)`` print, what does ``a.b`` do when
-``a`` is ``null`` (throw a ``TypeError``), what is ``{...x}`` for a string. Each
-helper answers one of them for JSON values plus :data:`~dshfuzz.model.MISSING`,
-which stands for ``undefined``.
+them on *every* log, including malformed ones, the reader, the checker and the
+reference models need JavaScript's answers to a handful of questions that Python
+answers differently: is ``true`` equal to ``1`` (no), what does ``String(x)`` print,
+what does ``a.b`` do when ``a`` is ``null`` (throw a ``TypeError``), what is
+``{...x}`` for a string, which numbers are safe integers. Each helper answers one
+of them for JSON values plus :data:`MISSING`, which stands for ``undefined``.
+
+Invariant: a JSON value here is what :func:`dshfuzz.model.loads` returns (an
+integer literal within +-2**53 is an ``int``, any other number the ``float``
+JavaScript holds), so ``1.0`` and ``1`` are one JavaScript number and a ``bool``
+is never one. A checker path too hot for a call may inline a test, but reads its
+bound (:data:`MAX_SAFE_INTEGER`) from here.
 """
 
 from __future__ import annotations
 
+import enum
 import math
-from decimal import Decimal
-from typing import Any
-
-from dshfuzz.model import MISSING
+from typing import Any, Final
 
 __all__ = [
     "MAX_SAFE_INTEGER",
+    "MISSING",
     "JsTypeError",
     "deep_equal_json",
     "get",
@@ -26,12 +31,12 @@ __all__ = [
     "is_array_index",
     "is_number",
     "is_safe_integer",
-    "is_event_seq",
     "js_add",
     "js_string",
     "js_subtract",
     "less_or_equal",
     "number_key",
+    "number_to_string",
     "spread",
     "strict_equal",
     "to_integer_or_infinity",
@@ -39,7 +44,24 @@ __all__ = [
     "utf16_units",
 ]
 
-MAX_SAFE_INTEGER = 2**53 - 1
+
+class _Missing(enum.Enum):
+    MISSING = "MISSING"
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing.MISSING
+"""Sentinel for an absent JSON key, JavaScript's ``undefined`` (distinct from JSON ``null``,
+which is ``None``)."""
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""``Number.MAX_SAFE_INTEGER``: every integer of at most this magnitude is exact in a double,
+and the next one up (2**53) is the first that two integer literals can round to."""
 
 
 class JsTypeError(Exception):
@@ -59,11 +81,6 @@ def is_safe_integer(value: Any) -> bool:
     if type(value) is float:
         return math.isfinite(value) and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER
     return False
-
-
-def is_event_seq(value: Any) -> bool:
-    """The official ``isEventSeq``: a non-negative safe integer number."""
-    return is_safe_integer(value) and value >= 0
 
 
 def strict_equal(a: Any, b: Any) -> bool:
@@ -93,37 +110,50 @@ def number_key(value: Any) -> Any:
     return ("o", id(value))
 
 
-def _number_string(value: float | int) -> str:
-    """ECMAScript ``Number::toString`` (radix 10)."""
+def number_to_string(value: float | int) -> str:
+    """ECMAScript ``Number::toString(value)`` (radix 10): what ``String()`` prints for a number.
+
+    Finite numbers print as ``JSON.stringify`` writes them (the shortest digits that round-trip,
+    ``1e+21``, ``1.5e-7``, ``-0`` as ``0``); ``NaN`` and the infinities print their names, which
+    ``JSON.stringify`` replaces with ``null`` (:func:`dshfuzz.model.js_number`)."""
     if type(value) is int:
-        if abs(value) <= MAX_SAFE_INTEGER:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             return str(value)
         value = float(value)
-    if value == 0:
-        return "0"
     if math.isnan(value):  # arithmetic on what is not a number (a JSON value never is NaN)
         return "NaN"
     if math.isinf(value):  # JSON.parse("1e400") is Infinity
         return "Infinity" if value > 0 else "-Infinity"
-    if value < 0:
-        return "-" + _number_string(-value)
-    sign, digits, exp = Decimal(repr(value)).normalize().as_tuple()
-    s = "".join(map(str, digits))
-    k = len(s)
-    n = exp + k  # value = 0.s * 10**n
-    if k <= n <= 21:
-        return s + "0" * (n - k)
-    if 0 < n <= 21:
-        return s[:n] + "." + s[n:]
-    if -6 < n <= 0:
-        return "0." + "0" * (-n) + s
-    e = n - 1
-    mantissa = s if k == 1 else s[0] + "." + s[1:]
-    return f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+    if value == 0:
+        return "0"
+    text = repr(value)  # shortest round-tripping digits, as ECMAScript requires
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    # value = 0.DIGITS x 10**point
+    point = len(whole) + (int(exp_text) if exp_text else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k = len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        exponent = point - 1
+        body = digits[0] + ("." + digits[1:] if k > 1 else "") + ("e+" if exponent >= 0 else "e-") + str(abs(exponent))
+    return sign + body
 
 
 def js_string(value: Any) -> str:
-    """``String(value)``, i.e. what a template literal ``${value}`` prints."""
+    """``String(value)``, i.e. what a template literal ``${value}`` prints (an array nested past
+    Python's recursion limit prints as ``[deeply nested array]``)."""
     if value is MISSING:
         return "undefined"
     if value is None:
@@ -131,11 +161,14 @@ def js_string(value: Any) -> str:
     if type(value) is bool:
         return "true" if value else "false"
     if is_number(value):
-        return _number_string(value)
+        return number_to_string(value)
     if type(value) is str:
         return value
     if type(value) is list:
-        return ",".join("" if v is None or v is MISSING else js_string(v) for v in value)
+        try:
+            return ",".join("" if v is None or v is MISSING else js_string(v) for v in value)
+        except RecursionError:  # V8 would throw a RangeError; a message needs text, not a crash
+            return "[deeply nested array]"
     return "[object Object]"
 
 
@@ -262,15 +295,41 @@ def spread(value: Any) -> dict[str, Any]:
 
 
 def deep_equal_json(a: Any, b: Any) -> bool:
-    """The official ``isDeepEqualJson`` (S:352): structural equality over JSON values."""
-    if strict_equal(a, b):
-        return True
-    if type(a) is list or type(b) is list:
-        if type(a) is not list or type(b) is not list or len(a) != len(b):
+    """The official ``isDeepEqualJson`` (S:352-362): structural equality over JSON values,
+    numbers by value.
+
+    A string, object, array, boolean or null on the left, or two ints, is decided by its own
+    branch (the checker compares tool/result rewrites with it), which answers as the general
+    comparison would; anything else goes there."""
+    kind = a.__class__
+    if kind is str:
+        return b.__class__ is str and a == b
+    if kind is dict:
+        if b.__class__ is not dict or len(a) != len(b):
             return False
-        return all(deep_equal_json(x, y) for x, y in zip(a, b, strict=True))
-    if type(a) is not dict or type(b) is not dict:
-        return False
-    if len(a) != len(b):
-        return False
-    return all(key in b and deep_equal_json(a[key], b[key]) for key in a)
+        for k, v in a.items():
+            if k not in b or not deep_equal_json(v, b[k]):
+                return False
+        return True
+    if kind is list:
+        return b.__class__ is list and len(a) == len(b) and all(map(deep_equal_json, a, b))
+    if kind is bool:
+        return a is b
+    if a is None:
+        return b is None
+    if kind is int and b.__class__ is int:
+        return a == b
+    return _scalar_deep_equal(a, b)
+
+
+def _scalar_deep_equal(a: Any, b: Any) -> bool:
+    """The general ``isDeepEqualJson``, every kind of value on either side."""
+    if type(a) is bool or type(b) is bool:
+        return a is b
+    if is_number(a) and is_number(b):
+        return a == b
+    if type(a) is list or type(b) is list:
+        return type(a) is list and type(b) is list and len(a) == len(b) and all(map(deep_equal_json, a, b))
+    if type(a) is dict and type(b) is dict:
+        return len(a) == len(b) and all(k in b and deep_equal_json(v, b[k]) for k, v in a.items())
+    return type(a) is type(b) and a == b
