@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from dshfuzz.contracts.layers import OfficialLayer
+
 __all__ = [
     "ALL_FORMATS",
     "RELEASED_CHECKS",
@@ -56,25 +58,6 @@ class RuleLayer(enum.StrEnum):
     FRAMING = "framing"
     MIGRATION = "migration"
     LIMITS = "limits"
-
-
-class OfficialLayer(enum.StrEnum):
-    """A moment that refuses a log: an official oracle layer, or the provider itself.
-
-    ``load`` covers both official load routes (``loadDirect`` and ``loadApp``, which
-    agree on every known input); ``wire`` is the official request serializer;
-    ``provider`` is a strict OpenAI-compatible endpoint receiving that request.
-    """
-
-    FOLD = "fold"
-    SEED = "seed"
-    INVARIANTS = "invariants"
-    LOAD = "load"
-    METER = "meter"
-    INBOX = "inbox"
-    RELEASED = "released"
-    WIRE = "wire"
-    PROVIDER = "provider"
 
 
 class RuleId(enum.StrEnum):

@@ -26,6 +26,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Self
 
+from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
 from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict
 from ._reference import MODEL_LAYERS
@@ -43,12 +46,7 @@ __all__ = [
     "scope_of",
 ]
 
-CAMPAIGN_LAYERS = ("fold", "seed", "invariants", "load", "meter", "inbox", "released")
-"""The official layers a campaign consults. ``loadApp`` is left out: it agrees with
-``load`` on every known input at a fifth of the speed; ``wire`` refuses nothing
-the others accept (it is the serialiser, not a validator)."""
-
-LATER_FORMAT_LAYERS = ("fold", "invariants", "meter", "inbox", "released")
+LATER_FORMAT_LAYERS = tuple(layer for layer in CAMPAIGN_LAYERS if layer not in (L.SEED, L.LOAD))
 """The layers whose verdict on a format-1 log means something: the rc.8 ``seed`` and
 ``load`` refuse any version but 0 by the version alone; the released layer restores v1.
 See :func:`official_layers_for` for formats 2 and 3."""
@@ -69,11 +67,11 @@ def official_layers_for(format_version: int | None) -> tuple[str, ...]:
     if format_version == 1:
         return LATER_FORMAT_LAYERS
     if format_version == 2:
-        return tuple(layer for layer in LATER_FORMAT_LAYERS if layer != "released")
-    return ("inbox",)
+        return tuple(layer for layer in LATER_FORMAT_LAYERS if layer != L.RELEASED)
+    return (str(L.INBOX),)
 
 
-_ORACLE_LAYERS = frozenset(MODEL_LAYERS.values()) | {"wire", "provider"}
+_ORACLE_LAYERS = frozenset(MODEL_LAYERS.values()) | {str(L.WIRE), str(L.PROVIDER)}
 """The layers a reference model speaks for (the wire model for ``wire`` and ``provider``)."""
 
 

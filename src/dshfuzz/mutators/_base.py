@@ -21,6 +21,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from dshfuzz.checker.rules import ALL_FORMATS, RULES, RuleId
+from dshfuzz.contracts.layers import OfficialLayer
 from dshfuzz.model import Compression
 
 from ._draft import EventDraft, Inapplicable, as_draft
@@ -224,14 +225,14 @@ def mutator(
     *,
     level: Level,
     expects: tuple[str, ...],
-    official: tuple[str, ...] = (),
+    official: tuple[OfficialLayer, ...] = (),
     incident: str,
     compression: CompressionPolicy = "any",
     min_batches: int = 1,
     formats: frozenset[int] = ALL_FORMATS,
 ) -> Callable[[MutateFn], Mutator]:
     """Declare the decorated edit as the incident mutator ``name`` (``expects`` must be
-    registry rule ids: a typo fails at import)."""
+    registry rule ids and ``official`` official layers: a typo fails at import)."""
 
     def wrap(fn: MutateFn) -> Mutator:
         return Mutator(
@@ -239,7 +240,7 @@ def mutator(
             incident=" ".join(incident.split()),
             level=level,
             expects=frozenset(RuleId(r) for r in expects),
-            official=frozenset(official),
+            official=frozenset(str(OfficialLayer(layer)) for layer in official),
             fn=fn,
             compression=compression,
             min_batches=min_batches,

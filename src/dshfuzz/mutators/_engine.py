@@ -7,12 +7,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 from ._base import Level, mutator
 from ._draft import EventDraft, Inapplicable
 from ._envelope import time_near
 from ._select import choose, data_of, replace_guard, steps
 
-_ENGINE = ("invariants", "meter", "released")
+_ENGINE = (L.INVARIANTS, L.METER, L.RELEASED)
 
 
 def _int(value: object) -> bool:
@@ -53,7 +55,7 @@ def assistant_outside_step(draft: EventDraft, data: Any) -> str:
     "cross-step-source",
     level=Level.EVENT,
     expects=("T2",),
-    official=("meter",),
+    official=(L.METER,),
     incident="""2026-08-30: an assistant/message cited assistant/chunk events from other steps
     (7/8/9) in its sourceEventSeqs. The token meter re-assembles the cited chunks, throws
     "belongs to another step" on every append, and the host floods.""",
@@ -87,7 +89,7 @@ def cross_step_source(draft: EventDraft, data: Any) -> str:
     "step-key-reuse",
     level=Level.EVENT,
     expects=("T3",),
-    official=("invariants", "released"),
+    official=(L.INVARIANTS, L.RELEASED),
     incident="""2026-09-02: an edit block reused step numbers inside a turn (two step/start with
     step 95/1). The client keys its render nodes by turn:step; the collision sends React into
     an endless render loop and the session shows a white screen.""",
@@ -132,7 +134,7 @@ def null_turn(draft: EventDraft, data: Any) -> str:
     "null-turn-append-marker",
     level=Level.EVENT,
     expects=("M1", "T4"),
-    official=("meter", "released"),
+    official=(L.METER, L.RELEASED),
     incident="""Second repair attempt (rt.js:6816): a plugin marker -- an assistant/message with
     turn and step null -- was written as an append. It lands in the core assistant-step
     definition, publishes location data for turn null and crashes the client engine.""",
@@ -161,7 +163,7 @@ def null_turn_append_marker(draft: EventDraft, data: Any) -> str:
     "turn-end-without-reason",
     level=Level.EVENT,
     expects=("T5",),
-    official=("load", "loadApp", "released"),
+    official=(L.LOAD, L.LOAD_APP, L.RELEASED),
     formats=frozenset({0, 2, 3}),  # no official layer reads a format-1 turn/end's reason
     incident="""2026-09-02: retrace case 3 wrote a turn/end envelope without data.reason (or a
     reason without kind). The official validation treats it as a malformed pre-react-loop
@@ -215,7 +217,7 @@ def _pending(draft: EventDraft, until: int) -> dict[str, int]:
     "inbox-orphan-splice",
     level=Level.EVENT,
     expects=("I1",),
-    official=("inbox",),
+    official=(L.INBOX,),
     incident="""2026-08-28: a fork copied the parent's claim of a pending prompt (an
     agent/inbox/spliced with removedCount 1) past the child's seed boundary. Replayed from
     header.seedLength against the child's empty inbox, the splice removes more than is

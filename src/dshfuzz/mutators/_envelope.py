@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import ENVELOPE_KEYS, JsonValue
 
@@ -15,9 +16,10 @@ from ._base import Level, mutator
 from ._draft import EventDraft, Inapplicable, copy_json
 from ._select import choose, data_of, message_of
 
-_LOAD = ("load", "loadApp", "released")
-_EVERY_EVENT_LAYER = ("fold", "seed", "invariants", "load", "loadApp", "released")
-_SEED_PATH = ("seed", "invariants", "load", "loadApp", "released")
+_LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
+_EVERY_EVENT_LAYER = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.LOAD_APP, L.RELEASED)
+# every layer from Session.create on: the loads and released refuse what seed does
+_SEED_TO_RELEASED = (L.SEED, L.INVARIANTS, L.LOAD, L.LOAD_APP, L.RELEASED)
 _ABSENT = object()
 
 _HEADER_BREAKS: dict[str, tuple[object, ...]] = {
@@ -198,7 +200,7 @@ def unknown_type(draft: EventDraft, data: Any) -> str:
     "unknown-type-ignorable",
     level=Level.EVENT,
     expects=("E7", "G2"),
-    official=("released",),
+    official=(L.RELEASED,),
     incident="""An unknown event type marked ignorable:true is accepted by the read path but
     nothing consumes it (silent garbage, 2026-09-09), and the v0->v1 migration refuses
     unknown historical events even when they are ignorable.""",
@@ -213,7 +215,7 @@ def unknown_type_ignorable(draft: EventDraft, data: Any) -> str:
     "legacy-vocabulary",
     level=Level.EVENT,
     expects=("E5",),
-    official=_SEED_PATH,
+    official=_SEED_TO_RELEASED,
     incident="""A log carrying the deleted legacy request vocabulary: a request/header-delta
     event, or a request/header with reason "fallback". The host's append does not look at
     the type, so the write succeeds and the next read fails.""",
@@ -238,7 +240,7 @@ _EXTRA_KEYS = st.sampled_from(("extra", "meta", "origin", "_id", "writer", "turn
     "extra-envelope-key",
     level=Level.EVENT,
     expects=("E8",),
-    official=_SEED_PATH,
+    official=_SEED_TO_RELEASED,
     incident="""An event object with a top-level key outside the seven envelope keys (type,
     seq, time, data, surfaceOp, sourceEventSeqs, ignorable), added by a plugin or a
     rewriting tool. The host's seed/restore path refuses the envelope, and in rc.8 so does
@@ -272,7 +274,7 @@ _ROLES = {"user/message": "user", "assistant/message": "assistant", "tool/result
     "message-shape",
     level=Level.EVENT,
     expects=("E6",),
-    official=_SEED_PATH,
+    official=_SEED_TO_RELEASED,
     incident="""A message event whose message lost its contract shape: an empty or missing
     id, the wrong role, a missing or kind-less source, content that is not an array, an
     assistant message without a model source, or a tool result whose wrapper block or
@@ -365,7 +367,7 @@ _V3_HEADER_BREAKS = ("system present", "empty tools", "empty adapterDefaults")
     "request-header-field",
     level=Level.EVENT,
     expects=("E10",),
-    official=_SEED_PATH,
+    official=_SEED_TO_RELEASED,
     incident="""A request/header whose data.header breaks the field rules: no provider or
     model in its config, an empty or non-string reasoningEffort, an adapterDefaults marker
     without its config value (v0); or, in v3, a header.system (the system prompt moved to

@@ -6,13 +6,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import FrameDecodeError, compress_frame, decode_frame
 
 from ._base import Level, mutator
 from ._draft import EventDraft, FrameDraft, Inapplicable, LineDraft
 from ._select import choose
 
-_LOAD = ("load", "loadApp", "released")
+_LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
 
 
 def _first_block_payload(frame: bytes) -> range:

@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import DEFAULT_LIMITS, JsonDecodeError, dumps, loads, repeat_frame
 
 from ._base import Level, mutator
@@ -32,7 +33,7 @@ minutes (measured), for an incident that is about the frame, not its lines."""
     level=Level.FRAME,
     compression="zstd",
     expects=("L1",),
-    official=("load", "loadApp"),
+    official=(L.LOAD, L.LOAD_APP),
     incident="""A writer bug, or a disk handing back foreign blocks, left a final zstd frame whose
     content-size field declares far more plaintext than any append batch could hold: a few KiB
     of RLE blocks that inflate to tens of megabytes of one repeated byte. A reader that decodes
@@ -113,7 +114,7 @@ def nesting_over_limit(lines: LineDraft, data: Any) -> str:
     "lines-over-limit",
     level=Level.LINE,
     expects=("L4", "R1"),
-    official=("released",),
+    official=(L.RELEASED,),
     incident="""A writer stuck in a retry loop flushed its line terminator again and again with
     nothing in front of it, leaving tens of thousands of bare newlines after the last record;
     compressed, the whole run is a few dozen bytes. Each empty line is a line that every

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import CHUNK_ROW_TYPES, JsonDecodeError, dumps, loads
 
@@ -14,7 +15,7 @@ from ._base import Level, mutator
 from ._draft import Inapplicable, LineDraft, RowDraft, type_of
 from ._select import choose
 
-_LOAD = ("load", "loadApp", "released")
+_LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
 
 _GARBAGE = (b"<<<<<<< HEAD", b"undefined", b"NaN", b"{'type': 'turn/start'}", b"\x00\x00\x00\x00", b"}")
 
@@ -188,7 +189,7 @@ def _number_paths(value: Any, path: tuple = ()) -> list[tuple]:
     "lossy-json",
     level=Level.LINE,
     expects=("E4",),
-    official=("seed", "invariants"),
+    official=(L.SEED, L.INVARIANTS),
     incident="""An event whose data holds a number JSON.parse cannot round-trip (1e400 becomes
     Infinity): a foreign writer serialised a non-finite or out-of-range value. The official
     append and seed paths snapshot every payload as lossless JSON and refuse it (the rc.8
@@ -224,7 +225,7 @@ def lossy_json(lines: LineDraft, data: Any) -> str:
     "interleaved-writers",
     level=Level.ROW,
     expects=("S9",),
-    official=("fold", "seed", "invariants", "load", "loadApp", "released"),
+    official=(L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.LOAD_APP, L.RELEASED),
     incident="""2026-08-28: two host processes shared one session directory and appended
     concurrently; the file's physical order went backwards (large seq, small seq, larger
     seq), which one process serialising appends can never write. Sorting by seq hides it,

@@ -8,12 +8,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 from ._base import Level, mutator
 from ._draft import EventDraft, Inapplicable
 from ._envelope import time_near
 from ._select import choose, data_of, message_of
 
-_RELEASED = ("released",)
+_RELEASED = (L.RELEASED,)
 
 
 def _between_turns(draft: EventDraft) -> list[int]:

@@ -14,13 +14,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import compress_frame, decode_frame
 
 from ._base import Level, mutator
 from ._draft import EventDraft, FrameDraft, Inapplicable
 from ._select import choose, message_of
 
-_LOAD = ("load", "loadApp", "released")
+_LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
 
 _HEADER_FRAME_SHAPES = ("no newline", "two lines", "header and part of an event", "empty frame")
 
@@ -77,7 +78,7 @@ _BAD_ELEMENTS = (None, 0, "text", [], {}, {"text": "x"}, {"type": ""}, {"type": 
     "content-element-shape",
     level=Level.EVENT,
     expects=("E6",),
-    official=("released",),
+    official=(L.RELEASED,),
     formats=frozenset({0}),  # format 1 is restored without the payload check: no layer refuses a non-null element
     incident="""A plugin or a hand edit left a message whose content array holds an element
     that is not a typed block: null (a serialiser writing a hole), a bare string or number,

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import SURFACE_TYPES
 
 from ._base import Level, mutator
@@ -14,8 +15,8 @@ from ._draft import EventDraft, Inapplicable, type_of
 from ._envelope import time_near
 from ._select import choose, data_of, message_of, surface_at
 
-_SURFACE_LAYERS = ("fold", "seed", "invariants", "load", "loadApp")
-_ALL_SURFACE_LAYERS = (*_SURFACE_LAYERS, "released")
+_SURFACE_LAYERS = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.LOAD_APP)
+_ALL_SURFACE_LAYERS = (*_SURFACE_LAYERS, L.RELEASED)
 _MARKER_PREFIXES = ("retrace-", "message-editor-")
 
 

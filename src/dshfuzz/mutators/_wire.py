@@ -9,12 +9,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 from ._base import Level, mutator
 from ._draft import EventDraft, copy_json
 from ._envelope import time_near
 from ._select import ToolCall, choose, data_of, replace_guard, message_of, steps, surface_at, tool_calls
 
-_RELEASED = ("released",)
+_RELEASED = (L.RELEASED,)
 
 
 def _answered_once(draft: EventDraft) -> list[ToolCall]:
@@ -170,7 +172,7 @@ def dangling_tool_message(draft: EventDraft, data: Any) -> str:
     "replayed-tool-result",
     level=Level.EVENT,
     expects=("W5", "W1"),
-    official=("invariants", "released"),
+    official=(L.INVARIANTS, L.RELEASED),
     incident="""An interrupted round was replayed and wrote a second tool/result for a call that
     had already been answered, after all of the message's results. The second tool message
     answers a call id that is no longer pending; strict providers refuse the request.""",
