@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dshfuzz.checker import RULES, RuleId, implemented_rules
-from dshfuzz.checker.rules import ALL_FORMATS
+from dshfuzz.contracts.rules import ALL_FORMATS
 
 NEW_RULES = ["W3", "W4", "P5", "W5", "L1", "L2", "L3", "L4", "G4", "G5"]
 

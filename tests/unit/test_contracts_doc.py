@@ -14,7 +14,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "CONTRACTS.md"
 
 def test_committed_contracts_doc_matches_the_registry() -> None:
     assert DOC.read_text(encoding="utf-8") == render_markdown(), (
-        "docs/CONTRACTS.md drifted from dshfuzz.checker.rules; regenerate it with "
+        "docs/CONTRACTS.md drifted from dshfuzz.contracts.rules; regenerate it with "
         "`dshfuzz contracts --markdown > docs/CONTRACTS.md`"
     )
 

@@ -1,7 +1,7 @@
 """dshfuzz's own checker of the DSH session-log contract catalog.
 
-The registry (:mod:`dshfuzz.checker.rules`) is the single source of truth for
-every rule; rule passes live in private modules grouped by what they read
+The registry (:mod:`dshfuzz.contracts.rules`, re-exported here) is the single
+source of truth for every rule; rule passes live in private modules grouped by what they read
 (persistence envelope, surface fold, zstd framing, engine state, plugin
 semantics, wire stream, migration pre-checks) and are run by :func:`check_log`,
 or streamed from a file's bytes by :func:`check_stream`. :func:`prewrite` (and
@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dshfuzz._lazy import lazy_attributes
+from dshfuzz.contracts.rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
 from ._causes import CAUSAL_ORDER, consequence_table
 from ._context import CheckContext, CheckOptions, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding, Report
 from ._run import check_log, check_path, check_stream, implementations, implemented_rules, rule_pass
-from .rules import RULES, OfficialLayer, Rule, RuleId, RuleLayer, Severity
 
 if TYPE_CHECKING:
     from ._output import redact_report, redact_streamed

@@ -36,8 +36,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
+from dshfuzz.contracts.rules import RULES, RuleId
+
 from ._finding import Finding
-from .rules import RULES, RuleId
 
 __all__ = [
     "BREAKS_LATER", "CAUSAL_ORDER", "PAIRING", "REACH", "READS_ACROSS", "SUMMARISES", "attribute", "consequence_table",

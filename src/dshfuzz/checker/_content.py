@@ -38,6 +38,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from dshfuzz.contracts.rules import OfficialLayer as L
+from dshfuzz.contracts.rules import RuleId as R
+from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
@@ -45,9 +48,6 @@ from ._finding import Finding
 from ._persistence import _legacy_upgrade, message_shape_error
 from ._run import rule_walk
 from ._wire import surface_indices
-from .rules import OfficialLayer as L
-from .rules import RuleId as R
-from .rules import Severity
 
 __all__ = ["ContentElements", "content_element_defect"]
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, is_event_seq, is_safe_integer
+from dshfuzz.contracts.rules import RULES, OfficialLayer, RuleId, Severity
 from dshfuzz.model import MISSING, Event, SessionLog
 
 from ._finding import Finding
-from .rules import RULES, OfficialLayer, RuleId, Severity
 
 __all__ = [
     "MAX_FINDINGS_PER_RULE",

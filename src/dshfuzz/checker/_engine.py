@@ -36,13 +36,13 @@ from dshfuzz.contracts.js import (
     strict_equal,
     to_integer_or_infinity,
 )
+from dshfuzz.contracts.rules import OfficialLayer, RuleId, Severity
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
 from ._run import rule_walk
-from .rules import OfficialLayer, RuleId, Severity
 
 __all__: list[str] = []
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rules import OfficialLayer, RuleId, RuleLayer, Severity
+from dshfuzz.contracts.rules import OfficialLayer, RuleId, RuleLayer, Severity
 
 __all__ = ["Finding", "Report"]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.model import Frame, TornTail
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._run import rule_pass
-from .rules import RuleId as R
 
 
 @rule_pass(R.Z1, R.Z2, R.Z3, R.Z4, R.Z5)

@@ -14,13 +14,13 @@ from typing import Any
 
 from dshfuzz.contracts import is_event_seq
 from dshfuzz.contracts.js import js_string, number_key, strict_equal
+from dshfuzz.contracts.rules import RuleId
 from dshfuzz.model import MISSING, Event, dumps
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
 from ._run import EVERY_EVENT, rule_walk
-from .rules import RuleId
 
 __all__ = ["LEGACY_SOURCE_TYPES", "RELEASED_V0_EVENT_TYPES", "released_refuses_lossy"]
 

@@ -20,6 +20,9 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER
+from dshfuzz.contracts.rules import OfficialLayer as L
+from dshfuzz.contracts.rules import RuleId as R
+from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
@@ -27,9 +30,6 @@ from ._finding import Finding
 from ._migration import released_refuses_lossy
 from ._run import EVERY_EVENT, resubscribe, rule_pass, rule_walk
 from ._scan import running_scan, scanned
-from .rules import OfficialLayer as L
-from .rules import RuleId as R
-from .rules import Severity
 
 KNOWN_TYPES_V0 = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy

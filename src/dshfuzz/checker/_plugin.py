@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dshfuzz.contracts import strict_equal
+from dshfuzz.contracts.rules import OfficialLayer, RuleId
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
@@ -21,7 +22,6 @@ from ._finding import Finding
 from ._lifecycle import _upgrade, call_key, named_again, show_id, tool_ledger
 from ._run import rule_walk
 from ._wire import surface_indices
-from .rules import OfficialLayer, RuleId
 
 __all__ = ["MARKER_PREFIXES"]
 

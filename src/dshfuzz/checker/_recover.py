@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from io import BytesIO
 from typing import Any
 
+from dshfuzz.contracts.rules import OfficialLayer, RuleId
 from dshfuzz.model import (
     DEFAULT_LIMITS,
     ChunkPacker,
@@ -50,7 +51,6 @@ from ._context import CheckOptions, is_safe_int
 from ._finding import Finding, Report
 from ._prewrite import edit_bytes
 from ._run import check_stream
-from .rules import OfficialLayer, RuleId
 
 __all__ = ["PREFIX_STABLE", "WIRE_STABLE", "ForkPoint", "RecoveryPlan", "Rejected", "advice", "blocking", "fork_bytes", "fork_limits",
            "recover_bytes", "recover_plan", "stream_fork_bytes"]

@@ -18,7 +18,7 @@ than 3 (G1), unknown types (G2), the retired vocabulary (E5: ``request/header-de
 ``mode/set``, reason ``fallback``, the ``claude`` hook dialect), a message the shape check or the
 content-element check refuses (E6), a tool result's output blocks (P4), a request/header E10 refuses, title ``messageSeqs`` (G3), and
 a number that is not lossless (E4). The map from each of released's checks to its rule is
-:data:`dshfuzz.checker.rules.RELEASED_CHECKS`.
+:data:`dshfuzz.contracts.rules.RELEASED_CHECKS`.
 
 State: the migration's own (the open compaction's id, the retryId per retry chain), nothing else;
 each event is decided as the walk passes it, and the validators do work only in proportion to the
@@ -35,6 +35,8 @@ from datetime import datetime
 from typing import Any
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, js_string
+from dshfuzz.contracts.rules import OfficialLayer as L
+from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.model import MISSING, Event
 
 from ._content import content_element_defect
@@ -44,8 +46,6 @@ from ._migration import RELEASED_V0_EVENT_TYPES, released_refuses_lossy
 from ._persistence import _legacy_upgrade, message_shape_error, request_header_problems
 from ._plugin import _released_content_problem
 from ._run import rule_walk
-from .rules import OfficialLayer as L
-from .rules import RuleId as R
 
 __all__ = ["DISPOSITIONS", "ReleasedSchema", "released_payload_refusal"]
 

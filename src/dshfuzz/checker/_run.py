@@ -62,6 +62,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from os import PathLike
 
+from dshfuzz.contracts.rules import RULES, OfficialLayer, RuleId
 from dshfuzz.model import (
     DEFAULT_LIMITS,
     MISSING,
@@ -77,7 +78,6 @@ from dshfuzz.model import (
 from ._causes import attribute
 from ._context import CheckContext, CheckOptions
 from ._finding import Finding, Report
-from .rules import RULES, OfficialLayer, RuleId
 
 __all__ = [
     "EVERY_EVENT",

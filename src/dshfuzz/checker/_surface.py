@@ -31,14 +31,14 @@ from collections.abc import Container, Iterator
 from typing import Any
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, deep_equal_json
+from dshfuzz.contracts.rules import RULES
+from dshfuzz.contracts.rules import OfficialLayer as L
+from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import EVERY_EVENT, rule_walk
-from .rules import RULES
-from .rules import OfficialLayer as L
-from .rules import RuleId as R
 
 SURFACE_V0 = frozenset({"user/message", "assistant/message", "tool/result"})
 SURFACE_V3 = SURFACE_V0 | {"system/message"}

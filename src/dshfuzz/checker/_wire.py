@@ -48,13 +48,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dshfuzz.contracts.js import number_key
+from dshfuzz.contracts.rules import OfficialLayer, RuleId
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import call_key, show_id, show_value, tool_ledger, upgraded_event
 from ._run import rule_walk, state_walk
-from .rules import OfficialLayer, RuleId
 
 __all__ = ["SurfaceFold", "WireMessage", "WireStream", "surface_indices", "wire_messages"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dshfuzz.checker.rules import Rule, RuleId
+    from dshfuzz.contracts.rules import Rule, RuleId
 
 HELP = "list the contract rules (the registry)"
 
@@ -46,7 +46,7 @@ def _added(rules: Iterable[Rule]) -> str:
 
 def render_markdown() -> str:
     from dshfuzz.checker import implementations
-    from dshfuzz.checker.rules import RULES
+    from dshfuzz.contracts.rules import RULES
 
     where = implementations()
 
@@ -59,7 +59,7 @@ def render_markdown() -> str:
     out = [
         "# Contract rules",
         "",
-        "Generated from `dshfuzz.checker.rules.RULES` by `dshfuzz contracts --markdown`; do not edit by hand.",
+        "Generated from `dshfuzz.contracts.rules.RULES` by `dshfuzz contracts --markdown`; do not edit by hand.",
         "",
         f"{len(RULES)} rules: the {sum(r.origin == 'catalog' for r in RULES.values())} rules of the contract catalog "
         f"in catalog order, then the rules added {_added(RULES.values())}. *Refused by* names the official moment(s) "
@@ -123,7 +123,7 @@ def _consequences() -> list[str]:
 
 def _released_checks() -> list[str]:
     """The released migration's checks of a format-0 log, each with the rules reporting it."""
-    from dshfuzz.checker.rules import RELEASED_CHECKS
+    from dshfuzz.contracts.rules import RELEASED_CHECKS
 
     out = [
         "## What the released v0->v1 migration checks, and which rule reports it",
@@ -139,7 +139,7 @@ def _released_checks() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dshfuzz.checker.rules import RULES
+    from dshfuzz.contracts.rules import RULES
     from dshfuzz.model import dumps
 
     if args.json:

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from dshfuzz.checker.rules import ALL_FORMATS, RULES, RuleId
 from dshfuzz.contracts.layers import OfficialLayer
+from dshfuzz.contracts.rules import ALL_FORMATS, RULES, RuleId
 from dshfuzz.model import Compression
 
 from ._draft import EventDraft, Inapplicable, as_draft

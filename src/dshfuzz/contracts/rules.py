@@ -1,6 +1,6 @@
 """The contract-rule registry: the single source of truth for every checker rule.
 
-Every rule of the catalog (``/work/shared/seeds/000-contracts-catalog.txt``, 46 ids,
+Every rule of the catalog (``../shared/seeds/000-contracts-catalog.txt``, 46 ids,
 kept in catalog order) plus the rules added from seeds 001 and 002 (``W3`` ``W4``
 ``P5`` ``W5``), the reader's resource limits of issue 7 (``L1`` ``L2`` ``L3``
 ``L4``, layer ``limits``), and the released relations the fuzzing campaigns showed no rule
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from dshfuzz.contracts.layers import OfficialLayer
+from .layers import OfficialLayer
 
 __all__ = [
     "ALL_FORMATS",
@@ -173,6 +173,7 @@ class Rule:
 
 _E, _W = Severity.ERROR, Severity.WARNING
 _L = OfficialLayer
+# the rc.8 path a log takes into a store: Session.create, the invariant companion, the load
 _SEED_PATH = (_L.SEED, _L.INVARIANTS, _L.LOAD)
 _SURFACE_PATH = (_L.FOLD, _L.SEED, _L.INVARIANTS, _L.LOAD)
 
