@@ -55,6 +55,7 @@ PUBLIC = {
         "FrameDecodeError",
         "FrameLayout",
         "FrameLimitError",
+        "InflationBudget",
         "JsonDecodeError",
         "JsonValue",
         "LimitHit",

@@ -76,11 +76,10 @@ from dshfuzz.model import (
     FrameDecodeError,
     FrameLayout,
     FrameLimitError,
+    InflationBudget,
     JsonDecodeError,
-    Limits,
     RowDecodeError,
     compress_frame,
-    decode_frame,
     decode_storage_record,
     dumpb,
     loads,
@@ -567,11 +566,11 @@ def _layout(example: Example) -> _Layout:
     data = example.data
     units: list[_Unit] = []
     header, header_frame = b"", None
-    inflation = _Inflation(DEFAULT_LIMITS, len(data))
+    budget = InflationBudget(DEFAULT_LIMITS, len(data))
     for index, frame in enumerate(scan_frames(data)):  # the frames cover the file: the last runs to its end
         raw = data[frame.offset : frame.end]
         try:
-            content = inflation.decode(frame, raw)
+            content = _inflate(budget, frame, raw)
         except FrameLimitError:
             units.append(_Unit(raw, frame=index, opaque_frame=True, whole=True))
             continue
@@ -585,32 +584,17 @@ def _layout(example: Example) -> _Layout:
     return _Layout(example, header, _parse(header), units, zstd=True, header_frame=header_frame)
 
 
-class _Inflation:
-    """Decodes a zstd log's frames within the reader's limits: per frame the least of
-    ``frame_bytes`` and the frame's ratio allowance, and in all the least of ``file_bytes``
-    and the file's ratio allowance. A frame that would exceed them (a zstd bomb) stays an
-    opaque unit, kept or dropped whole, and is never decoded past the limit."""
-
-    def __init__(self, limits: Limits, file_size: int) -> None:
-        self.limits = limits
-        self.file_size = file_size
-        self.produced = 0
-
-    def decode(self, frame: FrameLayout, raw: bytes) -> bytes | None:
-        """The frame's plaintext, or ``None`` for one that is not a whole, valid frame (torn,
-        corrupt, skippable). Raises :class:`FrameLimitError` for a frame that declares or
-        inflates to more than the limits allow."""
-        if not (frame.complete and frame.kind == "zstd" and frame.error is None):
-            return None
-        allowed = self.limits.frame_allowance(len(raw), self.file_size, self.produced)
-        if frame.content_size is not None and frame.content_size > allowed:
-            raise FrameLimitError(frame.content_size, allowed)
-        try:
-            content = decode_frame(raw, allowed)
-        except FrameDecodeError:
-            return None
-        self.produced += len(content)
-        return content
+def _inflate(budget: InflationBudget, frame: FrameLayout, raw: bytes) -> bytes | None:
+    """The frame's plaintext within the reader's inflation budget, or ``None`` for one that is
+    not a whole, valid frame (torn, corrupt, skippable). Raises :class:`FrameLimitError` for a
+    frame that declares or inflates to more than the budget allows: a zstd bomb stays an opaque
+    unit, kept or dropped whole, and is never decoded past the limit."""
+    if not (frame.complete and frame.kind == "zstd" and frame.error is None):
+        return None
+    try:
+        return budget.inflate(raw, len(raw), frame.content_size)
+    except FrameDecodeError:
+        return None
 
 
 def _blocks(layout: _Layout) -> list[list[int]]:

@@ -1,10 +1,11 @@
 """The DSH session-log model and its lossless codecs (public surface).
 
-Data flows one way through dshfuzz: model -> generators -> mutators ->
-(checker | oracle | official) -> harness -> report. Everything downstream reads
-and writes logs through the names exported here.
+The model sits on :mod:`dshfuzz.contracts` and below everything else: the generators,
+the mutators, the reference oracle and the checker each read and write logs through
+the names exported here (the import contracts in ``pyproject.toml`` hold the layering).
 """
 
+from ._budget import InflationBudget
 from ._file import FileBytes, FileChangedError
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
@@ -70,6 +71,7 @@ __all__ = [
     "FrameDecodeError",
     "FrameLayout",
     "FrameLimitError",
+    "InflationBudget",
     "JsonDecodeError",
     "JsonValue",
     "LimitHit",

@@ -224,7 +224,7 @@ def _emit(value: Any, out: Callable[[str], object]) -> None:
     elif isinstance(value, int):
         out(str(value) if -_SAFE < value < _SAFE else _js_number_of_int(value))
     elif isinstance(value, float):
-        out(js_number(value))
+        out(number_to_string(value) if math.isfinite(value) else "null")  # js_number, without its call
     elif isinstance(value, dict):
         out("{")
         first = True

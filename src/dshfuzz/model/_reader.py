@@ -34,7 +34,6 @@ from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
 from os import PathLike
@@ -45,9 +44,10 @@ import orjson
 
 from dshfuzz.contracts import js_string
 
+from ._budget import InflationBudget
 from ._file import FileBytes
 from ._json import JsonDecodeError, loads, may_hold_lossy_number, screen_numbers
-from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
+from ._limits import DEFAULT_LIMITS, LimitHit, Limits, json_depth
 from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
     CHUNK_ROW_TYPES,
@@ -71,7 +71,6 @@ from ._zstd import (
     FrameKind,
     FrameLayout,
     FrameLimitError,
-    decode_frame,
     iter_frames,
     recover_torn_frame,
 )
@@ -192,7 +191,7 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
     if not layouts.whole_frame:
         reader.refuse("log.empty", "empty or header-less Zstandard session log", offset=0)
     complete_end: int | None = None
-    budget = _Inflation(reader.limits, len(data))
+    budget = InflationBudget(reader.limits, len(data))
     plaintext = _Plaintext(log.frames)
     reader.set_source(plaintext)
     # a frame slices the file when asked: a view of bytes in memory, or a read of a file on disk
@@ -215,8 +214,10 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
         if not lay.complete:
             complete_end = reader.close_complete_frames(complete_end)
             frame.status = "torn"
-            content = _decode_within(budget, reader, frame, lay, recover_torn_frame)
-            if content is None:
+            try:
+                content = budget.inflate(frame.data, lay.size, lay.content_size, recover_torn_frame)
+            except FrameLimitError as over:
+                _over_limit(reader, frame, budget.hit(lay, index, over))
                 break
             reader.begin_torn(lay.offset, index)
             first = reader.line_number + 1
@@ -229,15 +230,16 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
             )
             continue
         try:
-            content = _decode_within(budget, reader, frame, lay, decode_frame)
+            content = budget.inflate(frame.data, lay.size, lay.content_size)
+        except FrameLimitError as over:
+            _over_limit(reader, frame, budget.hit(lay, index, over))
+            break
         except FrameDecodeError as exc:
             frame.status, frame.error = "corrupt", str(exc)
             message = f"{_ZSTD_PREFIX}frame at byte {lay.offset} failed validation"
             log.diagnostics.append(Diagnostic("frame.corrupt", f"{message} ({exc})", frame=index, offset=lay.offset))
             reader.refuse("frame.corrupt", message, frame=index, offset=lay.offset)
             continue
-        if content is None:
-            break
         if index == 0 and (not content or content.find(b"\n") != len(content) - 1):
             message = _ZSTD_PREFIX + "first frame is not exactly one header line"
             log.diagnostics.append(Diagnostic("frame.header-not-alone", message, frame=0, offset=0))
@@ -300,19 +302,6 @@ class _Layouts:
             )
 
 
-@dataclass(frozen=True, slots=True)
-class _Bound:
-    """One bound on a frame's plaintext: ``allowed`` bytes from here, under the
-    ``kind`` limit of ``limit`` bytes (over ``compressed`` input bytes for a ratio);
-    a ``whole_file`` bound also counts the plaintext of the frames before."""
-
-    allowed: int
-    kind: LimitKind
-    limit: int
-    compressed: int | None = None
-    whole_file: bool = False
-
-
 class _Plaintext:
     """The concatenated plaintext of a zstd file's frames, sliced by offset.
 
@@ -347,66 +336,10 @@ class _Plaintext:
         return b"".join(pieces)
 
 
-class _Inflation:
-    """How much plaintext the next frame may produce: the least of the per-frame
-    limit, the frame's ratio allowance, and what is left of the file's allowance
-    (the file limit, or the file's ratio allowance when that is smaller)."""
-
-    def __init__(self, limits: Limits, file_size: int) -> None:
-        self.limits = limits
-        self.file_size = file_size
-        self.produced = 0
-
-    def spend(self, size: int) -> None:
-        self.produced += size
-
-    def bounds(self, lay: FrameLayout) -> tuple[_Bound, _Bound]:
-        """The tightest frame-level bound and the tightest file-level bound on ``lay``."""
-        limits = self.limits
-        by_ratio = limits.inflation_allowed(lay.size)
-        file_ratio = limits.inflation_allowed(self.file_size)
-        frame = min(
-            _Bound(limits.frame_bytes, "frame-bytes", limits.frame_bytes),
-            _Bound(by_ratio, "ratio", by_ratio, lay.size),
-            key=lambda b: b.allowed,
-        )
-        whole = min(
-            _Bound(limits.file_bytes - self.produced, "file-bytes", limits.file_bytes, None, True),
-            _Bound(file_ratio - self.produced, "ratio", file_ratio, self.file_size, True),
-            key=lambda b: b.allowed,
-        )
-        return frame, whole
-
-    def hit(self, lay: FrameLayout, index: int, observed: int, *, exact: bool) -> LimitHit:
-        """The limit hit when ``lay`` produced (or declared) ``observed`` bytes: the frame's
-        own bound when that alone refuses it, else the file's."""
-        frame, whole = self.bounds(lay)
-        if observed > frame.allowed:
-            return LimitHit(frame.kind, frame.limit, observed, exact, None, index, lay.offset, frame.compressed)
-        total = observed + self.produced
-        return LimitHit(whole.kind, whole.limit, total, exact, None, index, lay.offset, whole.compressed, True)
-
-
-def _decode_within(
-    budget: _Inflation, reader: _Reader, frame: Frame, lay: FrameLayout, decode: Callable[[bytes, int], bytes]
-) -> bytes | None:
-    """``decode(frame.data)`` within what the inflation budget allows; ``None``, with
-    the frame marked ``over-limit`` and the read stopped, when it is over."""
-    allowed = budget.limits.frame_allowance(lay.size, budget.file_size, budget.produced)
-    if lay.content_size is not None and lay.content_size > allowed:
-        # A declared size over the limit is refused before a byte is decoded.
-        hit = budget.hit(lay, frame.index, lay.content_size, exact=True)
-    else:
-        try:
-            content = decode(frame.data, allowed)
-        except FrameLimitError as exc:
-            hit = budget.hit(lay, frame.index, exc.produced, exact=False)
-        else:
-            budget.spend(len(content))
-            return content
+def _over_limit(reader: _Reader, frame: Frame, hit: LimitHit) -> None:
+    """Stop the read at a frame the inflation budget refused, marked ``over-limit``."""
     reader.stop(hit)
     frame.status = "over-limit"
-    return None
 
 
 def _assign_lines_to_frames(log: SessionLog) -> None:

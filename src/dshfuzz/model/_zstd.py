@@ -158,12 +158,14 @@ class FrameDecodeError(ValueError):
 
 
 class FrameLimitError(ValueError):
-    """A frame's plaintext outgrew the caller's limit; ``produced`` bytes were seen when decoding stopped."""
+    """A frame's plaintext outgrew the caller's limit; ``produced`` bytes were seen when decoding
+    stopped, or, with ``declared``, the frame's header declared that many and none was decoded."""
 
-    def __init__(self, produced: int, limit: int) -> None:
+    def __init__(self, produced: int, limit: int, *, declared: bool = False) -> None:
         super().__init__(f"frame inflates beyond {limit} bytes (stopped after {produced})")
         self.produced = produced
         self.limit = limit
+        self.declared = declared
 
 
 _dctx = zstandard.ZstdDecompressor()
