@@ -326,7 +326,7 @@ def _scalar_deep_equal(a: Any, b: Any) -> bool:
     """The general ``isDeepEqualJson``, every kind of value on either side."""
     if type(a) is bool or type(b) is bool:
         return a is b
-    if is_number(a) and is_number(b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):  # booleans went above
         return a == b
     if type(a) is list or type(b) is list:
         return type(a) is list and type(b) is list and len(a) == len(b) and all(map(deep_equal_json, a, b))
