@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 from ._judges import CheckerVerdict
 
 __all__ = ["Disagreement", "DisagreementKind", "Truth", "classify", "crash_fingerprint", "rules_refused_by"]
@@ -79,7 +81,7 @@ CHECKER_DEFECTS: frozenset[str] = frozenset(
 LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
 """dshfuzz's own resource limits: expected of a checker only when it declares them."""
 
-_LAYER_ALIASES = {"loadApp": "load", "loadDirect": "load"}
+_LAYER_ALIASES = {str(L.LOAD_APP): str(L.LOAD), "loadDirect": str(L.LOAD)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,11 +216,11 @@ def rules_refused_by(layer: str) -> frozenset[str]:
     return frozenset(str(rid) for rid, rule in RULES.items() if layer in {str(x) for x in rule.refused_by})
 
 
-EXPLAINED_BY = {"wire": "seed"}
+EXPLAINED_BY = {str(L.WIRE): str(L.SEED)}
 """A refusal of the key layer is explained by a finding the value layer refuses: the
 official request serializer builds its Session with ``Session.create`` (seed) first."""
 
-MODELLED_LAYERS = frozenset({"fold", "inbox", "provider"})
+MODELLED_LAYERS = frozenset(map(str, (L.FOLD, L.INBOX, L.PROVIDER)))
 """The layers whose reference model is complete, so that its acceptance alone clears a
 finding. The other models judge part of their layer (enclosure without the seed
 checks the companion runs behind, the meter without its projection schemas, the

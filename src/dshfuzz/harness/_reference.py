@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from dshfuzz.contracts.layers import OfficialLayer as L
+
 __all__ = ["MODEL_LAYERS", "judges", "reference_refusals"]
 
 MODEL_LAYERS: dict[str, str] = {
-    "fold_surface": "fold",
-    "check_enclosure": "invariants",
-    "check_meter": "meter",
-    "replay_inbox": "inbox",
-    "check_lifecycle": "released",
+    "fold_surface": str(L.FOLD),
+    "check_enclosure": str(L.INVARIANTS),
+    "check_meter": str(L.METER),
+    "replay_inbox": str(L.INBOX),
+    "check_lifecycle": str(L.RELEASED),
 }
 """Reference model -> the official layer (registry name) it stands for."""
 
@@ -43,10 +45,10 @@ def reference_refusals(events: list[Any], header: Any, format_version: Any) -> f
         verdict = model(events) if name == "fold_surface" else model(events, header)
         if isinstance(verdict, oracle.Violation):
             refusing.add(layer)
-    if "fold" not in refusing:  # the request is built on the surface: a fold failure is the fold's alone
+    if L.FOLD not in refusing:  # the request is built on the surface: a fold failure is the fold's alone
         wire = oracle.wire_stream(events, header)
         if isinstance(wire, oracle.Violation):
-            refusing.add("wire")
+            refusing.add(str(L.WIRE))
         elif wire.state.issues:
-            refusing.add("provider")
+            refusing.add(str(L.PROVIDER))
     return frozenset(refusing)
