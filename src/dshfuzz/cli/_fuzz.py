@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         0: "no checker finding: the checker agreed with every judge (the summary still names what was not reached)",
         1: "checker findings (false alarms, misses, crashes, ...): listed in the summary and the report",
         2: "a failed pre-flight check (an unknown mutator, a checker that cannot run, the official layers not "
-           "set up, an --out that cannot be written, a bad --budget: one line, no report), a worker that "
+           "set up, an --out that cannot be written, a bad --budget, a --cluster that cannot be reached: one "
+           "line, no report), a worker that "
            "failed, or the reference oracle crashing (a dshfuzz bug; the report keeps its witness)",
     })
     parser.add_argument(
@@ -25,7 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="60s, 5m, 1h, or 500examples (default 60s); the campaign ends within a few seconds of it, report written",
     )
     parser.add_argument("--seed", type=int, default=0, help="the campaign's seed: the same seed replays the same examples")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument(
+        "--workers", type=int, default=None,
+        help="worker processes (default: one per core); with --cluster, worker slots (default: every thread "
+             "the cluster offers; for local, one process per core)",
+    )
+    parser.add_argument(
+        "--cluster", default=None, metavar="tcp://HOST:8786|local",
+        help="run the workers as tasks on a Dask cluster: a scheduler's address, or local for a LocalCluster "
+             "of processes started here (pip install 'dshfuzz[cluster]'); this process still deduplicates "
+             "and writes the report and the corpus (default: local worker processes, no Dask)",
+    )
     parser.add_argument(
         "--checker",
         default="builtin",
@@ -80,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     config = CampaignConfig(
         checker=args.checker,
         seed=args.seed,
-        workers=args.workers or default_workers(),
+        workers=args.workers or (0 if args.cluster else default_workers()),
         budget_seconds=seconds,
         budget_examples=examples,
         official=not args.no_official,
@@ -91,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         checker_rules=rules,
         minimise_seconds=args.minimise_seconds,
         database=args.database,
+        cluster=args.cluster,
     )
     if args.out is not None:
         config = replace(config, out=args.out.parent, run_id=args.out.name)

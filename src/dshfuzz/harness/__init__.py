@@ -12,6 +12,7 @@ from ._events import (
     RoundCut,
     TimeSpent,
     WorkerFailed,
+    WorkerLost,
 )
 from ._judge import Example, Judge, JudgedExample
 from ._judges import (
@@ -53,6 +54,7 @@ __all__ = [
     "TimeSpent",
     "Truth",
     "WorkerFailed",
+    "WorkerLost",
     "classify",
     "ddmin",
     "default_workers",

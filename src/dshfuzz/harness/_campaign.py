@@ -155,6 +155,11 @@ class CampaignConfig:
     minimise_seconds: float | None = None
     database: str | None = None
     """Where failing examples are kept for later campaigns (``_database``); ``None``: nowhere."""
+    cluster: str | None = None
+    """A Dask scheduler's address (``tcp://HOST:8786``), or ``local`` for a ``LocalCluster`` of
+    ``workers`` processes started here: the workers run as tasks there (``_cluster``), one per
+    worker slot, and ``workers=0`` means every thread the cluster offers. ``None``: local
+    processes (multiprocessing), which needs no cluster package."""
 
     @property
     def run_dir(self) -> Path:
@@ -175,6 +180,8 @@ def parse_budget(text: str) -> tuple[float | None, int | None]:
 
 
 def _round_seed(seed: int, worker: int, round_no: int) -> int:
+    """The seed of a slot's round: from the campaign's seed and the slot's number alone, so the
+    same seed and slot count replay the same examples per slot, on processes or a cluster."""
     return random.Random(f"{seed}:{worker}:{round_no}").getrandbits(64)
 
 
@@ -340,8 +347,16 @@ def _worker(
     should_stop: Callable[[], bool],
     local: _InProcess = _InProcess(),
     inbox: _Inbox | None = None,
+    *,
+    resume_round: int = 1,
+    on_round: Callable[[int], None] | None = None,
 ) -> None:
-    """One worker's rounds, in a child process or on a thread (``workers=0``).
+    """One worker's rounds, in a child process, on a thread (``workers=0``) or as a cluster task.
+
+    ``resume_round`` starts at that round of the slot's schedule, exactly as the slot would
+    have reached it (a slot restarted after its cluster worker was lost replays the round it
+    was in, and skips the saved-witness replay it already did); ``on_round`` hears each
+    round's number before it starts.
 
     A new signature is emitted the moment it is judged (stage ``found``), so the
     coordinator holds it whatever happens next; shrinking and minimisation then improve
@@ -560,7 +575,10 @@ def _worker(
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
             budget = local.budget
-            if database is not None:  # what failed before, here or on another machine, comes first
+            for _ in range(resume_round - 1):  # a restarted slot: its earlier rounds are done
+                round_no += 1
+                exploring.unreached.discard(next(rounds)[0])
+            if database is not None and resume_round <= 1:  # what failed before, here or elsewhere, comes first
                 replay = [e for i, e in enumerate(saved_witnesses(database)) if i % max(1, config.workers) == worker]
                 for at in range(0, len(replay), batch_logs):
                     if should_stop() or (budget is not None and hunted >= budget):
@@ -575,6 +593,8 @@ def _worker(
                     else:
                         polish(pending.popleft(), judge)
                 round_no += 1
+                if on_round is not None:
+                    on_round(round_no)
                 stratum, size = next(rounds)
                 exploring.unreached.discard(stratum)
                 if stratum not in strategies:
@@ -734,10 +754,11 @@ def _guarded(
     should_stop: Callable[[], bool],
     local: _InProcess = _InProcess(),
     inbox: _Inbox | None = None,
+    **resume: object,
 ) -> None:
     """Run a worker; report its death to the coordinator, and always say it is done."""
     try:
-        _worker(config, worker, put, should_stop, local, inbox)
+        _worker(config, worker, put, should_stop, local, inbox, **resume)  # type: ignore[arg-type]
     except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
         put(WorkerFailed(worker, traceback.format_exc(limit=10)))
     finally:
@@ -821,6 +842,23 @@ def _probe(checker: CheckerUnderTest) -> CheckerVerdict:
         return checker.check(path)
 
 
+class _Backend(Protocol):
+    """Where a campaign's worker slots run, as the coordinator loop sees it: ``slots`` workers,
+    each ending with one ``("done", slot)`` on ``events`` (a ``queue.Queue``-like ``get``);
+    ``stop`` tells them all to end; ``tell`` sends each the coordinator's decision; ``drain``
+    takes what ``events`` holds now; ``end`` ends whatever still runs."""
+
+    slots: int
+    events: queue.Queue | mp.Queue  # type: ignore[type-arg]
+    stop: threading.Event | mp.synchronize.Event  # type: ignore[name-defined]
+
+    def tell(self, message: tuple[str, str, int]) -> None: ...
+
+    def drain(self) -> list[object]: ...
+
+    def end(self) -> None: ...
+
+
 class _Workers:
     """The campaign's workers, as processes (``workers >= 1``) or one thread (``workers=0``),
     with the event queue they share and an inbox each for the coordinator's decisions."""
@@ -848,6 +886,7 @@ class _Workers:
             ]
         for unit in self.units:
             unit.start()
+        self.slots = len(self.units)
 
     def tell(self, message: tuple[str, str, int]) -> None:
         for inbox in self.inboxes:
@@ -904,6 +943,12 @@ def run_campaign(
     start = time.time()
     if check_first:
         preflight(config)
+    backend: _Backend | None = None
+    if config.cluster is not None:
+        from ._cluster import ClusterWorkers
+
+        backend = ClusterWorkers(config)  # connects first: an unreachable scheduler is a CampaignSetupError
+        config = backend.config  # with the slot count resolved
     yield CampaignStarted(
         run_id=config.run_id,
         checker=config.checker,
@@ -915,14 +960,15 @@ def run_campaign(
         out=str(config.run_dir),
         started_at=start,
         mutators=_planned_mutators(config),
+        cluster=config.cluster,
     )
     deadline = start + config.budget_seconds if config.budget_seconds is not None else None
-    workers = _Workers(config, _InProcess(official, config.budget_examples, observe))
+    workers = _Workers(config, _InProcess(official, config.budget_examples, observe)) if backend is None else backend
     stop = workers.stop
     owners: dict[str, int] = {}
     judged = 0
     found = 0
-    live = len(workers.units)
+    live = workers.slots
     reason = "budget"
     interrupted = False
     stopping_since: float | None = None

@@ -19,6 +19,7 @@ __all__ = [
     "RoundCut",
     "TimeSpent",
     "WorkerFailed",
+    "WorkerLost",
 ]
 
 StopReason = Literal["budget", "examples", "findings", "interrupted", "error"]
@@ -37,6 +38,8 @@ class CampaignStarted:
     started_at: float
     mutators: tuple[str, ...] = ()
     """The mutators the campaign draws from (its ``--mutators``, else the whole registry)."""
+    cluster: str | None = None
+    """The Dask scheduler the workers ran on (``--cluster``), ``None`` for local processes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,18 @@ class WorkerFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerLost:
+    """A cluster worker went away (Dask reported it removed) while it ran the worker slots
+    ``slots``: each is restarted on another worker at the round it was in, so the campaign
+    loses at most that round per slot. Not an error of dshfuzz or of the checker."""
+
+    worker: str
+    """The Dask worker's address."""
+    slots: tuple[int, ...]
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class TimeSpent:
     """Where a worker's time went since its previous report, in seconds per part:
     ``drawing`` (Hypothesis generating and mutating while exploring), each judge while
@@ -136,5 +151,6 @@ class CampaignFinished:
 
 
 CampaignEvent = (
-    CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | TimeSpent | WorkerFailed | CampaignFinished
+    CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | TimeSpent | WorkerFailed | WorkerLost
+    | CampaignFinished
 )

@@ -76,6 +76,15 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
+def _lost(s: dict) -> str:
+    """The lost cluster workers in one line: address, the slots it ran, when."""
+    return "; ".join(
+        f"{w['worker']} (slot{'s' if len(w['slots']) != 1 else ''} {', '.join(map(str, w['slots'])) or 'none'}, "
+        f"after {w['afterSeconds']:.0f} s)"
+        for w in s["lostWorkers"]
+    )
+
+
 def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> str:
     s = _payload(summary, run_dir)
     run = s["run"] or {}
@@ -92,6 +101,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         + f"; rules fired: {len(s['rulesFired'])}",
         "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
         f"- distinct findings: {len(s['findings'])}",
+        *([f"- cluster: `{run.get('cluster')}`"] if run.get("cluster") else []),
+        *([f"- **lost workers:** {_lost(s)}"] if s["lostWorkers"] else []),
         *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
         *([f"- time: {_time_line(s)}"] if _time_line(s) else []),
         *([f"- **not reached:** {s['coverageAdvice']}"] if s["coverageAdvice"] else []),
@@ -289,6 +300,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         *([("time", e(_time_line(s) or ""))] if _time_line(s) else []),
         *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
+        *([("cluster", f"<code>{e(str(run.get('cluster')))}</code>")] if run.get("cluster") else []),
+        *([("lost workers", e(_lost(s)))] if s["lostWorkers"] else []),
         ("verdict", verdict),
     ]
     table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)

@@ -22,6 +22,7 @@ from dshfuzz.harness._events import (
     RoundCut,
     TimeSpent,
     WorkerFailed,
+    WorkerLost,
 )
 
 __all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "CampaignSummary", "cause_of", "reproduce_command", "rule_order"]
@@ -158,6 +159,8 @@ class CampaignSummary:
     expected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     round_cuts: Counter[str] = field(default_factory=Counter)
     worker_errors: list[WorkerFailed] = field(default_factory=list)
+    lost_workers: list[WorkerLost] = field(default_factory=list)
+    """Cluster workers that went away mid-campaign (their slots ran on elsewhere)."""
     checker_seconds: float = 0.0
     judge_seconds: float = 0.0
     score: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
@@ -185,6 +188,8 @@ class CampaignSummary:
             self.time_spent.update(event.seconds)
         elif isinstance(event, WorkerFailed):
             self.worker_errors.append(event)
+        elif isinstance(event, WorkerLost):
+            self.lost_workers.append(event)
         elif isinstance(event, CampaignFinished):
             self.finished = event
 
@@ -385,6 +390,7 @@ class CampaignSummary:
                 "budgetExamples": started.budget_examples,
                 "official": started.official,
                 "startedAt": started.started_at,
+                "cluster": started.cluster,
             },
             "stop": None if self.finished is None else self.finished.reason,
             "elapsedSeconds": round(self.elapsed, 3),
@@ -443,4 +449,8 @@ class CampaignSummary:
                 {"t": b * _BUCKET_SECONDS, "examples": n} for b, n in sorted(self.throughput.items())
             ],
             "workerErrors": [w.error for w in self.worker_errors],
+            "lostWorkers": [
+                {"worker": w.worker, "slots": list(w.slots), "afterSeconds": round(self.since_start(w.at), 3)}
+                for w in self.lost_workers
+            ],
         }

@@ -260,6 +260,9 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
         run.add_row("rules never fired", " ".join(summary.rules_never_fired))
     if summary.round_cuts:
         run.add_row("rounds cut at their time cap", ", ".join(f"{k} {v}" for k, v in summary.round_cuts.most_common()))
+    if summary.lost_workers:
+        lost = "; ".join(f"{w.worker} (slots {', '.join(map(str, w.slots)) or 'none'})" for w in summary.lost_workers)
+        run.add_row("lost workers", Text(lost, "yellow"))
     if summary.refusals:
         run.add_row("official refusals", ", ".join(f"{k} {v}" for k, v in summary.refusals.most_common()))
     verdict = (

@@ -1,0 +1,348 @@
+"""A campaign's worker slots as long-running tasks on a Dask ``distributed`` cluster.
+
+The coordinator (where :func:`run_campaign` runs) stays the one place that deduplicates
+findings, decides which slot minimises a signature, and writes the reports and the corpus;
+only the workers move. Each slot is one task running the same worker as a local process
+(``_campaign._worker``), with the same per-slot seed stream, so a campaign on a cluster
+judges, slot by slot, the examples the same seed and slot count judge on processes.
+
+Transport: every slot sends its events, pickled in small batches, to one Dask ``Queue``
+the coordinator reads as they come; each slot has an inbox ``Queue`` for the
+coordinator's decisions (claimed signatures, where to resume, stop, a periodic tick).
+A background thread on each side moves messages, so neither the worker's judging nor the
+coordinator's loop waits on the network.
+
+Faults: the coordinator subscribes to the scheduler's ``remove-worker`` events and
+reports a worker that goes away with the slots it ran (:class:`WorkerLost`). Dask
+reschedules a lost worker's tasks on the workers left; a restarted slot says hello
+and the coordinator answers with the round the slot was in (slots report each round as
+it starts) and every claim so far, so the slot loses at most that round. A slot whose
+task ends in error anyway (Dask gave up on it) is resubmitted up to ``RESUBMITS`` times.
+A slot that hears nothing from its coordinator for ``ORPHAN_SECONDS`` stops: a dead
+coordinator leaves no campaign running on the cluster.
+
+``distributed`` is imported here only: a campaign without ``--cluster`` needs no Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import queue
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers
+from ._events import WorkerFailed, WorkerLost
+
+__all__ = ["ClusterWorkers"]
+
+CONNECT_SECONDS = 10.0
+"""How long reaching the scheduler may take before ``--cluster`` is a usage error."""
+
+PUMP_SECONDS = 0.05
+"""A slot sends what it has and reads its inbox at least this often: events arrive as they happen."""
+
+TICK_SECONDS = 5.0
+"""The coordinator tells every slot it is alive this often."""
+
+ORPHAN_SECONDS = 60.0
+"""A slot that heard nothing from its coordinator for this long stops (generous: a loaded
+coordinator is slow, not gone)."""
+
+HELLO_SECONDS = 60.0
+"""A slot waits this long for the coordinator to say where it resumes, then stops."""
+
+RESUBMITS = 3
+"""A slot whose task ends in error (not by its own worker's failure) is resubmitted this often."""
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise CampaignSetupError(
+            "--cluster needs Dask's distributed package: pip install 'dshfuzz[cluster]'"
+        ) from None
+    return distributed
+
+
+class _StopAll:
+    """The coordinator's stop: set here at once, then told to every slot's inbox."""
+
+    def __init__(self, owner: ClusterWorkers) -> None:
+        self._owner = owner
+        self._set = threading.Event()
+
+    def set(self) -> None:
+        if self._set.is_set():
+            return
+        self._set.set()
+        self._owner._broadcast([("stop",)])
+
+    def is_set(self) -> bool:
+        return self._set.is_set()
+
+
+class ClusterWorkers:
+    """The campaign's worker slots on a Dask cluster (``config.cluster``): the coordinator
+    loop's ``_Backend``. Construction connects (or starts a ``LocalCluster`` for ``local``)
+    and submits one task per slot; it raises :class:`CampaignSetupError` with one line when
+    the cluster cannot be had. ``config`` is the campaign's config with ``workers``
+    resolved to the slot count."""
+
+    def __init__(self, config: CampaignConfig) -> None:
+        distributed = _distributed()
+        self._local: Any = None
+        address = config.cluster
+        if config.cluster == "local":
+            # one single-threaded process per slot: the judging is Python, and threads would share a GIL
+            self._local = distributed.LocalCluster(
+                n_workers=config.workers or default_workers(), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.ERROR,
+            )
+            address = self._local.scheduler_address
+        try:
+            self.client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            self._close_local()
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise CampaignSetupError(
+                f"cannot reach a Dask scheduler at {address} ({why}); start one with `dask scheduler` "
+                "and workers with `dask worker ADDRESS`, or pass --cluster local"
+            ) from None
+        threads = sum(self.client.nthreads().values())
+        slots = config.workers or threads
+        if slots < 1:
+            self.client.close()
+            self._close_local()
+            raise CampaignSetupError(f"the Dask cluster at {address} has no workers yet; start some with `dask worker {address}`")
+        self.address = address
+        self.config = replace(config, workers=slots)
+        self.slots = slots
+        self.events: queue.Queue[object] = queue.Queue()
+        self.stop = _StopAll(self)
+        self._prefix = f"dshfuzz-{config.run_id}-{uuid.uuid4().hex[:8]}"
+        self._outbox = distributed.Queue(f"{self._prefix}-events", client=self.client)
+        self._inboxes = [distributed.Queue(f"{self._prefix}-inbox-{n}", client=self.client) for n in range(slots)]
+        self._lock = threading.Lock()
+        self._claims: list[tuple[str, str, int]] = []
+        self._round = [1] * slots
+        self._where: dict[int, str] = {}
+        self._done: set[int] = set()
+        self._attempts = [0] * slots
+        self._closing = False
+        self.client.subscribe_topic("all", self._on_scheduler_event)
+        self._futures = {n: self._submit(n) for n in range(slots)}
+        self._receiver = threading.Thread(target=self._receive, daemon=True, name="dshfuzz cluster events")
+        self._receiver.start()
+
+    def _submit(self, slot: int) -> Any:
+        key = f"{self._prefix}-slot-{slot}-try-{self._attempts[slot]}"
+        return self.client.submit(_slot_main, self.config, slot, self._prefix, key=key, pure=False, retries=0)
+
+    def _slot_of(self, key: object) -> int | None:
+        text = str(key)
+        if not text.startswith(self._prefix + "-slot-"):
+            return None
+        return int(text[len(self._prefix) + len("-slot-"):].split("-", 1)[0])
+
+    # ---- the coordinator loop's side ----
+
+    def tell(self, message: tuple[str, str, int]) -> None:
+        with self._lock:
+            self._claims.append(message)
+        self._broadcast([message])
+
+    def drain(self) -> list[object]:
+        out: list[object] = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                return out
+
+    def end(self) -> None:
+        """Stop listening, cancel what still runs (a slot still judging sees its stop), close."""
+        self._closing = True
+        self.stop.set()
+        self._receiver.join(timeout=5)
+        try:
+            self.client.unsubscribe_topic("all")
+            self.client.cancel(list(self._futures.values()), force=True)
+        except Exception:  # noqa: BLE001 - a scheduler already gone has nothing left to cancel
+            pass
+        self.client.close(timeout=10)
+        self._close_local()
+
+    def _close_local(self) -> None:
+        if self._local is not None:
+            try:
+                self._local.close(timeout=20)
+            except Exception:  # noqa: BLE001 - its worker processes die with it either way
+                pass
+            self._local = None
+
+    # ---- messages ----
+
+    def _broadcast(self, messages: list[tuple[object, ...]]) -> None:
+        blob = pickle.dumps(messages)
+        for inbox in self._inboxes:
+            try:
+                inbox.put(blob, timeout=CONNECT_SECONDS)
+            except Exception:  # noqa: BLE001 - a gone scheduler: the receiver reports it
+                return
+
+    def _receive(self) -> None:
+        """Move the slots' events to ``events`` as they arrive; answer hellos, tick, watch futures."""
+        ticked = time.monotonic()
+        while not self._closing:
+            try:
+                # polled, never a blocking get: a scheduler logs every get that times out as an error
+                blobs = self._outbox.get(batch=True)
+            except Exception as exc:  # noqa: BLE001 - the scheduler is gone: every slot still running ends
+                if not self._closing:
+                    self._abandon(f"the Dask scheduler at {self.address} stopped answering: {exc!r}")
+                return
+            for blob in blobs:
+                for item in pickle.loads(blob):
+                    self._route(item)
+            if not blobs:
+                time.sleep(PUMP_SECONDS)
+            if time.monotonic() - ticked > TICK_SECONDS:
+                ticked = time.monotonic()
+                self._broadcast([("tick",)])
+            self._watch()
+
+    def _route(self, item: object) -> None:
+        if isinstance(item, tuple) and item and item[0] == "hello":
+            _, slot, address = item
+            self._where[slot] = address
+            with self._lock:
+                reply: list[tuple[object, ...]] = [("resume", self._round[slot]), *self._claims]
+            if self.stop.is_set():
+                reply.append(("stop",))
+            self._inboxes[slot].put(pickle.dumps(reply), timeout=CONNECT_SECONDS)
+            return
+        if isinstance(item, tuple) and item and item[0] == "round":
+            self._round[item[1]] = item[2]
+            return
+        if isinstance(item, tuple) and item and item[0] == "done":
+            if item[1] in self._done:
+                return
+            self._done.add(item[1])
+        self.events.put(item)
+
+    def _watch(self) -> None:
+        """A slot task that ended without saying it is done: resubmit it, or give it up."""
+        for slot, future in list(self._futures.items()):
+            if slot in self._done or future.status not in ("error", "cancelled", "lost"):
+                continue
+            if self.stop.is_set() or self._attempts[slot] >= RESUBMITS:
+                try:
+                    why = repr(future.exception(timeout=1))
+                except Exception as exc:  # noqa: BLE001 - whatever Dask says about it is the error
+                    why = repr(exc)
+                self._done.add(slot)
+                if not self.stop.is_set():
+                    self.events.put(WorkerFailed(slot, f"slot {slot} could not be kept running on the cluster: {why}"))
+                self.events.put(("done", slot))
+                continue
+            self._attempts[slot] += 1
+            self._futures[slot] = self._submit(slot)
+
+    def _abandon(self, why: str) -> None:
+        for slot in range(self.slots):
+            if slot not in self._done:
+                self._done.add(slot)
+                self.events.put(WorkerFailed(slot, why))
+                self.events.put(("done", slot))
+
+    def _on_scheduler_event(self, event: tuple[float, dict[str, Any]]) -> None:
+        """On the client's event loop: a removed worker that ran slots (or left unexpectedly)."""
+        _, message = event
+        if self._closing or self.stop.is_set() or not isinstance(message, dict):
+            return
+        if message.get("action") != "remove-worker":
+            return
+        address = str(message.get("worker"))
+        slots = {s for k in message.get("processing-tasks", ()) if (s := self._slot_of(k)) is not None}
+        slots |= {s for s, where in self._where.items() if where == address and s not in self._done}
+        if slots or not message.get("expected", False):
+            self.events.put(WorkerLost(address, tuple(sorted(slots)), time.time()))
+
+
+def _slot_main(config: CampaignConfig, slot: int, prefix: str) -> None:
+    """One worker slot, as a task on a Dask worker: say hello, learn where to resume, then run
+    the worker with its events and inbox moved by a pump thread."""
+    import warnings
+
+    from distributed import Queue, get_client, get_worker
+    from hypothesis.errors import HypothesisDeprecationWarning
+
+    # Dask's own threads draw from the random module while Hypothesis generates: not our strategies' doing
+    warnings.filterwarnings("ignore", message="Do not use the `random` module", category=HypothesisDeprecationWarning)
+    client = get_client()
+    address = get_worker().address
+    outbox = Queue(f"{prefix}-events", client=client)
+    inbox = Queue(f"{prefix}-inbox-{slot}", client=client)
+    outgoing: queue.Queue[object] = queue.Queue()
+    claims: queue.Queue[tuple[str, str, int]] = queue.Queue()
+    stop, resumed, finished = threading.Event(), threading.Event(), threading.Event()
+    start = [1]
+    heard = [time.monotonic()]
+
+    def hear(message: tuple[Any, ...]) -> None:
+        heard[0] = time.monotonic()
+        if message[0] == "resume":
+            start[0] = message[1]
+            resumed.set()
+        elif message[0] == "stop":
+            stop.set()
+        elif message[0] == "claimed":
+            claims.put(message)  # type: ignore[arg-type]
+
+    def pump() -> None:
+        while True:
+            last = finished.is_set()
+            batch: list[object] = []
+            try:
+                batch.append(outgoing.get(timeout=PUMP_SECONDS))
+                while True:
+                    batch.append(outgoing.get_nowait())
+            except queue.Empty:
+                pass
+            try:
+                if batch:
+                    outbox.put(pickle.dumps(batch))
+                for blob in inbox.get(batch=True):
+                    for message in pickle.loads(blob):
+                        hear(message)
+            except Exception:  # noqa: BLE001 - the coordinator's queues are gone: so is the coordinator
+                stop.set()
+                resumed.set()
+                if last:
+                    return
+            if time.monotonic() - heard[0] > ORPHAN_SECONDS:
+                stop.set()  # an orphan stops: its coordinator is gone
+                resumed.set()
+            if last and outgoing.empty():
+                return
+
+    thread = threading.Thread(target=pump, daemon=True, name=f"dshfuzz slot {slot} pump")
+    thread.start()
+    outgoing.put(("hello", slot, address))
+    if not resumed.wait(HELLO_SECONDS):
+        stop.set()
+    try:
+        _guarded(config, slot, outgoing.put, stop.is_set, inbox=claims, resume_round=start[0],
+                 on_round=lambda n: outgoing.put(("round", slot, n)))
+    except BaseException:  # noqa: BLE001 - _guarded reports; this is only the pump's own failure
+        outgoing.put(WorkerFailed(slot, traceback.format_exc(limit=10)))
+    finally:
+        finished.set()
+        thread.join(timeout=30)
