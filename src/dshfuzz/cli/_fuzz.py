@@ -55,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
     parser.add_argument("--no-minimise", action="store_true", help="keep Hypothesis-shrunk logs as they are")
-    parser.add_argument("--save", action="store_true", help="add every finding to the corpus")
+    parser.add_argument(
+        "--save", action="store_true",
+        help="add every finding to the corpus as it arrives (its latest witness; a stopped campaign keeps them)",
+    )
     parser.add_argument("--corpus", type=Path, default=Path("corpus"), help="where --save adds findings (default corpus/)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds one checker run may take")
     parser.add_argument(
@@ -74,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         CampaignConfig,
         CampaignSetupError,
         Corpus,
+        DisagreementFound,
+        FindingRecorder,
         default_workers,
         parse_budget,
         parse_checker_rules,
@@ -107,31 +112,17 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         config = replace(config, out=args.out.parent, run_id=args.out.name)
     reporter = LiveReporter(err)
+    # --save: each finding goes into the corpus as it arrives, so a coordinator that dies loses none
+    recorder = FindingRecorder(Corpus(args.corpus), checker=config.checker, seed=config.seed) if args.save else None
     try:
-        for _ in reporter.consume(run_campaign(config, check_first=True)):
-            pass
+        for event in reporter.consume(run_campaign(config, check_first=True)):
+            if recorder is not None and isinstance(event, DisagreementFound):
+                recorder.record(event)
     except CampaignSetupError as exc:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
     summary = reporter.summary
     paths = write_reports(summary, config.run_dir)
-    if args.save:
-        corpus = Corpus(args.corpus)
-        for f in summary.findings:
-            corpus.add(
-                f.data,
-                signature=f.signature,
-                kind=f.kind,
-                compression=f.compression,
-                format_version=f.format_version,
-                expected={"rules": list(f.expected_rules), "oracleRefusing": list(f.oracle_refusing)},
-                actual={"rules": list(f.checker_rules)},
-                checker=config.checker,
-                mutator=f.mutator,
-                seed=config.seed,
-                official=f.official,
-                stage=f.stage,
-            )
     out = Console()
     out.print(final_summary(summary, width=out.width))
     where = f"report: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name})"

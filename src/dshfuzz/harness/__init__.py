@@ -2,7 +2,7 @@
 
 from ._campaign import CampaignConfig, CampaignSetupError, default_workers, parse_budget, preflight, run_campaign
 from ._classify import Disagreement, Truth, classify
-from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry, CorpusFormatError
+from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry, CorpusFormatError, FindingRecorder
 from ._events import (
     CampaignEvent,
     CampaignFinished,
@@ -44,6 +44,7 @@ __all__ = [
     "DisagreementFound",
     "Example",
     "ExampleJudged",
+    "FindingRecorder",
     "Judge",
     "JudgedExample",
     "ReplayResult",

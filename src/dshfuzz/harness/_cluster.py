@@ -71,6 +71,21 @@ def _distributed() -> Any:
     return distributed
 
 
+def _knock(address: str) -> None:
+    """Raise ``ValueError`` for an address that is none, ``OSError`` when nothing listens at a
+    TCP one: at once, before a ``Client`` would retry for its whole timeout."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    host, port = parse_host_port(location)
+    if not port:
+        raise ValueError(f"missing port number in address {address!r}")
+    if scheme == "tcp":
+        socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
+
+
 class _StopAll:
     """The coordinator's stop: set here at once, then told to every slot's inbox."""
 
@@ -107,6 +122,7 @@ class ClusterWorkers:
             )
             address = self._local.scheduler_address
         try:
+            _knock(str(address))
             self.client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             self._close_local()

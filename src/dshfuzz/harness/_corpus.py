@@ -12,7 +12,7 @@ import datetime as _dt
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from dshfuzz import __version__
 from dshfuzz._atomic import write_atomic
 
-__all__ = ["CORPUS_FORMAT", "Corpus", "CorpusEntry", "CorpusFormatError", "signature_slug"]
+__all__ = ["CORPUS_FORMAT", "Corpus", "CorpusEntry", "CorpusFormatError", "FindingRecorder", "signature_slug"]
 
 CORPUS_FORMAT = "dshfuzz-corpus/1"
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -178,6 +178,26 @@ class Corpus:
         write_atomic(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
         return entry, True
 
+    def _rewrite(self, entry: CorpusEntry, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` to the meta's entries of ``entry``'s signature; one atomic write."""
+        meta_path = self._meta_path(entry.signature)
+        meta = self._load_meta(meta_path)
+        change(meta["entries"])
+        write_atomic(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+    def restage(self, entry: CorpusEntry, stage: str) -> CorpusEntry:
+        """Record that ``entry``'s witness got as far as ``stage`` (the same log, judged again
+        later in its minimisation); returns the updated entry."""
+        key = entry.sha256[:16]
+        self._rewrite(entry, lambda entries: entries[key].__setitem__("stage", stage))
+        return CorpusEntry.from_json({**entry.to_json(), "stage": stage})
+
+    def remove(self, entry: CorpusEntry) -> None:
+        """Drop ``entry`` (superseded by a smaller witness of its signature): the meta first, in
+        one atomic write, then its log; a crash between them leaves only an unlisted file."""
+        self._rewrite(entry, lambda entries: entries.pop(entry.sha256[:16], None))
+        (self._meta_path(entry.signature).parent / entry.file).unlink(missing_ok=True)
+
     def entries(self) -> Iterator[tuple[Path, CorpusEntry]]:
         """Every entry with the path of its log, in a stable order (none when the folder is
         missing: the CLI says so instead)."""
@@ -213,3 +233,55 @@ class Corpus:
         meta["entries"][key]["fixedBy"] = by
         write_atomic(meta_path, json.dumps(meta, indent=1, sort_keys=True) + "\n")
         return CorpusEntry.from_json(meta["entries"][key]), before
+
+
+class FindingRecorder:
+    """Puts a campaign's findings into a corpus as they reach the coordinator, so that a
+    coordinator that dies leaves every finding so far on disk.
+
+    Each signature keeps one entry from this campaign: its latest witness. A finding is
+    heard as its owner sends it (first ``found``, then smaller witnesses as minimisation
+    goes on); a smaller witness is added before the one it supersedes is removed, so the
+    corpus never lacks the finding, and each write is atomic. Witnesses of a signature from
+    another worker than its first are ignored, as the coordinator and the report do. An
+    entry already in the corpus before the campaign is never removed."""
+
+    def __init__(self, corpus: Corpus, *, checker: str, seed: int | None) -> None:
+        self.corpus = corpus
+        self.checker = checker
+        self.seed = seed
+        self._owner: dict[str, int] = {}
+        self._mine: dict[str, CorpusEntry] = {}
+        """Per signature, the entry this campaign added and still keeps."""
+
+    def record(self, finding: Any) -> CorpusEntry | None:
+        """Store ``finding`` (a ``DisagreementFound``); the entry that now holds it, or
+        ``None`` when the finding is not its signature owner's."""
+        signature = finding.signature
+        if self._owner.setdefault(signature, finding.worker) != finding.worker:
+            return None
+        entry, new = self.corpus.add(
+            finding.data,
+            signature=signature,
+            kind=finding.kind,
+            compression=finding.compression,
+            format_version=finding.format_version,
+            expected={"rules": list(finding.expected_rules), "oracleRefusing": list(finding.oracle_refusing)},
+            actual={"rules": list(finding.checker_rules)},
+            checker=self.checker,
+            mutator=finding.mutator,
+            seed=self.seed,
+            official=finding.official,
+            stage=finding.stage,
+        )
+        before = self._mine.get(signature)
+        if before is not None and before.sha256 == entry.sha256:
+            if before.stage != finding.stage:
+                self._mine[signature] = entry = self.corpus.restage(before, finding.stage)
+            return entry
+        if before is not None:
+            self.corpus.remove(before)
+            del self._mine[signature]
+        if new:
+            self._mine[signature] = entry
+        return entry
