@@ -34,6 +34,7 @@ import time
 import traceback
 import uuid
 from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers
@@ -59,6 +60,11 @@ HELLO_SECONDS = 60.0
 
 RESUBMITS = 3
 """A slot whose task ends in error (not by its own worker's failure) is resubmitted this often."""
+
+
+SLOT_WORK: Callable[..., None] = _guarded
+"""What a slot task runs (``_campaign._guarded``'s signature): the campaign's worker;
+``benchmarks/cluster.py`` puts a synthetic one here to measure what a coordinator absorbs."""
 
 
 def _distributed() -> Any:
@@ -116,10 +122,13 @@ class ClusterWorkers:
         address = config.cluster
         if config.cluster == "local":
             # one single-threaded process per slot: the judging is Python, and threads would share a GIL
-            self._local = distributed.LocalCluster(
-                n_workers=config.workers or default_workers(), threads_per_worker=1, processes=True,
-                dashboard_address=None, silence_logs=logging.ERROR,
-            )
+            try:
+                self._local = distributed.LocalCluster(
+                    n_workers=config.workers or default_workers(), threads_per_worker=1, processes=True,
+                    dashboard_address=None, silence_logs=logging.ERROR,
+                )
+            except Exception as exc:  # noqa: BLE001 - Dask says why in its own words: one line of them
+                raise CampaignSetupError(f"cannot start a local Dask cluster: {exc}") from None
             address = self._local.scheduler_address
         try:
             _knock(str(address))
@@ -159,7 +168,7 @@ class ClusterWorkers:
 
     def _submit(self, slot: int) -> Any:
         key = f"{self._prefix}-slot-{slot}-try-{self._attempts[slot]}"
-        return self.client.submit(_slot_main, self.config, slot, self._prefix, key=key, pure=False, retries=0)
+        return self.client.submit(_slot_main, self.config, slot, self._prefix, SLOT_WORK, key=key, pure=False, retries=0)
 
     def _slot_of(self, key: object) -> int | None:
         text = str(key)
@@ -242,7 +251,10 @@ class ClusterWorkers:
                 reply: list[tuple[object, ...]] = [("resume", self._round[slot]), *self._claims]
             if self.stop.is_set():
                 reply.append(("stop",))
-            self._inboxes[slot].put(pickle.dumps(reply), timeout=CONNECT_SECONDS)
+            try:
+                self._inboxes[slot].put(pickle.dumps(reply), timeout=CONNECT_SECONDS)
+            except Exception:  # noqa: BLE001 - a gone scheduler: the next read reports it
+                pass
             return
         if isinstance(item, tuple) and item and item[0] == "round":
             self._round[item[1]] = item[2]
@@ -292,7 +304,7 @@ class ClusterWorkers:
             self.events.put(WorkerLost(address, tuple(sorted(slots)), time.time()))
 
 
-def _slot_main(config: CampaignConfig, slot: int, prefix: str) -> None:
+def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = _guarded) -> None:
     """One worker slot, as a task on a Dask worker: say hello, learn where to resume, then run
     the worker with its events and inbox moved by a pump thread."""
     import warnings
@@ -355,8 +367,8 @@ def _slot_main(config: CampaignConfig, slot: int, prefix: str) -> None:
     if not resumed.wait(HELLO_SECONDS):
         stop.set()
     try:
-        _guarded(config, slot, outgoing.put, stop.is_set, inbox=claims, resume_round=start[0],
-                 on_round=lambda n: outgoing.put(("round", slot, n)))
+        work(config, slot, outgoing.put, stop.is_set, inbox=claims, resume_round=start[0],
+             on_round=lambda n: outgoing.put(("round", slot, n)))
     except BaseException:  # noqa: BLE001 - _guarded reports; this is only the pump's own failure
         outgoing.put(WorkerFailed(slot, traceback.format_exc(limit=10)))
     finally:
