@@ -14,6 +14,8 @@
    second, and the coordinator process's CPU microseconds per event (that process also
    hosts the ``LocalCluster``'s scheduler, so this is an upper bound of the coordinator's
    own cost).
+   Then many paced slots (each sending what one real slot sends) show what each slot costs
+   the coordinator and the scheduler together, polling included.
 3. From both: how many 2-core machines (each as fast as this one with 2 workers) one
    coordinator can serve, from its CPU cost per event (one core's worth) and from the
    absorbed rate.
@@ -60,6 +62,47 @@ def synthetic(config, worker, put, should_stop, inbox=None, **resume) -> None:  
         put(("done", worker))
 
 
+def paced(config, worker, put, should_stop, inbox=None, **resume) -> None:  # noqa: ANN001 - _guarded's shape
+    """A worker slot that sends ``PACE`` typical ``ExampleJudged`` a second: a real slot's rate."""
+    rules = frozenset({"S5", "E2", "T3"})
+    try:
+        while not should_stop():
+            put(ExampleJudged(worker, "partial-coverage", 40, rules, frozenset({"S5"}), frozenset(), (),
+                              time.time(), 0.004, 0.01))
+            time.sleep(1 / PACE)
+    finally:
+        put(("done", worker))
+
+
+PACE = 32.0
+"""Events a second from one paced slot: one of two workers of a 2-core machine."""
+
+
+def many_slots(slots: int, seconds: float) -> tuple[float, float]:
+    """``slots`` paced slots (threads of 2 worker processes, the scheduler in this process):
+    events/s absorbed and this process's CPU milliseconds per wall second per slot."""
+    import logging
+
+    import distributed
+
+    import dshfuzz.harness._cluster as cluster
+
+    cluster.SLOT_WORK = paced
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=slots // 2, dashboard_address=None,
+                                      silence_logs=logging.ERROR) as local, tempfile.TemporaryDirectory() as tmp:
+            config = CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
+                                    cluster=local.scheduler_address)
+            summary = CampaignSummary()
+            cpu = time.process_time()
+            for event in run_campaign(config):
+                summary.add(event)
+            cpu = time.process_time() - cpu
+    finally:
+        cluster.SLOT_WORK = cluster._guarded
+    return summary.examples / summary.elapsed, 1000 * cpu / summary.elapsed / slots
+
+
 def absorption(slots: int, seconds: float) -> tuple[int, float, float]:
     """Events absorbed, events/s and coordinator CPU microseconds per event."""
     import dshfuzz.harness._cluster as cluster
@@ -85,9 +128,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--official", action="store_true", help="judge with the official layers too")
     parser.add_argument("--synthetic-seconds", type=float, default=20.0)
+    parser.add_argument("--only-synthetic", action="store_true", help="skip the throughput comparison")
+    parser.add_argument("--many-slots", type=int, default=32, help="paced synthetic slots for the per-slot cost")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     rates: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    if args.only_synthetic:
+        args.repeats = 0
     for repeat in range(args.repeats):
         for workers in (1, 2):
             for path, cluster in (("processes", None), ("cluster local", "local")):
@@ -98,8 +145,8 @@ def main() -> None:
     print("\n| workers | processes logs/s | cluster local logs/s | cluster / processes "
           "| after start-up: processes | cluster local | cluster / processes |")
     print("|---|---|---|---|---|---|---|")
-    two_core = 0.0
-    for workers in (1, 2):
+    two_core = 64.0  # this machine's 2-worker rate after start-up (RESULTS.md), when the comparison is skipped
+    for workers in (1, 2) if args.repeats else ():
         mp_rate, mp_steady = (sum(x) / args.repeats for x in zip(*rates[("processes", workers)]))
         dask_rate, dask_steady = (sum(x) / args.repeats for x in zip(*rates[("cluster local", workers)]))
         two_core = dask_steady if workers == 2 else two_core
@@ -112,10 +159,15 @@ def main() -> None:
         events, per_second, cost = absorption(slots, args.synthetic_seconds)
         best_rate, best_cost = max(best_rate, per_second), min(best_cost, cost)
         print(f"| {slots} | {events} | {per_second:.0f} | {cost:.1f} |", flush=True)
+    rate_many, per_slot = many_slots(args.many_slots, args.synthetic_seconds)
+    print(f"\n{args.many_slots} slots paced at {PACE:.0f} events/s each: {rate_many:.0f} events/s absorbed; "
+          f"coordinator and scheduler CPU {per_slot:.2f} ms per second per slot", flush=True)
     by_cpu = 1e6 / best_cost  # events/s one core spent on nothing else would absorb
     print(f"\none 2-core machine with 2 workers sends {two_core:.1f} events/s (one per judged log)")
     print(f"machines one coordinator serves: {best_rate / two_core:.0f} at the absorbed rate measured, "
           f"{by_cpu / two_core:.0f} from its CPU cost (one core, {by_cpu:.0f} events/s)")
+    print(f"machines one coordinator and its scheduler serve on one core, from the per-slot cost at "
+          f"{PACE:.0f} events/s: {1000 / (2 * per_slot):.0f}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

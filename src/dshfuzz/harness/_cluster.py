@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers
-from ._events import WorkerFailed, WorkerLost
+from ._events import ExampleJudged, RoundCut, TimeSpent, WorkerFailed, WorkerLost
 
 __all__ = ["ClusterWorkers"]
 
@@ -46,7 +46,15 @@ CONNECT_SECONDS = 10.0
 """How long reaching the scheduler may take before ``--cluster`` is a usage error."""
 
 PUMP_SECONDS = 0.05
-"""A slot sends what it has and reads its inbox at least this often: events arrive as they happen."""
+"""The coordinator reads the slots' events this often while none are waiting."""
+
+SEND_SECONDS = 0.25
+"""A slot sends its judged logs at least this often, batched; a finding, an error, its hello
+and its end go at once. Each send is a message through the scheduler, which every slot of
+every machine shares: batching is what lets one scheduler and coordinator serve many."""
+
+INBOX_SECONDS = 0.5
+"""A slot reads its inbox this often: a claim heard this late costs at most a duplicate find."""
 
 TICK_SECONDS = 5.0
 """The coordinator tells every slot it is alive this often."""
@@ -304,6 +312,10 @@ class ClusterWorkers:
             self.events.put(WorkerLost(address, tuple(sorted(slots)), time.time()))
 
 
+_ROUTINE = (ExampleJudged, TimeSpent, RoundCut)
+"""What a slot batches for up to ``SEND_SECONDS``; everything else is sent at once."""
+
+
 def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = _guarded) -> None:
     """One worker slot, as a task on a Dask worker: say hello, learn where to resume, then run
     the worker with its events and inbox moved by a pump thread."""
@@ -335,21 +347,27 @@ def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..
             claims.put(message)  # type: ignore[arg-type]
 
     def pump() -> None:
+        read = 0.0
         while True:
             last = finished.is_set()
             batch: list[object] = []
-            try:
-                batch.append(outgoing.get(timeout=PUMP_SECONDS))
-                while True:
-                    batch.append(outgoing.get_nowait())
-            except queue.Empty:
-                pass
+            until = time.monotonic() + (SEND_SECONDS if resumed.is_set() else PUMP_SECONDS)
+            while True:  # until the batch is due, or holds something the coordinator must hear now
+                try:
+                    item = outgoing.get(timeout=max(0.0, until - time.monotonic()))
+                except queue.Empty:
+                    break
+                batch.append(item)
+                if not isinstance(item, _ROUTINE) and not (isinstance(item, tuple) and item[0] == "round"):
+                    break
             try:
                 if batch:
                     outbox.put(pickle.dumps(batch))
-                for blob in inbox.get(batch=True):
-                    for message in pickle.loads(blob):
-                        hear(message)
+                if last or not resumed.is_set() or time.monotonic() - read >= INBOX_SECONDS:
+                    read = time.monotonic()
+                    for blob in inbox.get(batch=True):
+                        for message in pickle.loads(blob):
+                            hear(message)
             except Exception:  # noqa: BLE001 - the coordinator's queues are gone: so is the coordinator
                 stop.set()
                 resumed.set()
