@@ -10,6 +10,7 @@ scheduler that cannot be reached is one usage error.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -24,7 +25,9 @@ import pytest
 
 from dshfuzz.harness import CampaignConfig, DisagreementFound, ExampleJudged, run_campaign
 from dshfuzz.harness._campaign import SETTLED
-from dshfuzz.report import write_reports
+from rich.console import Console
+
+from dshfuzz.report import LiveReporter, write_reports
 from dshfuzz.report._summary import CampaignSummary
 
 distributed = pytest.importorskip("distributed", reason="the cluster extra: pip install 'dshfuzz[cluster]'")
@@ -113,13 +116,14 @@ def test_killing_one_of_two_workers_mid_campaign_loses_neither_the_campaign_nor_
         checker="py:tests.broken_checkers.miss_rule:check", seed=1, workers=2, budget_seconds=budget,
         official=False, out=tmp_path, minimise_seconds=10, cluster=two_workers.scheduler_address,
     )
-    summary = CampaignSummary()
+    shown = io.StringIO()
+    reporter = LiveReporter(Console(file=shown, force_terminal=False, width=200))
+    summary = reporter.summary
     per_slot: dict[int, int] = defaultdict(int)
     victim: str | None = None
     after_loss: dict[int, int] = defaultdict(int)
     with distributed.Client(two_workers.scheduler_address, set_as_default=False) as client:
-        for event in run_campaign(config):
-            summary.add(event)
+        for event in reporter.consume(run_campaign(config)):
             if isinstance(event, ExampleJudged):
                 per_slot[event.worker] += 1
                 if summary.lost_workers:
@@ -135,6 +139,7 @@ def test_killing_one_of_two_workers_mid_campaign_loses_neither_the_campaign_nor_
     assert lost.worker == victim and len(lost.slots) == 1
     [slot] = lost.slots
     assert after_loss[slot] > 0, f"slot {slot} judged nothing after its worker was lost: {dict(after_loss)}"
+    assert f"dshfuzz: worker {victim} lost; slot {slot} restarts" in shown.getvalue()
     assert summary.checker_defects, "the planted miss was not found"
     paths = write_reports(summary, tmp_path / "run")
     report = json.loads(paths["json"].read_text())

@@ -16,7 +16,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from dshfuzz.harness._events import CampaignEvent, DisagreementFound
+from dshfuzz.harness._events import CampaignEvent, DisagreementFound, WorkerLost
 
 from ._summary import CampaignSummary
 
@@ -164,6 +164,11 @@ def _status(summary: CampaignSummary) -> Group:
     return Group(*parts)
 
 
+def _lost_line(event: WorkerLost) -> str:
+    slots = ", ".join(map(str, event.slots))
+    return f"dshfuzz: worker {event.worker} lost" + (f"; slot {slots} restarts at its round on another worker" if slots else "")
+
+
 class LiveReporter:
     """Folds events into a summary and shows it: a live view on a terminal, plain lines elsewhere."""
 
@@ -186,6 +191,8 @@ class LiveReporter:
                 for f in self.summary.findings[known:]:
                     # above the live view, on a line of its own, and still there when the view goes
                     live.console.print(_finding_line(self.summary, f), soft_wrap=True)
+                if isinstance(event, WorkerLost):
+                    live.console.print(Text(_lost_line(event), "yellow"), soft_wrap=True)
                 now = time.monotonic()
                 # the view redraws 4 times a second: rebuilding it for each of 60 logs a second is waste
                 if now - drawn >= 0.25 or len(self.summary.findings) > known:
@@ -202,6 +209,8 @@ class LiveReporter:
                 f = self.summary.findings[-1]
                 self.console.print(f"dshfuzz: finding {len(self.summary.findings)}: {f.kind} {f.signature} "
                                    f"({f.events_found}→{f.events_minimal} events)", highlight=False, soft_wrap=True)
+            if isinstance(event, WorkerLost):
+                self.console.print(_lost_line(event), highlight=False, soft_wrap=True)
             now = time.monotonic()
             if now - last >= self.interval:
                 last = now
