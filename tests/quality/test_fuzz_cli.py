@@ -64,3 +64,33 @@ def test_a_witness_cut_at_its_time_box_is_saved_as_cut_and_corpus_minimise_finis
     [minimal] = [e for k, e in entries.items() if k != key]
     assert minimal["stage"] == "minimal"
     assert (meta_path.parent / minimal["file"]).stat().st_size < cut.stat().st_size
+
+
+@pytest.mark.slow
+def test_a_coordinator_killed_mid_campaign_leaves_every_finding_it_heard_in_the_corpus(tmp_path):
+    import os
+    import signal
+    import time
+
+    corpus = tmp_path / "corpus"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--checker", "py:tests.broken_checkers.miss_rule:check",
+         "--budget", "300s", "--workers", "1", "--no-official", "--seed", "1", "--save", "--corpus", str(corpus),
+         "--out", str(tmp_path / "run")],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    heard: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # a finding's line is printed the moment the coordinator hears it
+            if match := re.match(r"dshfuzz: finding \d+: \S+ (\S+) ", line):
+                heard.append(match.group(1))
+                time.sleep(1.0)  # the line is printed just before the finding is recorded
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)  # the coordinator this test started: no report, no goodbye
+        proc.wait(timeout=60)
+    assert heard, "the campaign found nothing before it was killed"
+    saved = {json.loads(p.read_text())["signature"] for p in corpus.glob("*/meta.json")}
+    assert set(heard) <= saved
+    assert not (tmp_path / "run" / "summary.json").exists()
