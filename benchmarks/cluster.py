@@ -89,7 +89,8 @@ def many_slots(slots: int, seconds: float) -> tuple[float, float]:
 
     cluster.SLOT_WORK = paced
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=slots // 2, dashboard_address=None,
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=slots // 2, host="127.0.0.1",
+                                      dashboard_address="127.0.0.1:0",
                                       silence_logs=logging.ERROR) as local, tempfile.TemporaryDirectory() as tmp:
             config = CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
                                     cluster=local.scheduler_address)

@@ -43,7 +43,7 @@ def two_workers(monkeypatch):
     monkeypatch.chdir(REPO)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None, silence_logs=logging.ERROR,
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
     ) as cluster:
         yield cluster
 
@@ -182,8 +182,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("address", [f"tcp://127.0.0.1:{_free_port()}", "nonsense"])
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:{free port}", "nonsense"])
 def test_a_cluster_that_cannot_be_reached_is_one_usage_error(address, tmp_path):
+    address = address.replace("{free port}", str(_free_port()))  # chosen here: xdist workers collect alike
     proc = subprocess.run(
         [sys.executable, "-m", "dshfuzz", "fuzz", "--cluster", address, "--budget", "5s", "--no-official",
          "--out", str(tmp_path / "run")],

@@ -101,7 +101,8 @@ def _knock(address: str) -> None:
 
 
 class _StopAll:
-    """The coordinator's stop: set here at once, then told to every slot's inbox."""
+    """The coordinator's stop: set here at once (a signal handler may set it), then told to
+    every slot's inbox by the receiver thread."""
 
     def __init__(self, owner: ClusterWorkers) -> None:
         self._owner = owner
@@ -111,7 +112,7 @@ class _StopAll:
         if self._set.is_set():
             return
         self._set.set()
-        self._owner._broadcast([("stop",)])
+        self._owner._outgoing.put(("stop",))
 
     def is_set(self) -> bool:
         return self._set.is_set()
@@ -129,11 +130,11 @@ class ClusterWorkers:
         self._local: Any = None
         address = config.cluster
         if config.cluster == "local":
-            # one single-threaded process per slot: the judging is Python, and threads would share a GIL
+            # one single-threaded process per slot (threads would share a GIL), listening on this machine only
             try:
                 self._local = distributed.LocalCluster(
                     n_workers=config.workers or default_workers(), threads_per_worker=1, processes=True,
-                    dashboard_address=None, silence_logs=logging.ERROR,
+                    host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
                 )
             except Exception as exc:  # noqa: BLE001 - Dask says why in its own words: one line of them
                 raise CampaignSetupError(f"cannot start a local Dask cluster: {exc}") from None
@@ -153,11 +154,15 @@ class ClusterWorkers:
         if slots < 1:
             self.client.close()
             self._close_local()
-            raise CampaignSetupError(f"the Dask cluster at {address} has no workers yet; start some with `dask worker {address}`")
+            raise CampaignSetupError(
+                f"the Dask cluster at {address} has no workers yet; start some with `dask worker {address}`"
+            )
         self.address = address
         self.config = replace(config, workers=slots)
         self.slots = slots
         self.events: queue.Queue[object] = queue.Queue()
+        self._outgoing: queue.Queue[tuple[object, ...]] = queue.Queue()
+        """What the receiver thread tells every slot: the coordinator's loop never waits on the network."""
         self.stop = _StopAll(self)
         self._prefix = f"dshfuzz-{config.run_id}-{uuid.uuid4().hex[:8]}"
         self._outbox = distributed.Queue(f"{self._prefix}-events", client=self.client)
@@ -176,7 +181,9 @@ class ClusterWorkers:
 
     def _submit(self, slot: int) -> Any:
         key = f"{self._prefix}-slot-{slot}-try-{self._attempts[slot]}"
-        return self.client.submit(_slot_main, self.config, slot, self._prefix, SLOT_WORK, key=key, pure=False, retries=0)
+        return self.client.submit(
+            _slot_main, self.config, slot, self._prefix, SLOT_WORK, key=key, pure=False, retries=0
+        )
 
     def _slot_of(self, key: object) -> int | None:
         text = str(key)
@@ -189,7 +196,7 @@ class ClusterWorkers:
     def tell(self, message: tuple[str, str, int]) -> None:
         with self._lock:
             self._claims.append(message)
-        self._broadcast([message])
+        self._outgoing.put(message)
 
     def drain(self) -> list[object]:
         out: list[object] = []
@@ -201,8 +208,8 @@ class ClusterWorkers:
 
     def end(self) -> None:
         """Stop listening, cancel what still runs (a slot still judging sees its stop), close."""
-        self._closing = True
         self.stop.set()
+        self._closing = True
         self._receiver.join(timeout=5)
         try:
             self.client.unsubscribe_topic("all")
@@ -233,7 +240,10 @@ class ClusterWorkers:
     def _receive(self) -> None:
         """Move the slots' events to ``events`` as they arrive; answer hellos, tick, watch futures."""
         ticked = time.monotonic()
-        while not self._closing:
+        while True:
+            self._tell_pending()
+            if self._closing:
+                return
             try:
                 # polled, never a blocking get: a scheduler logs every get that times out as an error
                 blobs = self._outbox.get(batch=True)
@@ -250,6 +260,16 @@ class ClusterWorkers:
                 ticked = time.monotonic()
                 self._broadcast([("tick",)])
             self._watch()
+
+    def _tell_pending(self) -> None:
+        messages: list[tuple[object, ...]] = []
+        while True:
+            try:
+                messages.append(self._outgoing.get_nowait())
+            except queue.Empty:
+                break
+        if messages:
+            self._broadcast(messages)
 
     def _route(self, item: object) -> None:
         if isinstance(item, tuple) and item and item[0] == "hello":
