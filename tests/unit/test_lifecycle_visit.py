@@ -243,9 +243,9 @@ def test_a_title_citing_a_later_human_message_waits_for_it() -> None:
     events[-1]["data"]["source"]["kind"] = "plugin"
     assert check_lifecycle(events, HEADER) == Violation(
         17, "title-source", "session/title 17 messageSeqs must cite earlier human user/message events")
-    del events[-1]  # the cited position is past the log: reading its type throws
+    del events[-1]  # the cited position is past the log: ``undefined?.type`` is no user/message (released, format 1, says so)
     assert check_lifecycle(events, HEADER) == Violation(
-        17, "malformed-event", "Cannot read properties of undefined (reading 'type')")
+        17, "title-source", "session/title 17 messageSeqs must cite earlier human user/message events")
 
 
 def test_a_waiting_check_that_fails_is_the_verdict_ahead_of_a_later_refusal() -> None:

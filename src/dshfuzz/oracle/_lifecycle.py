@@ -328,6 +328,8 @@ class RelationWalk:
             position = int(key)
         elif type(key) is str and _js.is_array_index(key):
             position = int(key)
+        elif type(key) is list:  # a property key is String(key): [3] reads events["3"]
+            return self._position(_js.js_string(key))
         else:
             return None
         if self.length is None:
@@ -508,7 +510,8 @@ class RelationWalk:
             raise _Fail("outside-turn", f"{etype} is outside an open turn")
         root, parent, child = (data.get(k, MISSING) for k in ("rootCallId", "parentCallId", "subCallId"))
         child_key = _js.number_key(child)
-        if child_key in self.ptc_roots and not _same(self.ptc_roots[child_key], root):
+        known = self.ptc_roots.get(child_key, MISSING)  # a root stored as undefined is `known === void 0`: no check
+        if known is not MISSING and not _same(known, root):
             raise _Fail("ptc-root-changed", f"{etype} changes its rootCallId")
         parent_root = self.ptc_roots.get(_js.number_key(parent), MISSING)
         if not _same(parent, root) and not _same(parent_root, root):
@@ -609,10 +612,8 @@ class RelationWalk:
         selected = []
         for cited in _iterate(seqs):
             position = self._position(cited)
-            if position is None:
-                raise _js.JsTypeError("Cannot read properties of undefined (reading 'type')")
-            reading = self.citable.get(position)
-            if reading is None:  # a null, or a record that is no human user/message
+            reading = None if position is None else self.citable.get(position)
+            if reading is None:  # no element (``undefined?.type``), a null, or a record that is no human user/message
                 raise _Fail(
                     "title-source", f"{label} messageSeqs must cite earlier human user/message events"
                 )
