@@ -1,5 +1,7 @@
 """The surface folds' shortcuts are exact: the surface pass (S1-S8), the wire pass (W1-W5)
-and the released walk behind G4 give the findings of their general code on damaged logs.
+and the reference oracle's released walk give the findings of their general code on damaged
+logs (G4, the checker's own reading of that walk, is held against the oracle's in
+test_g4_differential.py).
 
 Each shortcut decides a common case inline (a plain append, a one-seq citation, a
 tool/result rewrite compared without its masked copies, four int coordinates, a message

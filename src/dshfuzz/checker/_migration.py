@@ -1,8 +1,9 @@
-"""Migration pre-checks (G1 G2 for format-0 files, G3 G4 for format 0 and 1): what the
+"""Migration pre-checks (G1 G2 for format-0 files, G3 for format 0 and 1): what the
 released catalog (``dsh-session-format-v0-to-v1``) refuses when a format-0 file is
 upgraded, or when a format-1 file is restored through its relation walk, reported as
-warnings because the file still loads today. :func:`released_refuses_lossy` models where
-released's payload validator reads a number, for E4's attribution.
+warnings because the file still loads today. G4, the rest of that relation walk, is
+:mod:`._relations`. :func:`released_refuses_lossy` models where released's payload
+validator reads a number, for E4's attribution.
 """
 
 from __future__ import annotations
@@ -244,118 +245,6 @@ def _cited_position(seq: Any) -> int | None:
     if type(seq) is str and seq.isascii() and seq.isdigit() and (seq == "0" or not seq.startswith("0")):
         seq = int(seq)
     return int(seq) if is_event_seq(seq) else None
-
-
-_RELATION_CODES = ("compaction-", "retry-", "command-", "ptc-")
-"""The reference walk's codes for the compaction, retry, command and code-dispatch relations
-(V01:2290, 2383-2476)."""
-_LEGACY_RELATION_TYPES = ("compact/start", "compact/summary", "compact/end", "compact/prune")
-_WALKED_TYPES = tuple(sorted(RELEASED_V0_EVENT_TYPES - {"assistant/chunk"}))
-"""The records released's relation walk reads; a chunk relates only to its open step (not G4's concern)."""
-
-
-@rule_walk(RuleId.G4, types=(*_WALKED_TYPES, *_LEGACY_RELATION_TYPES))
-class CompactionAndRetryRelations:
-    """G4: released's relation walk over compactions and retries (V01:2290, 2403-2476): a compaction
-    has one owner (id, sourceCommandId), its open turn, at most one summary naming an exact
-    current surface span, and no turn boundary inside it; an llm/retry names the open turn and
-    step and the open request/header's provider and continues its policy chain; an
-    llm/retry-started pairs one earlier scheduled attempt once; command ids and code-dispatch starts
-    are unique and each command/done and tool/code-dispatch follows its own. The reference oracle's walk
-    (:class:`~dshfuzz.oracle._lifecycle.RelationWalk`) decides; released stops at its first
-    refusal, and so does G4 (a first refusal of another relation is another rule's).
-
-    Every record of a released type but chunks is fed to the walk (format 0: after the
-    migration's normalisation, :class:`_RelationMigration`; legacy compact/* records too), and
-    its state is the walk's (see there: pending state, plus what later reads cite, O(user
-    messages + command records + compactions)). The walk runs on every log, also one without a
-    relation record, where it cannot refuse with a G4 code: a streaming walk cannot know that
-    in advance. The walk keeps the events where the verdict may fall (the records of the checks
-    that wait, and the refusal's) for the finding's coordinates."""
-
-    def __init__(self, ctx: CheckContext) -> None:
-        from dshfuzz.oracle._lifecycle import RelationWalk  # the walk is loaded only for a log G4 applies to
-
-        self.ctx = ctx
-        self.walk = RelationWalk(ctx.log.header.raw)
-        self.feed = self.walk.feed  # a record the migration leaves alone goes to the walk as it is
-        if ctx.version == 0:
-            self.migration = _RelationMigration(_get(ctx.log.header.raw, "id"))
-            self.types = _V0_SUBSCRIPTIONS
-        else:
-            self.types = _SUBSCRIPTIONS
-
-    def migrated(self, index: int, event: Event) -> None:
-        self.walk.feed(index, self.migration.normalise(event.raw), event)
-
-    def finish(self) -> list[Finding] | None:
-        from dshfuzz.oracle import Violation
-
-        verdict = self.walk.verdict(len(self.ctx.events))
-        if isinstance(verdict, Violation) and verdict.code.startswith(_RELATION_CODES) and verdict.seq is not None:
-            return [self.ctx.finding(RuleId.G4, verdict.message, event=self.walk.origin(verdict.seq),
-                                     context={"code": verdict.code})]
-        return None
-
-
-_MIGRATED_TYPES = frozenset({"llm/retry", "session/end-seed", "compaction/start", "compaction/summary",
-                             "compaction/end", "user/message", *_LEGACY_RELATION_TYPES})
-"""The records :class:`_RelationMigration` reads or rewrites."""
-
-
-_V0_SUBSCRIPTIONS = {kind: "migrated" if kind in _MIGRATED_TYPES else "feed"
-                     for kind in (*_WALKED_TYPES, *_LEGACY_RELATION_TYPES)}
-_SUBSCRIPTIONS = {kind: "feed" for kind in _WALKED_TYPES}
-"""The walk's subscriptions: format 0 hands the records the migration reads to it first."""
-
-
-class _RelationMigration:
-    """The v0->v1 migration's legacy normalisation of the relation records (V01:1922-2018), one
-    record at a time in log order (no other record takes part): compact/* renamed compaction/*,
-    and a missing retryId or compactionId filled in (per retry chain, and from the open
-    compaction), so that the walk sees what released walks. A rewritten record is a copy.
-    State: the retryId of each retry chain (O(retry chains)) and the open compaction's id."""
-
-    def __init__(self, session_id: Any) -> None:
-        self.session_id = session_id
-        self.chains: dict[tuple[str, ...], str] = {}
-        self.open_id: Any = MISSING
-
-    def normalise(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """``raw`` (one of :data:`_MIGRATED_TYPES`) as the migration leaves it."""
-        kind = raw["type"]
-        data = raw.get("data", MISSING)
-        if kind.startswith("compact/"):
-            kind = "compaction/" + kind[len("compact/"):]
-            raw = {**raw, "type": kind}
-        if type(data) is dict and kind == "llm/retry":
-            chain = tuple(dumps(data.get(k, MISSING)) if k in data else "" for k in ("turn", "step", "provider", "policyKey"))
-            retry_id = data.get("retryId", MISSING)
-            if type(retry_id) is str and retry_id:
-                self.chains[chain] = retry_id
-            elif retry_id is MISSING:
-                self.chains.setdefault(chain, f"legacy-retry:{js_string(self.session_id)}:{js_string(raw.get('seq', MISSING))}")
-                raw = {**raw, "data": {**data, "retryId": self.chains[chain]}}
-        elif kind == "session/end-seed":
-            self.open_id = MISSING
-        elif type(data) is dict and kind == "compaction/start":
-            existing = data.get("compactionId", MISSING)
-            if type(existing) is str and existing:
-                self.open_id = existing
-            elif existing is MISSING:
-                self.open_id = f"legacy-compaction:{js_string(self.session_id)}:{js_string(raw.get('seq', MISSING))}"
-                raw = {**raw, "data": {**data, "compactionId": self.open_id}}
-        elif self.open_id is not MISSING and type(data) is dict and kind in ("compaction/summary", "compaction/end"):
-            if "compactionId" not in data:
-                raw = {**raw, "data": {**data, "compactionId": self.open_id}}
-            if kind == "compaction/end":
-                self.open_id = MISSING
-        elif self.open_id is not MISSING and type(data) is dict and kind == "user/message":
-            source = data.get("source", MISSING)
-            if type(source) is dict and source.get("kind") == "plugin" and source.get("plugin") == "compact" \
-                    and "compactionId" not in source:
-                raw = {**raw, "data": {**data, "source": {**source, "compactionId": self.open_id}}}
-        return raw
 
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"

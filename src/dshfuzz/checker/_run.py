@@ -97,7 +97,7 @@ __all__ = [
     "stream_check",
 ]
 
-RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_content", "_migration", "_released")
+RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_content", "_migration", "_relations", "_released")
 """The modules holding rule passes, imported (when present) on the first check."""
 
 PassFn = Callable[[CheckContext], Iterable[Finding]]
