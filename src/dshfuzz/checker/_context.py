@@ -6,6 +6,12 @@ doubles, so a "safe integer" is an ``int`` (never a ``bool``) or an integral
 ``float`` with magnitude at most 2**53-1. :mod:`dshfuzz.contracts.js` is the one
 place that says so; :func:`is_safe_int` and :func:`is_nonneg_safe_int` are its
 ``Number.isSafeInteger`` and ``isEventSeq`` under the checker's names.
+
+The checker is judged against the reference oracle (:mod:`dshfuzz.oracle`) and the
+official layers, so it imports neither: every rule, G4's walk of released's relations
+included (:mod:`._relations`), is the checker's own reading of the official code. What
+it shares with the oracle is the vocabulary below both, :mod:`dshfuzz.contracts`
+(``===``, ``String()``, deep equality, ``isEventSeq``), not a verdict.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The model sits on :mod:`dshfuzz.contracts` and below everything else: the generators,
 the mutators, the reference oracle and the checker each read and write logs through
 the names exported here (the import contracts in ``pyproject.toml`` hold the layering).
+The judges (the checker, the reference oracle and the official layers behind the Node
+bridge) read a log each on their own: none imports another's models or verdicts, so
+that the harness's differentials between them can disagree.
 """
 
 from ._budget import InflationBudget

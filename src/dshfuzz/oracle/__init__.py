@@ -14,10 +14,15 @@ reason code, official message). Nothing here raises on malformed input.
 - :func:`wire_stream` / :func:`check_wire` - the DeepSeek wire messages with their
   source seqs and pending call ids, and the pairing defects (W1/W2, unanswered calls).
 
-This package never imports :mod:`dshfuzz.oracle.official` (the Node bridge). Its
-models are imported on first use (PEP 562), so a process that asks for one model
-does not pay for the others. The JavaScript value semantics the models share with
-the checker are :mod:`dshfuzz.contracts.js`.
+The checker is judged against these models, so it imports none of them: the checker
+and this package are two readings of the official code written apart (G4, released's
+relation walk, is the checker's :mod:`dshfuzz.checker._relations` and this package's
+:class:`~dshfuzz.oracle._lifecycle.RelationWalk`), and a differential between them can
+disagree. What they share is a vocabulary, not a verdict: the JavaScript value
+semantics of :mod:`dshfuzz.contracts.js`. This package never imports
+:mod:`dshfuzz.oracle.official` (the Node bridge) nor the checker. Its models are
+imported on first use (PEP 562), so a process that asks for one model does not pay
+for the others.
 """
 
 from __future__ import annotations
