@@ -203,6 +203,7 @@ class ReleasedRelations:
         self.awaited: float = -1  # the position the first waiting check reads next
         self.refusal: tuple[int, Event, _Refused] | None = None  # the walk's own, while checks before it wait
         self.done = False  # the verdict is known
+        self.types: dict[str, str] | tuple[()]
         if ctx.version == 0:
             self.migration = _RelationMigration(self.header.get("id", MISSING))
             self.types = {kind: "migrated" if kind in _MIGRATED_TYPES else "visit"
