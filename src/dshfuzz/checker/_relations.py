@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dshfuzz.model import MISSING, Event, dumps
-from dshfuzz.oracle._js import deep_equal_json, js_string, strict_equal
+from dshfuzz.contracts.js import deep_equal_json, js_string, strict_equal
 
 from ._context import CheckContext
 from ._finding import Finding
