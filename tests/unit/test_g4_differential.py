@@ -23,7 +23,7 @@ from reference_oracle_logs import HEADER, edited, tool_turn
 
 from dshfuzz.checker import CheckOptions, RuleId, check_stream
 from dshfuzz.checker._relations import _LEGACY_COMPACTION, _MIGRATED_TYPES, _RelationMigration
-from dshfuzz.checker.rules import RELEASED_CHECKS
+from dshfuzz.contracts.rules import RELEASED_CHECKS
 from dshfuzz.checker._migration import RELEASED_V0_EVENT_TYPES
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import MISSING, Compression, SessionLog, encode_jsonl, parse_log

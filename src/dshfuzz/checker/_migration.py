@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dshfuzz.contracts import is_event_seq
-from dshfuzz.contracts.js import js_string, number_key, strict_equal
+from dshfuzz.contracts.js import number_key, strict_equal
 from dshfuzz.contracts.rules import RuleId
 from dshfuzz.model import MISSING, Event, dumps
 

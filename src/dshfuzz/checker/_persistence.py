@@ -23,7 +23,7 @@ from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.contracts.rules import Severity
-from dshfuzz.model import MISSING, Event, Line, SessionLog, may_hold_lossy_number
+from dshfuzz.model import MISSING, Event, Line, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding

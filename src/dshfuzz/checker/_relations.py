@@ -20,14 +20,14 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from dshfuzz.model import MISSING, Event, dumps
 from dshfuzz.contracts.js import deep_equal_json, js_string, strict_equal
+from dshfuzz.contracts.rules import RuleId
+from dshfuzz.model import MISSING, Event, dumps
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._migration import LEGACY_SOURCE_TYPES, RELEASED_V0_EVENT_TYPES
 from ._run import resubscribe, rule_walk
-from .rules import RuleId
 
 __all__ = ["ReleasedRelations"]
 
