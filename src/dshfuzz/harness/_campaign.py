@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._judges import BATCH_LOGS, CheckerUnderTest, CheckerVerdict
 from ._witness import Cut as _Cut
@@ -842,6 +842,18 @@ def _probe(checker: CheckerUnderTest) -> CheckerVerdict:
         return checker.check(path)
 
 
+def drain_queue(events: Any) -> list[object]:
+    """What ``events`` (a thread, process or Dask queue) holds now, without waiting."""
+    out: list[object] = []
+    while True:
+        try:
+            out.append(events.get_nowait())
+        except queue.Empty:
+            return out
+        except (OSError, EOFError, ValueError):  # a killed writer's half message
+            return out
+
+
 class _Backend(Protocol):
     """Where a campaign's worker slots run, as the coordinator loop sees it: ``slots`` workers,
     each ending with one ``("done", slot)`` on ``events`` (a ``queue.Queue``-like ``get``);
@@ -894,14 +906,7 @@ class _Workers:
 
     def drain(self) -> list[object]:
         """What the queue holds now, without waiting."""
-        out: list[object] = []
-        while True:
-            try:
-                out.append(self.events.get_nowait())
-            except queue.Empty:
-                return out
-            except (OSError, EOFError, ValueError):  # a killed writer's half message
-                return out
+        return drain_queue(self.events)
 
     def end(self) -> None:
         """Kill what is still running: a worker's process group holds its checkers and servers."""

@@ -37,7 +37,7 @@ from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
-from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers
+from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers, drain_queue
 from ._events import ExampleJudged, RoundCut, TimeSpent, WorkerFailed, WorkerLost
 
 __all__ = ["ClusterWorkers"]
@@ -199,12 +199,7 @@ class ClusterWorkers:
         self._outgoing.put(message)
 
     def drain(self) -> list[object]:
-        out: list[object] = []
-        while True:
-            try:
-                out.append(self.events.get_nowait())
-            except queue.Empty:
-                return out
+        return drain_queue(self.events)
 
     def end(self) -> None:
         """Stop listening, cancel what still runs (a slot still judging sees its stop), close."""
