@@ -158,7 +158,9 @@ def test_the_walk_mutators_include_the_relation_breaks() -> None:
 
 @pytest.mark.parametrize("name", _WALK_MUTATORS)
 def test_g4_names_the_oracle_walks_first_relation_refusal_on_every_walk_mutant(name: str) -> None:
-    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+    # derandomized: some walk mutators apply to few short logs, and one random run in a
+    # developer's suite drew none in 459 tries (Unsatisfiable); CI's fixed sample always finds some
+    @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(st.data())
     def check(data: st.DataObject) -> None:
         log = data.draw(logs_for(name, max_events=80), label="log")
