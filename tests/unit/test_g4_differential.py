@@ -119,7 +119,11 @@ def _damage(events: list[Any], data: st.DataObject) -> None:
             kind, payload = data.draw(_RECORDS, label="record")
             events.insert(i, {"type": kind, "seq": i, "time": 0, "data": payload})
         elif how == "surfaceOp":
-            event["surfaceOp"] = copy.deepcopy(data.draw(_ODD, label="surfaceOp"))
+            value = data.draw(_ODD, label="surfaceOp")
+            if value is MISSING:
+                event.pop("surfaceOp", None)
+            else:
+                event["surfaceOp"] = copy.deepcopy(value)
 
 
 _RELATION_TYPES = ("compaction/", "llm/retry", "command/", "tool/code-dispatch", "session/end-seed", "turn/")
