@@ -43,4 +43,4 @@ docs: setup
 	$(PY) -m dshfuzz mutators --markdown > docs/MUTATORS.md
 
 clean:
-	rm -rf $(VENV) $(JS_DIR)/node_modules .hypothesis .pytest_cache
+	rm -rf $(VENV) $(JS_DIR)/node_modules .hypothesis .pytest_cache .mypy_cache

@@ -1,6 +1,6 @@
 """Campaign throughput: judged logs per second with every judge, 1 worker vs 2, in one job.
 
-    .venv/bin/python benchmarks/campaign.py [--seconds 60]
+    .venv/bin/python benchmarks/campaign.py [--seconds 60] [--workers 1 2]
 
 Runs the built-in checker's campaign (checker + reference oracle + official layers)
 once with one worker and once with two, back to back, and prints examples/s, where
@@ -35,13 +35,16 @@ def rate(workers: int, seconds: float) -> tuple[int, float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the worker counts to run, in order")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    one = rate(1, args.seconds)
-    two = rate(2, args.seconds)
-    print(f"1 worker : {one[0]} logs in {one[1]:.1f} s = {one[2]:.2f} logs/s\n           {one[3]}")
-    print(f"2 workers: {two[0]} logs in {two[1]:.1f} s = {two[2]:.2f} logs/s\n           {two[3]}")
-    print(f"scaling 2/1: {two[2] / one[2]:.2f}x")
+    rates = {}
+    for workers in args.workers:
+        logs, elapsed, per_second, breakdown = rate(workers, args.seconds)
+        rates[workers] = per_second
+        print(f"{workers} worker(s): {logs} logs in {elapsed:.1f} s = {per_second:.2f} logs/s\n           {breakdown}")
+    if 1 in rates and 2 in rates:
+        print(f"scaling 2/1: {rates[2] / rates[1]:.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

@@ -1,7 +1,7 @@
 """Detection power: how often a short campaign catches a checker blind to one incident.
 
     .venv/bin/python benchmarks/detection_power.py [--mutators a,b,...] [--seeds 20] [--examples 200]
-                                                   [--official auto|always|never] [--separate]
+                                                   [--official auto|always|never] [--separate] [--siblings N]
 
 For each incident mutator and seed, one in-process campaign (the default mix of
 every mutator, at most ``--examples`` logs) against the built-in checker with the
@@ -79,19 +79,19 @@ def how(trial: Trial) -> str:
 
 
 def run_trials(
-    names: list[str], seeds: int, examples: int, official: object | None, separate: bool
+    names: list[str], seeds: int, examples: int, official: object | None, separate: bool, siblings: int | None = None
 ) -> tuple[dict[str, list[Trial]], int]:
     """Every (mutator, seed) trial, shared per seed unless ``separate``; and how many
     trials ran a campaign of their own."""
     trials: dict[str, list[Trial]] = {name: [] for name in names}
     own = 0
     for seed in range(seeds):
-        shared = {} if separate else shared_trials(names, seed, examples=examples, official=official)
+        shared = {} if separate else shared_trials(names, seed, examples=examples, official=official, siblings=siblings)
         for name in names:
             trial = shared.get(name)
             if trial is None:
                 own += 1
-                trial = detection_trial(name, seed, examples=examples, official=official)
+                trial = detection_trial(name, seed, examples=examples, official=official, siblings=siblings)
             trials[name].append(trial)
     return trials, own
 
@@ -103,6 +103,7 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--official", choices=("auto", "always", "never"), default="auto")
     parser.add_argument("--separate", action="store_true", help="one campaign per mutator and seed")
+    parser.add_argument("--siblings", type=int, default=None, help="mutants drawn per valid log (default: the campaign's)")
     args = parser.parse_args()
     names = sorted(MUTATORS) if args.mutators is None else [m for m in args.mutators.split(",") if m]
     unknown = [m for m in names if m not in MUTATORS]
@@ -126,7 +127,7 @@ def main() -> int:
                 continue
             oracle = stack.enter_context(OfficialOracle()) if use else None
             start = time.process_time()
-            group_trials, own = run_trials(group, args.seeds, args.examples, oracle, args.separate)
+            group_trials, own = run_trials(group, args.seeds, args.examples, oracle, args.separate, args.siblings)
             trials.update(group_trials)
             cpu[use] = (time.process_time() - start, own)
     for use, (seconds, own) in cpu.items():

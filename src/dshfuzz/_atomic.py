@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["write_atomic"]
@@ -26,6 +25,8 @@ def _umask() -> int:
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> Path:
     """Write ``data`` to ``path`` through a temp file in the same directory, fsync, rename."""
+    import tempfile  # here, not at the top: dshfuzz.model re-exports this, and `dshfuzz check` writes nothing
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data

@@ -34,9 +34,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from pluggy import Result
 
 PROFILES = ("dev", "ci", "nightly")
 _CHOICES = (*PROFILES, "auto")
@@ -177,7 +181,7 @@ def dshfuzz_witness() -> WitnessRecorder:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Result[None], None]:
     _RECORDER.last = None
     yield
 
@@ -196,7 +200,9 @@ def _render(witness: Witness) -> str:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     uses = "dshfuzz_witness" in getattr(item, "fixturenames", ())
@@ -228,9 +234,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     from dshfuzz.harness import Corpus
 
-    for name, value in report.user_properties:
+    for name, stored in report.user_properties:
         if name != _PROPERTY:
             continue
+        value = cast("dict[str, Any]", stored)  # the dict written above, as JSON across execnet
         meta = value.get("meta", {})
         Corpus(Path(config.getoption("dshfuzz_corpus"))).add(
             base64.b64decode(value["data"]),

@@ -344,3 +344,65 @@ def test_pipeline_survives_a_wedged_request(fragile: OfficialOracle):
     results = fragile.pipeline(requests, window=8)
     assert [type(r) for r in results] == [Reply, OracleTimeout, Reply, OracleCrashed, Reply]
     assert [r.result for r in results if isinstance(r, Reply)] == ["pong"] * 3
+
+
+def test_requests_in_flight_survive_a_wedged_request(fragile: OfficialOracle):
+    requests = [{"op": "ping"}, {"op": "__hang"}, {"op": "ping"}, {"op": "__crash"}, {"op": "ping"}]
+    with fragile.in_flight(requests) as replies:
+        results = replies()
+    assert [type(r) for r in results] == [Reply, OracleTimeout, Reply, OracleCrashed, Reply]
+    assert [r.result for r in results if isinstance(r, Reply)] == ["pong"] * 3
+
+
+def test_replies_left_in_flight_never_answer_the_next_request(fragile: OfficialOracle):
+    """Replies the block did not collect are read on the way out; when the block raises, the
+    server is replaced: either way the next call gets its own reply."""
+    with fragile.in_flight([{"op": "version"}] * 3):
+        pass
+    assert fragile.ping()
+    with pytest.raises(KeyError), fragile.in_flight([{"op": "version"}] * 3):
+        raise KeyError("the caller's own failure")
+    assert fragile.ping()
+
+
+def test_checking_files_at_once_gives_each_file_its_verdicts(official: OfficialOracle, fixtures_dir: Path):
+    valid = fixtures_dir / "valid-v0.jsonl.zstd"
+    files = [(valid, ("fold", "load")), (valid, ()), (fixtures_dir / "valid-v0.jsonl", ("released",))]
+    with official.checking(files) as verdicts:
+        got = verdicts()
+    assert [sorted(v) for v in got] == [["fold", "load"], [], ["released"]]
+    assert got[0] == official.check(path=valid, layers=("fold", "load"))
+
+
+def _one_of_each_incident() -> list[tuple[str, bytes, str]]:
+    """One seeded mutant of every mutator and perturbation: ``(name, data, file suffix)``."""
+    from dshfuzz.generators import generate
+    from dshfuzz.mutators import MUTATORS, PERTURBATIONS, Inapplicable, apply_seeded
+
+    logs = list(generate(count=6, seed=21, max_events=60)) + list(generate(count=3, seed=22, format_version=1))
+    found = []
+    for name, edit in {**MUTATORS, **PERTURBATIONS}.items():
+        for number, log in enumerate(logs):
+            try:
+                mutant = apply_seeded(edit, log, number)
+            except Inapplicable:
+                continue
+            found.append((name, mutant.data, ".jsonl.zstd" if mutant.compression == "zstd" else ".jsonl"))
+            break
+    return found
+
+
+def test_all_layers_at_once_is_each_layer_alone_on_every_incident(official: OfficialOracle, tmp_path: Path):
+    """``all`` shares one read of the file between the event layers and ``released``: on one
+    mutant of every incident class (a zstd bomb, a log too deep to copy) each layer's verdict is
+    the verdict that layer gives when asked alone."""
+    from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
+
+    incidents = _one_of_each_incident()
+    assert {"frame-over-limit", "deep-nesting"} <= {name for name, _, _ in incidents}
+    for name, data, suffix in incidents:
+        path = tmp_path / f"{name}{suffix}"
+        path.write_bytes(data)
+        together = official.check(path=path, layers=CAMPAIGN_LAYERS)
+        alone = {layer: official.layer(layer, path=path) for layer in together}
+        assert together == alone, f"{name}: together\n{explain(together)}\nalone\n{explain(alone)}"

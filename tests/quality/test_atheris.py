@@ -22,6 +22,8 @@ from planted_bug import PLANTED_BUG_ENV
 
 from dshfuzz.harness import Corpus, ReplayStatus, replay_entry
 from dshfuzz.harness._atheris import (
+    HANG_SECONDS,
+    RSS_LIMIT_MB,
     TARGETS,
     AtherisConfig,
     Finding,
@@ -80,3 +82,25 @@ def test_a_crash_is_minimised_saved_and_replayed_until_fixed(tmp_path, monkeypat
     assert replay_entry(path, entry).status is ReplayStatus.STILL_FAILING
     monkeypatch.delenv(PLANTED_BUG_ENV)
     assert replay_entry(path, entry).status is ReplayStatus.FIXED
+
+
+def test_the_command_prints_the_summary_it_writes(tmp_path):
+    """``dshfuzz atheris`` prints ``summary.md`` as written, next to the ``summary.json`` that
+    states the same run: the run returns its summary and the report renders and writes both."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "atheris", "jsonl-reader", "--runs", "300", "--max-len", "64",
+         "--out", str(out), "--no-save", "--corpus", str(tmp_path / "corpus"), "--shared", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == (out / "summary.md").read_text()
+    assert proc.stdout.startswith("# dshfuzz atheris\n") and "| jsonl-reader | " in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] == 0 and [t["target"] for t in summary["targets"]] == ["jsonl-reader"]
+    assert summary["limits"] == {"hangSeconds": HANG_SECONDS, "rssLimitMb": RSS_LIMIT_MB}
+    assert f"summary written to {out / 'summary.json'}" in proc.stderr

@@ -4,7 +4,8 @@ on 127.0.0.1, started by each test and stopped after it.
 The coordinator finds each planted defect once, with a minimal witness, as the
 multiprocessing path does; each slot judges the examples its seed stream gives it, the
 same as a local worker process of that number; killing one of the two workers mid-campaign
-loses neither the campaign nor a finding, and the report names the lost worker; a
+loses neither the campaign nor a finding, with Dask's work stealing off too (the coordinator
+itself moves the lost slot to the restarted worker), and the report names the lost worker; a
 scheduler that cannot be reached is one usage error.
 """
 
@@ -42,6 +43,20 @@ def two_workers(monkeypatch):
     ``py:tests.broken_checkers…`` imports there as it does for a local worker process."""
     monkeypatch.chdir(REPO)
     with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def two_workers_that_never_steal(monkeypatch):
+    """:func:`two_workers` with Dask's work stealing off: a lost slot that Dask queues behind the
+    other slot on the surviving worker reaches a restarted worker only if the coordinator moves it."""
+    import dask
+
+    monkeypatch.chdir(REPO)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
     ) as cluster:
@@ -110,7 +125,10 @@ def test_each_slot_judges_what_its_seed_stream_gives_it_as_a_local_worker_of_tha
 
 
 @pytest.mark.slow
-def test_killing_one_of_two_workers_mid_campaign_loses_neither_the_campaign_nor_a_finding(two_workers, tmp_path):
+def test_killing_one_of_two_workers_mid_campaign_loses_neither_the_campaign_nor_a_finding(
+    two_workers_that_never_steal, tmp_path
+):
+    two_workers = two_workers_that_never_steal
     budget = 50.0
     config = CampaignConfig(
         checker="py:tests.broken_checkers.miss_rule:check", seed=1, workers=2, budget_seconds=budget,

@@ -443,7 +443,7 @@ def test_hits_handed_out_early_are_the_hits_of_one_late_settlement(generated: An
     """The walk settles its pending hits as it goes (memory bounded on hostile logs): settling
     after every event gives exactly the findings of settling once at the end of the log, the
     end-of-log usage and context-window verdicts included."""
-    from dshfuzz.checker import _engine
+    from dshfuzz.checker import _turnstep
 
     events = copy.deepcopy(generated.events)
     candidates = [i for i, e in enumerate(events) if e["type"] in _ODD_FIELDS]
@@ -460,12 +460,12 @@ def test_hits_handed_out_early_are_the_hits_of_one_late_settlement(generated: An
             target["usage"] = {**usage, "inputTokens": value} if type(usage) is dict and data.draw(st.booleans()) else value
         else:
             target["contextWindow"] = value
-    default = _engine._SETTLE_AT
+    default = _turnstep._SETTLE_AT
     try:
-        _engine._SETTLE_AT = -1
+        _turnstep._SETTLE_AT = -1
         eager = check(generated.header, events, rules=frozenset(ENGINE))
-        _engine._SETTLE_AT = 10**9
+        _turnstep._SETTLE_AT = 10**9
         late = check(generated.header, events, rules=frozenset(ENGINE))
     finally:
-        _engine._SETTLE_AT = default
+        _turnstep._SETTLE_AT = default
     assert _facts(eager) == _facts(late), explain(late, generated.header, events)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dshfuzz.checker import CheckContext, CheckOptions, OfficialLayer, RuleId, check_log
+from dshfuzz.checker._scan import RUNNING_SCAN
 from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, compress_frame, dumps, loads, parse_log
 
 from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
@@ -500,9 +501,9 @@ def _seq_order_findings(walk_class: type, rows: _Rows, compression: str, scan: b
     scanner = TypeScan(ctx)
     walk = walk_class(ctx) if scan else None
     if not scan:  # a walk built before the loop's scan: it walks every head from the first
-        del ctx._memo["type-scan-walk"]
+        del ctx._memo[RUNNING_SCAN]
         walk = walk_class(ctx)
-        ctx._memo["type-scan-walk"] = scanner
+        ctx._memo[RUNNING_SCAN] = scanner
     found: list[Finding] = []
     for head, stop in heads:
         runs.clear()

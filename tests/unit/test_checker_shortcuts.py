@@ -283,7 +283,7 @@ def test_a_chunk_is_kept_as_a_skeleton_the_assembler_reads_alike(chunks: list[An
     """What the structure walk keeps of a chunk a later citation may name: chunks of one key
     share the skeleton of the first, and any citation assembles their skeletons as it
     assembles the chunks (a repeated skeleton changes nothing, so a citation takes each once)."""
-    from dshfuzz.checker._engine import _VERDICT_BLOCKS, _assembly_problem, _block_problem, _cite_key, _skeleton
+    from dshfuzz.checker._turnstep import _VERDICT_BLOCKS, _assembly_problem, _block_problem, _cite_key, _skeleton
 
     assert all(_block_problem(block) == verdict for verdict, block in _VERDICT_BLOCKS.items())
     first: dict[Any, Any] = {}

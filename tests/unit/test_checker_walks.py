@@ -14,7 +14,7 @@ import pytest
 from checker_logs import ev, header, minimal_events
 
 from dshfuzz.checker import CheckOptions, RuleId, check_log, implemented_rules
-from dshfuzz.checker._context import CheckContext
+from dshfuzz.checker._context import CheckContext, Shared
 from dshfuzz.checker._finding import Finding
 from dshfuzz.checker._run import EVERY_EVENT, PASSES, WALKS, resubscribe, rule_pass, rule_walk
 from dshfuzz.model import encode_jsonl, parse_log
@@ -207,14 +207,15 @@ def test_the_cap_keeps_a_walks_earliest_findings_whatever_order_it_reports_them_
 
 
 def test_a_walk_woken_while_an_event_is_dispatched_is_handed_that_event_and_every_later_one() -> None:
+    SLEEPER: Shared[Any] = Shared("a walk that sleeps until another wakes it")
     log = _log_with_odd_events()
     seen: list[int] = []
 
-    @rule_walk(_RULE, types=())
+    @rule_walk(_RULE, types=(), publishes=(SLEEPER,))
     class Sleeper:
         def __init__(self, ctx: CheckContext) -> None:
             self.ctx = ctx
-            ctx.memo("test-sleeper", lambda: self)
+            ctx.memo(SLEEPER, lambda: self)
 
         def wake(self) -> None:
             self.types = EVERY_EVENT
@@ -226,14 +227,14 @@ def test_a_walk_woken_while_an_event_is_dispatched_is_handed_that_event_and_ever
         def finish(self) -> None:
             return None
 
-    @rule_walk(_OTHER, types=("step/end",))
+    @rule_walk(_OTHER, types=("step/end",), reads=(SLEEPER,))
     class Alarm:
         def __init__(self, ctx: CheckContext) -> None:
             self.ctx = ctx
 
         def visit(self, index: int, event: Any) -> None:
             if not seen:
-                self.ctx.memo("test-sleeper", lambda: None).wake()
+                self.ctx.memo(SLEEPER, lambda: None).wake()
 
         def finish(self) -> None:
             return None

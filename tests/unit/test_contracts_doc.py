@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dshfuzz.checker import RULES
 from dshfuzz.cli import main
-from dshfuzz.cli._contracts import render_markdown
+from dshfuzz.report import contracts_markdown as render_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "CONTRACTS.md"
 

@@ -13,7 +13,8 @@ from checker_logs import assistant_message, check, ev, header, session_log, user
 
 from dshfuzz.checker import CheckOptions, RuleId, _run, check_stream
 from dshfuzz.checker._context import CheckContext
-from dshfuzz.checker._engine import _SETTLE_AT, InboxReplay, ShadowPriceClaims, TurnStepStructure
+from dshfuzz.checker._engine import InboxReplay, ShadowPriceClaims, TurnStepStructure
+from dshfuzz.checker._turnstep import _SETTLE_AT
 from dshfuzz.model import dumps
 
 STRUCTURE = {RuleId.T1, RuleId.T2, RuleId.T3, RuleId.T4, RuleId.M1}

@@ -12,6 +12,7 @@ it read. L2 (a line over 32 MiB) is exempt from the mutator gates by the registr
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from dshfuzz.checker import RULES, CheckOptions, RuleId, check_log
 from dshfuzz.generators import GeneratedLog
-from dshfuzz.harness._matrix import KillMatrix, MatrixRow
+from dshfuzz.harness import KillMatrix, MatrixRow
 from dshfuzz.model import DEFAULT_LIMITS, SessionLog, decode_frame, json_depth, parse_log, scan_frames
 from dshfuzz.mutators import MUTATORS, DrawAdapter, Mutant, logs_for
 
@@ -102,25 +103,23 @@ def test_only_the_line_limit_is_exempt_from_mutators_and_says_why() -> None:
 
 
 def test_the_kill_matrix_reports_an_exempt_rule_apart_from_the_unkilled() -> None:
-    matrix = KillMatrix(
-        "probe", 1, registry_rules=("A1", "B1", "C1"), unmutated={"B1": "too slow", "C1": "too big"}
-    )
-    matrix.rows["kills-a-and-c"] = MatrixRow(
+    row = MatrixRow(
         "kills-a-and-c", frozenset({"A1", "C1"}), fired=Counter(("A1", "C1")), killed=Counter(("A1", "C1"))
     )
+    matrix = KillMatrix("probe", 1, rows={row.name: row}, registry_rules=("A1", "B1", "C1"),
+                        unmutated={"B1": "too slow", "C1": "too big"})
     assert matrix.unkilled == []
     assert matrix.exempt == {"B1": "too slow"}  # C1 was killed after all: not exempt
     data: dict[str, Any] = matrix.to_json()
     assert data["unkilledRules"] == [] and data["unmutatedRules"] == {"B1": "too slow"}
-    matrix.unmutated.clear()
-    assert matrix.unkilled == ["B1"]
+    assert replace(matrix, unmutated={}).unkilled == ["B1"]
 
 
 def test_the_matrix_judges_each_mutant_by_its_own_expectations(tmp_path):
     """A mutator whose mutants expect different rules: a rule is killed when it fired on a
     mutant that expected it, whatever the row's last mutant expected (issue 20, item 7)."""
     from dshfuzz.harness import CheckerVerdict, Example, ReportedFinding
-    from dshfuzz.harness._matrix import _judge_into
+    from dshfuzz.harness._matrix import _judge_into, _RowTally
 
     class FiresOnFirst:
         name = "fires-on-first"
@@ -129,9 +128,10 @@ def test_the_matrix_judges_each_mutant_by_its_own_expectations(tmp_path):
             first = path.read_bytes() == b"first\n"
             return CheckerVerdict((ReportedFinding("G2"),) if first else ())
 
-    row = MatrixRow("mixed")
-    _judge_into(row, Example(b"first\n", "none", "mixed", frozenset({"G2"})), FiresOnFirst(), None, tmp_path)
-    _judge_into(row, Example(b"second\n", "none", "mixed", frozenset({"E3"})), FiresOnFirst(), None, tmp_path)
+    tally = _RowTally("mixed")
+    _judge_into(tally, Example(b"first\n", "none", "mixed", frozenset({"G2"})), FiresOnFirst(), None, tmp_path)
+    _judge_into(tally, Example(b"second\n", "none", "mixed", frozenset({"E3"})), FiresOnFirst(), None, tmp_path)
+    row = tally.freeze()
     matrix = KillMatrix("fires-on-first", 2, registry_rules=("E3", "G2"), rows={"mixed": row})
     assert matrix.killed_by() == {"E3": [], "G2": ["mixed"]}
     assert matrix.unkilled == ["E3"]

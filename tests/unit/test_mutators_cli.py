@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dshfuzz.cli import main
-from dshfuzz.cli._mutators import render_markdown
+from dshfuzz.report import mutators_markdown as render_markdown
 from dshfuzz.model import parse_log
 from dshfuzz.mutators import METAMORPHIC, MUTATORS, PERTURBATIONS
 

@@ -28,7 +28,7 @@ from dshfuzz.checker import CheckOptions, check_log, check_stream
 from dshfuzz.checker import redact_report, redact_streamed
 from dshfuzz.generators import session_logs
 from dshfuzz.model._stream import CompactLines, CompactRows
-from dshfuzz.model import FileBytes, SessionLog, compression_by_name, dumps, encode_zstd, parse_log, stream_log
+from dshfuzz.model import FileBytes, SessionLog, StreamedLog, compression_by_name, dumps, encode_zstd, parse_events, parse_log, stream_log
 from dshfuzz.mutators import MUTATORS, mutants
 
 
@@ -39,9 +39,9 @@ class _Collect:
     def __init__(self) -> None:
         self.raws: list[Any] = []
         self.rows: list[tuple[int, int]] = []
-        self.log: SessionLog | None = None
+        self.log: StreamedLog | None = None
 
-    def begin(self, log: SessionLog) -> None:
+    def begin(self, log: StreamedLog) -> None:
         self.log = log
 
     def row(self, first: int, stop: int, head: Any) -> None:
@@ -52,7 +52,7 @@ class _Collect:
         self.raws.extend(self.log.events[i].raw for i in range(first, stop))
 
 
-def _physical(log: SessionLog) -> dict[str, Any]:
+def _physical(log: SessionLog | StreamedLog) -> dict[str, Any]:
     return {
         "header": None if log.header is None else (log.header.raw, log.header.line, log.header.frame),
         "lines": [(x.number, x.frame, x.offset, x.size, x.terminated, x.error, x.data) for x in log.lines],
@@ -89,6 +89,11 @@ def _same_read(data: bytes, compression: Any = None) -> None:
             assert _physical(streamed) == _physical(whole)
             assert consumer.raws == [e.raw for e in whole.events]
             assert consumer.rows == [(r.events.start, r.events.stop) for r in whole.rows if r.events]
+    streamed, events = parse_events(data, compression=compression)
+    assert _physical(streamed) == _physical(whole)
+    assert [(e.raw, e.line, e.row, e.member, e.frame) for e in events] == [
+        (e.raw, e.line, e.row, e.member, e.frame) for e in whole.events
+    ]
 
 
 def _same_report(data: bytes, compression: Any = None, **options: Any) -> None:
@@ -161,6 +166,10 @@ def test_a_streamed_read_keeps_only_the_row_being_handed_over() -> None:
     assert len(seen) == len(log.rows) and len(log.events) == 76
     with pytest.raises(LookupError):
         list(log.events)
+    # a streamed log is its own type, which has no events to iterate over
+    assert isinstance(log, StreamedLog) and not isinstance(log, SessionLog)
+    with pytest.raises(TypeError):
+        iter(log)  # type: ignore[call-overload]  # the point: mypy refuses it too
 
 
 def test_an_ordinary_line_comes_back_with_its_text_but_not_its_value() -> None:
@@ -306,3 +315,35 @@ def test_a_frame_declaring_more_than_63_bits_streams_as_it_reads(declared: int) 
         _same_read(data, "zstd")
         _same_report(data, "zstd")
         assert declared in [f.content_size for f in parse_log(data, compression="zstd").frames]
+
+
+@given(st.lists(st.tuples(st.integers(0, 80), st.integers(1, 40)), max_size=4), st.booleans(), st.booleans(),
+       st.integers(1, 60), st.integers(0, 30))
+def test_runs_of_empty_lines_stream_as_they_read(
+    runs: list[tuple[int, int]], zstd: bool, closed: bool, unreadable: int, cap: int
+) -> None:
+    """A run of empty lines is one record in a streamed read's tables and one R1 run in the check:
+    the lines, rows, findings (their lines and the cap's count) are still the whole read's, one by
+    one, whichever limit cuts the run."""
+    from dshfuzz.model import Limits, compress_frame
+
+    lines = (FIXTURES / "valid-v0.jsonl").read_bytes().split(b"\n")[:-1]
+    if closed:
+        lines = lines[:20] + lines[-1:]  # a turn/end after the runs commits them
+    for at, count in sorted(runs, reverse=True):
+        at = 1 + at % len(lines)
+        lines[at:at] = [b""] * count
+    text = b"\n".join(lines) + b"\n"
+    half = len(lines) // 2  # a run may span two frames
+    frames = [lines[:1], lines[1:half], lines[half:]]
+    data = b"".join(compress_frame(b"\n".join(f) + b"\n") for f in frames if f) if zstd else text
+    compression = "zstd" if zstd else "none"
+    limits = Limits(unreadable_lines=unreadable)
+    whole = parse_log(data, compression=compression, limits=limits)
+    streamed = stream_log(data, _Collect(), compression=compression, limits=limits)
+    assert _physical(streamed) == _physical(whole)
+    empties = [d for d in whole.diagnostics if d.code == "line.empty"]
+    assert len(empties) <= len(runs)  # a run of empty lines is one diagnostic
+    opts = CheckOptions(strict=True, max_findings_per_rule=cap)
+    expected = check_log(parse_log(data, compression=compression, limits=limits), opts).to_json()
+    assert check_stream(data, compression=compression, options=opts, limits=limits).to_json() == expected

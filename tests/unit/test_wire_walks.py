@@ -19,9 +19,9 @@ from checker_logs import assistant_message, ev, header, minimal_events, session_
 
 from dshfuzz.checker import CheckOptions, check_log, implemented_rules
 from dshfuzz.checker._context import CheckContext
-from dshfuzz.checker._lifecycle import ToolLedgerWalk, tool_ledger
-from dshfuzz.checker._wire import SurfaceFold, WireStream, surface_indices, wire_messages
-from dshfuzz.checker._run import WALKS
+from dshfuzz.checker._lifecycle import TOOL_LEDGER, ToolLedgerWalk, tool_ledger
+from dshfuzz.checker._wire import FINAL_SURFACE, SurfaceFold, WireStream, surface_indices, wire_messages
+from dshfuzz.checker._run import WALKS, _plan
 from dshfuzz.generators import generate
 from dshfuzz.model import SessionLog, encode_jsonl, parse_log
 from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded
@@ -109,12 +109,12 @@ def _logs() -> list[SessionLog]:
     return logs
 
 
-def test_the_ledger_walk_is_registered_before_its_readers() -> None:
+def test_the_ledger_and_the_surface_run_before_every_walk_that_reads_them() -> None:
     implemented_rules()
-    names = [w.name for w in WALKS]
-    ledger = names.index(f"{ToolLedgerWalk.__module__}.{ToolLedgerWalk.__qualname__}")
-    readers = [i for i, w in enumerate(WALKS) if w.cls.__module__.endswith(("_plugin", "_wire"))]
-    assert readers and ledger < min(readers)
+    for version in (0, 1, 3):
+        order = [w.cls for w in _plan(version, None)[1]]
+        readers = [w.cls for w in WALKS if w.reads & {TOOL_LEDGER, FINAL_SURFACE}]
+        assert readers and max(order.index(ToolLedgerWalk), order.index(SurfaceFold)) < min(map(order.index, readers))
 
 
 def test_the_walks_publish_what_the_whole_log_gives() -> None:

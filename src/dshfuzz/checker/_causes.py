@@ -165,7 +165,7 @@ def attribute(findings: Sequence[Finding]) -> list[Finding]:
     for i, f in enumerate(findings):
         rank = _RANK[f.rule]
         if f.rule in SUMMARISES:
-            direct[i] = _summarised(findings, summarised[f.rule], f, i)
+            direct[i] = _summarised(findings, summarised[f.rule], f)
             continue
         cause = _earliest(findings, _same_event(by_event, f, i), rank)
         if cause is None:
@@ -292,7 +292,7 @@ def _read_after(findings: Sequence[Finding], breakers: list[int], f: Finding, i:
     return before if before is not None else back
 
 
-def _summarised(findings: Sequence[Finding], candidates: list[int], f: Finding, i: int) -> int | None:
+def _summarised(findings: Sequence[Finding], candidates: list[int], f: Finding) -> int | None:
     """The restated finding: the one the summary names at its own event, else the nearest
     at or before it, else the first."""
     named = f.context.get("rule")

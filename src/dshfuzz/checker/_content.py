@@ -47,7 +47,7 @@ from ._context import CheckContext
 from ._finding import Finding
 from ._persistence import _legacy_upgrade, message_shape_error
 from ._run import rule_walk
-from ._wire import surface_indices
+from ._wire import FINAL_SURFACE, surface_indices
 
 __all__ = ["ContentElements", "content_element_defect"]
 
@@ -77,7 +77,7 @@ def _kind(value: Any) -> str:
     return "nothing" if value is MISSING else _KINDS.get(value.__class__, "an object")
 
 
-@rule_walk(R.E6, types=("user/message", "assistant/message"))
+@rule_walk(R.E6, types=("user/message", "assistant/message"), reads=(FINAL_SURFACE,))
 class ContentElements:
     """E6 for a content element that is not a typed object (see the module docstring).
     State: one pending finding per message with a bad element, and its log position."""

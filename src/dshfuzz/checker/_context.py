@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, is_event_seq, is_safe_integer
 from dshfuzz.contracts.rules import RULES, OfficialLayer, RuleId, Severity
-from dshfuzz.model import MISSING, Event, SessionLog
+from dshfuzz.model import MISSING, Event, SessionLog, StreamedLog
 
 from ._finding import Finding
 
@@ -31,6 +31,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "CheckContext",
     "CheckOptions",
+    "Shared",
     "effective_version",
     "is_nonneg_safe_int",
     "is_safe_int",
@@ -42,6 +43,21 @@ MAX_FINDINGS_PER_RULE = 1000
 """The default cap on the findings one rule keeps per check (see :mod:`dshfuzz.checker._run`)."""
 
 T = TypeVar("T")
+
+
+class Shared(Generic[T]):
+    """A piece of state that one part of a check publishes and others read
+    (:meth:`CheckContext.memo`), declared once, beside its producer, with the type of what it
+    holds: a reader names the declaration, and the type checker holds producer and readers to
+    that type. The key is the declaration itself, so no two of them can collide by name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Shared({self.name!r})"
 
 
 is_safe_int = is_safe_integer
@@ -67,7 +83,7 @@ class CheckOptions:
     strict: bool = False
 
 
-def effective_version(log: SessionLog, options: CheckOptions) -> int | None:
+def effective_version(log: SessionLog | StreamedLog, options: CheckOptions) -> int | None:
     """The format version whose rules run: the override, else the header's version
     when it is a known one, else ``None`` (only version-agnostic rules run)."""
     if options.format_version is not None:
@@ -76,6 +92,15 @@ def effective_version(log: SessionLog, options: CheckOptions) -> int | None:
     if is_safe_int(v) and int(v) in KNOWN_VERSIONS:
         return int(v)
     return None
+
+
+class EventView(Protocol):
+    """The events of a log as a check reads them: their count, and the event at a position
+    (a streamed read, or a window on a whole model, holds only the current row's)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int, /) -> Event: ...
 
 
 class CheckContext:
@@ -88,12 +113,12 @@ class CheckContext:
     check.
     """
 
-    def __init__(self, log: SessionLog, options: CheckOptions = CheckOptions()) -> None:
+    def __init__(self, log: SessionLog | StreamedLog, options: CheckOptions = CheckOptions()) -> None:
         self.log = log
         self.options = options
         self.version = effective_version(log, options)
-        self.events: list[Event] = log.events
-        self._memo: dict[str, Any] = {}
+        self.events: EventView = log.events
+        self._memo: dict[Shared[Any], Any] = {}
         self._packed: tuple[list[int], dict[int, int]] | None = None
 
     @property
@@ -133,10 +158,12 @@ class CheckContext:
         for key in [k for k, v in self._memo.items() if id(v) in held]:
             del self._memo[key]
 
-    def memo(self, key: str, factory: Callable[[], T]) -> T:
-        """Compute ``factory()`` once per check under ``key`` and share the result."""
+    def memo(self, key: Shared[T], factory: Callable[[], T]) -> T:
+        """Compute ``factory()`` once per check under ``key`` and share the result (the first
+        caller's value stays: a publisher that finds a value already there leaves it)."""
         if key in self._memo:
-            return self._memo[key]
+            shared: T = self._memo[key]
+            return shared
         value = self._memo[key] = factory()
         return value
 

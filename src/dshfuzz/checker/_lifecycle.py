@@ -28,12 +28,12 @@ from typing import Any
 from dshfuzz.contracts.js import js_string, number_key, strict_equal
 from dshfuzz.model import MISSING, Event
 
-from ._context import CheckContext
+from ._context import CheckContext, Shared
 from ._run import state_walk
 
 __all__ = [
     "Advert", "Refusal", "ToolLedger", "ToolLedgerWalk", "call_key", "named_again", "show_id", "show_value",
-    "tool_ledger", "upgraded_event",
+    "TOOL_LEDGER", "tool_ledger", "upgraded_event",
 ]
 
 
@@ -266,7 +266,8 @@ class _Walk:
         if call_key(call_id) not in self.started and not _is_synthetic_not_started(data):
             self.ledger.invariants.append(Refusal(index, call_id, "no-call", f"tool/result for {show_id(call_id)} with no prior tool/call in this step", raw))
 
-    def finish(self) -> ToolLedger:
+    def close_ledger(self) -> ToolLedger:
+        """The ledger, once every event has been fed."""
         if self.turn_open:
             self.ledger.tail_pending = list(self.tail.values())
         return self.ledger
@@ -304,16 +305,17 @@ def tool_ledger(ctx: CheckContext) -> ToolLedger:
     """The tool-call ledger of the check, as :class:`ToolLedgerWalk` published it; asked once
     the loop is over (a reader's ``finish``). The invariant companion reads the stored events;
     the released walk reads them upgraded."""
-    ledger = ctx.memo(_LEDGER, lambda: None)
+    ledger = ctx.memo(TOOL_LEDGER, lambda: None)
     if ledger is None:
         raise LookupError("the tool ledger has not finished: it is published by the check's walk loop")
     return ledger
 
 
-_LEDGER = "tool-ledger"
+TOOL_LEDGER: Shared[ToolLedger | None] = Shared("the tool-call ledger")
+"""The ledger of the whole check, published when :class:`ToolLedgerWalk` finishes (:func:`tool_ledger`)."""
 
 
-@state_walk(types={"tool/call": "visit", "tool/result": "upgraded", "assistant/message": "upgraded",
+@state_walk(publishes=(TOOL_LEDGER,), types={"tool/call": "visit", "tool/result": "upgraded", "assistant/message": "upgraded",
                    "step/end": "visit", "turn/start": "visit", "turn/end": "visit"})
 class ToolLedgerWalk(_Walk):
     """:func:`tool_ledger` as a state walk in the loop every walk shares: each event is
@@ -336,7 +338,7 @@ class ToolLedgerWalk(_Walk):
         self.event(index, event, upgraded_event(event))
         return None
 
-    def finish(self) -> None:  # type: ignore[override]
-        ledger = _Walk.finish(self)
-        self.ctx.memo(_LEDGER, lambda: ledger)
+    def finish(self) -> None:
+        ledger = self.close_ledger()
+        self.ctx.memo(TOOL_LEDGER, lambda: ledger)
         return None

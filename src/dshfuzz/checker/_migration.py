@@ -120,7 +120,7 @@ class TitleSources:
         self.awaited = -1  # the position the first waiting title reads next
         self.handed: float = -1  # the last position handed to the walk
 
-    def message(self, index: int, event: Event) -> Iterator[Finding] | None:
+    def message(self, index: int, event: Event) -> list[Finding] | None:
         data = event.raw.get("data")
         source = data.get("source") if data.__class__ is dict else None
         if source.__class__ is dict and source.get("kind") == "user":
@@ -147,7 +147,7 @@ class TitleSources:
         judged = self._judge(event)
         if judged is None:
             return None
-        if judged.__class__ is Finding:
+        if isinstance(judged, Finding):
             return [judged]
         self.pending.append(judged)
         return None
@@ -162,13 +162,12 @@ class TitleSources:
         pending = self.pending
         while pending:
             head = pending[0]
-            if head.__class__ is not Finding:
-                head = self._judge(head)
-                if head.__class__ is Event:
-                    break
+            decided = self._judge(head) if isinstance(head, Event) else head
+            if isinstance(decided, Event):
+                break
             pending.popleft()
-            if head is not None:
-                out.append(head)
+            if decided is not None:
+                out.append(decided)
         return out
 
     def _judge(self, event: Event) -> Finding | Event | None:
@@ -262,7 +261,8 @@ def _represents(messages: Any, selected: list[dict[str, Any]]) -> bool:
             or _get(source, "kind") != "plugin" or _get(source, "plugin") != "dsh-session-title-llm"):
         return False
     framed = content[0]
-    return _get(framed, "type") == "text" and _get(framed, "text") == _TITLE_FRAME + dumps(selected)
+    frames: bool = _get(framed, "type") == "text" and _get(framed, "text") == _TITLE_FRAME + dumps(selected)
+    return frames
 
 
 _BLOCK_TYPES = frozenset({"text", "reasoning", "image", "tool-call", "tool-result"})
@@ -350,7 +350,7 @@ def _unread_by_v0(kind: Any, data: Any, path: _Path) -> bool:
             source_kind = _get(_at(data, path[: len(path) - len(rest)]), "kind")
             if source_kind == "model":
                 return rest[0] == "replayState"
-            return type(source_kind) is str and source_kind and source_kind not in _SOURCE_KINDS and rest[0] != "kind"
+            return type(source_kind) is str and source_kind != "" and source_kind not in _SOURCE_KINDS and rest[0] != "kind"
     return False
 
 

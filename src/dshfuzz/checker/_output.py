@@ -12,13 +12,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dshfuzz.model import Compression, Event, SessionLog, stream_log
+from dshfuzz.model import Compression, Event, FileBytes, SessionLog, StreamedLog, stream_log
 
-from ._finding import Report
+from ._finding import Finding, Report
 
-__all__ = ["redact_report", "redact_streamed", "stable_hash"]
+if TYPE_CHECKING:
+    from ._prewrite import PrewriteResult
+    from ._recover import RecoveryPlan
+
+__all__ = ["redact_plan", "redact_prewrite", "redact_report", "redact_streamed", "stable_hash"]
 
 _ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "rpcId", "parentSession"})
 _TEXT_KEYS = frozenset({"text", "arguments", "argumentsDelta", "reasoning", "title", "summary"})
@@ -91,13 +95,30 @@ def redact_report(report: Report, log: SessionLog) -> Report:
     return _redacted(report, _Redactor(*sensitive_strings(log)))
 
 
-def redact_streamed(report: Report, data: bytes, compression: Compression | None = None) -> Report:
+def redact_streamed(report: Report, data: bytes | FileBytes, compression: Compression | None = None) -> Report:
     """:func:`redact_report` for a report of :func:`~dshfuzz.checker.check_stream`: the log's bytes
     are read again in one streamed read that keeps only the sensitive strings the report quotes
     (a string the findings do not contain is never replaced, so the result is the same)."""
     quoted = _Quoted(report)
     stream_log(data, quoted, compression=compression)
     return _redacted(report, _Redactor(quoted.ids, quoted.texts))
+
+
+def redact_plan(plan: RecoveryPlan, data: bytes | FileBytes, compression: Compression | None = None) -> RecoveryPlan:
+    """``plan`` with what its skipped forks' findings quote of the log ``data`` replaced by stable
+    hashes (:func:`redact_streamed` on each); the fork point and the notes quote nothing."""
+    def hidden(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        return tuple(redact_streamed(Report(plan.file, None, 0, 0, list(findings)), data, compression).findings)
+
+    return replace(plan, rejected=tuple(replace(r, findings=hidden(r.findings)) for r in plan.rejected))
+
+
+def redact_prewrite(result: PrewriteResult) -> PrewriteResult:
+    """``result`` with what its report and its added findings quote of the edited log replaced by
+    stable hashes (:func:`redact_streamed` over the edited bytes)."""
+    added = redact_streamed(replace(result.report, findings=list(result.added)), result.edited, result.compression)
+    return replace(result, added=tuple(added.findings),
+                   report=redact_streamed(result.report, result.edited, result.compression))
 
 
 def _redacted(report: Report, r: _Redactor) -> Report:
@@ -133,9 +154,9 @@ class _Quoted:
         tokens = frozenset(re.findall(f"[{_TOKEN}]+", text))
         self.ids = _QuotedSet(text, tokens)
         self.texts = _QuotedSet(text, tokens)
-        self.log: SessionLog | None = None
+        self.log: StreamedLog | None = None
 
-    def begin(self, log: SessionLog) -> None:
+    def begin(self, log: StreamedLog) -> None:
         self.log = log
 
     def row(self, first: int, stop: int, head: Event) -> None:

@@ -11,25 +11,27 @@ loader upgrades is refused by seed, not by load).
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
+from operator import itemgetter
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from heapq import heapify, heappop, heappush
-from typing import Any
+from typing import Any, TypeGuard
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.contracts.rules import Severity
-from dshfuzz.model import MISSING, Event, Line, may_hold_lossy_number
+from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._migration import released_refuses_lossy
-from ._run import EVERY_EVENT, resubscribe, rule_pass, rule_walk
-from ._scan import running_scan, scanned
+from ._run import EVERY_EVENT, FindingRun, Subscriptions, resubscribe, rule_pass, rule_walk
+from ._scan import RUNNING_SCAN, SCAN, running_scan, scanned
 
 KNOWN_TYPES_V0 = frozenset(
     """agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
@@ -76,7 +78,7 @@ def _s(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-def _is_record(v: Any) -> bool:
+def _is_record(v: Any) -> TypeGuard[dict[str, Any]]:
     return type(v) is dict
 
 
@@ -148,11 +150,12 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         yield bad("session header lacks delegationDepth (the loader requires it)", (L.LOAD, L.RELEASED))
     elif not is_nonneg_safe_int(depth) or _negative_zero(depth):
         yield bad(f"session header delegationDepth must be a non-negative safe integer, got {_s(depth)}")
-    for key, check, what in (
+    checks: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
         ("parentSession", lambda v: type(v) is str, "a string"),
         ("seedLength", is_nonneg_safe_int, "a non-negative safe integer"),
         ("agentPreset", lambda v: type(v) is str, "a string"),
-    ):
+    )
+    for key, check, what in checks:
         value = raw.get(key, MISSING)
         if value is not MISSING and not check(value):
             yield bad(f"session header {key} must be {what}, got {_s(value)}")
@@ -214,8 +217,8 @@ _PACKED_SEQ = "member seqs must stay safe integers"
 _PACKED_TIME = "member times must stay safe integers"
 
 
-@rule_pass(R.R1, R.R2, R.R3)
-def row_rules(ctx: CheckContext) -> Iterator[Finding]:
+@rule_pass(R.R1, R.R2, R.R3, reads=(SCAN,))
+def row_rules(ctx: CheckContext) -> Iterator[Finding | FindingRun]:
     """R1: every complete event line parses. R2/R3: packed chunk rows validate.
 
     A final line without its newline is a torn tail (the official reader drops
@@ -225,39 +228,66 @@ def row_rules(ctx: CheckContext) -> Iterator[Finding]:
     reader still provides; the one logical fact it needs, whether a turn/end follows a
     corrupt row, is the line of the last turn/end, which the type scan records as it passes
     (rows stand in line order, and a corrupt row holds no event, so a turn/end follows it
-    exactly when that line is past the row's).
+    exactly when that line is past the row's). A streamed read's run of empty rows is one
+    :class:`FindingRun`: no turn/end stands inside it, so its members differ only in their line.
     """
     rows = ctx.log.rows
     # a streamed read keeps only the rows that did not decode whole: the rest need not be built
     kept = getattr(rows, "irregular", None)
-    bad = [row for row in (rows if kept is None else kept.values()) if row.kind != "event" and row.kind != "packed"]
-    if not bad:
+    bad: list[tuple[int, Row | tuple[int, int]]] = [
+        (row.line, row) for row in (rows if kept is None else kept.values()) if row.kind != "event" and row.kind != "packed"
+    ]
+    runs = getattr(rows, "blank_runs", None)  # row i is line i + 2
+    blank_runs = [(first + 2, (first + 2, count)) for first, count in runs()] if runs is not None else []
+    if not bad and not blank_runs:
         return
     last_turn_end_line = scanned(ctx).last_turn_end_line
-    for row in bad:
+    zstd = ctx.log.compression == "zstd"
+    for line_number, row in heapq.merge(bad, blank_runs, key=_FIRST) if blank_runs else bad:
+        if isinstance(row, tuple):
+            first, count = row
+            yield _empty_run(ctx, first, count, last_turn_end_line, zstd)
+            continue
         kind = row.kind
         if kind in ("not-json", "empty"):
             line = ctx.log.lines[row.line - 1] if 0 < row.line <= len(ctx.log.lines) else None
             if line is not None and not line.terminated:
                 continue
             why = "empty line" if kind == "empty" else (row.error or "not valid JSON")
-            # jsonl: the loader keeps the prefix as a torn tail unless a turn/end follows (SPJ:270-277);
-            # zstd: a complete frame must commit every record (SPJ:984)
-            later_turn_end = last_turn_end_line > row.line
-            committed = later_turn_end or ctx.log.compression == "zstd"
-            refused = (L.LOAD, L.RELEASED) if committed else (L.RELEASED,)
-            yield ctx.finding(
-                R.R1,
-                f"corrupt session log: unparsable committed event at line {row.line} ({why})",
-                line=row.line,
-                frame=row.frame,
-                refused_by=refused,
-                context={"laterTurnEnd": later_turn_end},
-            )
+            yield _unparsable(ctx, row.line, row.frame, why, last_turn_end_line > row.line, zstd)
         elif kind == "malformed-packed":
             why = _packed_row_error(row.value) or row.error or "malformed storage row"
             rule = R.R3 if why.endswith((_PACKED_SEQ, _PACKED_TIME)) else R.R2
             yield ctx.finding(rule, why, line=row.line, frame=row.frame)
+
+
+_FIRST = itemgetter(0)
+
+
+def _unparsable(ctx: CheckContext, line: int, frame: int | None, why: str, later_turn_end: bool, zstd: bool) -> Finding:
+    """R1 of an unparsable row at ``line``."""
+    # jsonl: the loader keeps the prefix as a torn tail unless a turn/end follows (SPJ:270-277);
+    # zstd: a complete frame must commit every record (SPJ:984)
+    refused = (L.LOAD, L.RELEASED) if later_turn_end or zstd else (L.RELEASED,)
+    return ctx.finding(
+        R.R1,
+        f"corrupt session log: unparsable committed event at line {line} ({why})",
+        line=line,
+        frame=frame,
+        refused_by=refused,
+        context={"laterTurnEnd": later_turn_end},
+    )
+
+
+def _empty_run(ctx: CheckContext, first: int, count: int, last_turn_end_line: int, zstd: bool) -> FindingRun:
+    """R1 of the ``count`` empty lines from line ``first`` on (all in one frame, all terminated)."""
+    frame = ctx.log.lines[first - 1].frame
+    later_turn_end = last_turn_end_line > first
+
+    def build(k: int) -> Finding:
+        return _unparsable(ctx, first + k, frame, "empty line", later_turn_end, zstd)
+
+    return FindingRun(R.R1, count, build, build(0).refused_by)
 
 
 def _packed_row_error(value: Any) -> str | None:
@@ -457,7 +487,7 @@ class _SeqRuns:
                 heappush(heap, (first_seq[r], first_position[r], c, r, 0, self.first_line[r], self.first_frame[r]))
 
 
-@rule_walk(R.E2, R.S9, R.C1, types=EVERY_EVENT)
+@rule_walk(R.E2, R.S9, R.C1, types=EVERY_EVENT, reads=(RUNNING_SCAN, SCAN))
 class SeqOrder:
     """E2: sorted seqs are 0..n-1 with no gap or repeat. S9: physical order strictly
     increases. C1: one note when either shows the traces of several writers.
@@ -481,26 +511,29 @@ class SeqOrder:
         self.events = ctx.events
         self.runs = ctx.packed_runs[1]
         self.kept: _SeqRuns | None = None
+        self.keep: Callable[[int, int, int | None, int | None], None]  # kept.add, once there is kept
         self.prev: int | None = None
         self.backsteps: list[int] = []  # the first 20
         self.backstep_count = 0
         scan = running_scan(ctx)
         if scan is not None:
-            self.types = ()
+            self.types: Subscriptions = ()
             scan.on_first_misplaced.append(self.wake)
         else:  # no scan to wake it (a walk built outside a check): every head from the first
             self.kept = _SeqRuns(0)
+            self.keep = self.kept.add
 
     def wake(self, index: int) -> None:
         """Every head before ``index`` held its position as seq: positions 0..index-1 held seqs
         0..index-1, never a gap nor a repeat themselves. Walk every head from ``index`` on."""
         self.kept = _SeqRuns(index)
+        self.keep = self.kept.add
         self.prev = index - 1 if index else None
         self.types = EVERY_EVENT
         resubscribe(self.ctx)
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
-        add = self.kept.add  # type: ignore[union-attr]
+        add = self.keep
         found: list[Finding] | None = None
         events = self.events
         for i in range(index, self.runs.get(index, index + 1)):
@@ -600,7 +633,7 @@ def _is_lossy(line: Line) -> bool:
     return line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
 
 
-def _suspects_by_block(lines: list[Line]) -> list[Line]:
+def _suspects_by_block(lines: Sequence[Line]) -> list[Line]:
     """A log the reader did not build: its lines in blocks of ``_SCREEN_BLOCK`` whose joined
     text the screen hits."""
     out: list[Line] = []
@@ -642,9 +675,12 @@ def _lossy_token(text: str) -> str | None:
     return None
 
 
-@rule_walk(R.E1, R.E3, R.E4, R.E5, R.E6, R.E7, R.E8, R.E9, R.E10, types=EVERY_EVENT)
+@rule_walk(R.E1, R.E3, R.E4, R.E5, R.E7, R.E8, types=EVERY_EVENT)
 class Envelope:
-    """The per-event envelope and payload checks of seed and load (S:1193-1282, SP:499-750).
+    """The per-event envelope checks of seed and load (S:1193-1282, SP:499-750): the envelope's
+    fields and keys (E1, E8), lossless numbers (E4), and the type vocabulary: known (E3), not
+    retired (E5), ignorable with a consumer (E7). The payloads of the types that have one are
+    :class:`PayloadShape`'s.
 
     State: none per event; each event is judged as the walk passes it. The walk keeps the
     numbers of the lines holding a non-lossless number (a handful at most), screened as the
@@ -669,8 +705,8 @@ class Envelope:
         self.span = 0  # the first suspect range not yet screened through
         self.screened = 1  # every suspect line up to this one has been screened
         self.lossy_lines: set[int] = set()
-        # the common case takes one branch: a known, payload-free type in an exact envelope
-        self.plain = known - MESSAGE_TYPES - RETIRED_TYPES - {"request/header", "system/message"}
+        # the common case takes one branch: a known type in an exact envelope, with no retired form
+        self.plain = known - RETIRED_TYPES - {"request/header"}
         if version == 0:  # the released migration reads a v0 hook/invoked's dialect (E5's retired name)
             self.plain = self.plain - {"hook/invoked"}
 
@@ -682,21 +718,11 @@ class Envelope:
                 return None
             return self._run(index)
         raw = ev.raw
-        if raw.__class__ is dict and not lossy_lines:
+        # the common case, an exact envelope of a plain type, finds nothing
+        if raw.__class__ is dict and not lossy_lines and _exact_envelope(raw):
             t = raw.get("type", MISSING)
-            seq = raw.get("seq", MISSING)
-            time = raw.get("time", MISSING)
-            if (
-                t.__class__ is str
-                and seq.__class__ is int and 0 <= seq <= MAX_SAFE_INTEGER
-                and time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
-                and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
-            ):
-                if t in self.plain:
-                    return None
-                # a well-formed message in an exact envelope, what _judge would conclude at greater cost
-                if t in MESSAGE_TYPES and message_shape_error(t, raw["data"]) is None:
-                    return None
+            if t.__class__ is str and t in self.plain:
+                return None
         return self._judge(ev)
 
     def _screen(self, upto: int | None) -> set[int]:
@@ -733,20 +759,13 @@ class Envelope:
             yield ctx.finding(R.E1, f"event is not a JSON object (got {_s(raw)[:40]})", event=ev)
             return
         t = raw.get("type", MISSING)
-        seq = raw.get("seq", MISSING)
-        time = raw.get("time", MISSING)
-        if (
-            seq.__class__ is int and 0 <= seq <= MAX_SAFE_INTEGER
-            and time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
-            and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
-            and (not lossy_lines or ev.line not in lossy_lines)
-        ):
+        if _exact_envelope(raw) and (not lossy_lines or ev.line not in lossy_lines):
             if t.__class__ is str and t in self.plain:
                 return
-            if t.__class__ is not str:  # the fast path's only unchecked envelope field
+            if t.__class__ is not str:  # the one envelope field an exact envelope leaves unchecked
                 yield from _envelope_fields(ctx, ev, raw, t)
         else:
-            yield from _envelope_defects(ctx, ev, raw, t, seq, lossy_lines)
+            yield from _envelope_defects(ctx, ev, raw, t, raw.get("seq", MISSING), lossy_lines)
         if type(t) is not str:
             return
         if t in RETIRED_TYPES or (t == "request/header" and _is_record(raw.get("data")) and raw["data"].get("reason") == "fallback"):
@@ -765,17 +784,64 @@ class Envelope:
                     event=ev,
                 )
             return
-        if t in MESSAGE_TYPES:
-            yield from _message_shape(ctx, ev, raw, t)
-        elif t == "request/header":
-            yield from _request_header(ctx, ev, raw)
-        elif t == "system/message" and self.version == 3:
-            yield from _system_message(ctx, ev, raw)
-        elif t == "hook/invoked" and self.version == 0:
+        if t == "hook/invoked" and self.version == 0:
             yield from _retired_dialect(ctx, ev, raw)
 
     def finish(self) -> None:
         return None
+
+
+@rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message"))
+class PayloadShape:
+    """The payload shapes seed and load assert (S:1215-1270) of the types that have one, whatever
+    their envelope: messages (E6), a request/header's header (E10), a v3 system/message's plugin
+    source (E9). A type the log's version does not know, or a retired form (a request/header whose
+    reason is "fallback"), is :class:`Envelope`'s alone. Handed heads only: a packed run's
+    members are chunks, which carry no payload of this kind. State: none."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        known = KNOWN_TYPES.get(ctx.version if ctx.version is not None else 3, KNOWN_TYPES[3])
+        shaped = {t: "message" for t in MESSAGE_TYPES if t in known}
+        if "request/header" in known:
+            shaped["request/header"] = "request_header"
+        if ctx.version == 3 and "system/message" in known:
+            shaped["system/message"] = "system_message"
+        self.types = shaped
+
+    def message(self, index: int, ev: Event) -> Iterator[Finding] | None:
+        raw = ev.raw
+        t = raw["type"]
+        # the common case, a well-formed message, finds nothing: no generator for it
+        if message_shape_error(t, raw.get("data", MISSING)) is None:
+            return None
+        return _message_shape(self.ctx, ev, raw, t)
+
+    def request_header(self, index: int, ev: Event) -> Iterator[Finding] | None:
+        raw = ev.raw
+        data = raw.get("data")
+        if _is_record(data) and data.get("reason") == "fallback":
+            return None
+        return _request_header(self.ctx, ev, raw)
+
+    def system_message(self, index: int, ev: Event) -> Iterator[Finding] | None:
+        return _system_message(self.ctx, ev, ev.raw)
+
+    def finish(self) -> None:
+        return None
+
+
+def _exact_envelope(raw: dict[str, Any]) -> bool:
+    """Whether no E1, E8 or E4 check can fault ``raw``'s envelope but for its type (and a lossy
+    number on its line, which is judged by line): seq a non-negative safe integer, time a safe
+    integer, data present, no key outside the seven official ones, ignorable absent or true."""
+    seq = raw.get("seq", MISSING)
+    time = raw.get("time", MISSING)
+    return (
+        seq.__class__ is int and 0 <= seq <= MAX_SAFE_INTEGER
+        and time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+        and "data" in raw and raw.keys() <= ENVELOPE and raw.get("ignorable", True) is True
+    )
 
 
 def _envelope_defects(
@@ -851,7 +917,7 @@ def _retired_dialect(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Itera
         )
 
 
-def _legacy_upgrade(t: str, data: Any) -> Any:
+def _legacy_upgrade(t: object, data: Any) -> Any:
     """The loader's upgrade of a pre-identity message (SP:665-726), or ``None`` when
     ``data`` is not a legacy shape."""
     if not _is_record(data):
@@ -875,7 +941,7 @@ def _legacy_upgrade(t: str, data: Any) -> Any:
     return None
 
 
-def message_shape_error(t: str, data: Any) -> str | None:
+def message_shape_error(t: object, data: Any) -> str | None:
     """``assertMessageEventShape`` (S:1246-1270): why ``data`` is not a valid message
     event of type ``t``, or ``None``."""
     message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)

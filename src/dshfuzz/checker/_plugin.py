@@ -19,9 +19,9 @@ from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
 from ._finding import Finding
-from ._lifecycle import _upgrade, call_key, named_again, show_id, tool_ledger
+from ._lifecycle import TOOL_LEDGER, _upgrade, call_key, named_again, show_id, tool_ledger
 from ._run import rule_walk
-from ._wire import surface_indices
+from ._wire import FINAL_SURFACE, surface_indices
 
 __all__ = ["MARKER_PREFIXES"]
 
@@ -208,7 +208,7 @@ def _meter_price_throws(content: Any) -> bool:
     return False
 
 
-@rule_walk(RuleId.P4, types=("tool/result",))
+@rule_walk(RuleId.P4, types=("tool/result",), reads=(FINAL_SURFACE,))
 class ResultOutput:
     """P4: tool/result content parses recursively into text blocks (empty content is legal).
 
@@ -252,7 +252,7 @@ class ResultOutput:
                                    refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
 
 
-@rule_walk(RuleId.P5, types=())
+@rule_walk(RuleId.P5, types=(), reads=(TOOL_LEDGER,))
 class CallIdPositions:
     """P5: the released lifecycle's disagreements between the three call-id positions.
 
@@ -271,7 +271,8 @@ class CallIdPositions:
             if refusal.code == "no-lifecycle":
                 continue
             if refusal.code == "unresolved":
-                unresolved.setdefault(refusal.index, (refusal.event, []))[1].append(refusal.call_id)  # type: ignore[arg-type]
+                assert refusal.event is not None, "a step closes at the event that closes it"
+                unresolved.setdefault(refusal.index, (refusal.event, []))[1].append(refusal.call_id)
                 continue
             yield ctx.finding(RuleId.P5, refusal.message, event=refusal.event,
                               context={"callId": show_id(refusal.call_id)})

@@ -30,6 +30,7 @@ from dshfuzz.model import (
     Compression,
     FileBytes,
     SessionLog,
+    StreamedLog,
     batch_text,
     compress_frame,
     encode_jsonl,
@@ -87,11 +88,12 @@ def edit_mode(edit: Any) -> EditMode:
     raise EditError("an edit is one event (a JSON object) or a complete event list (a JSON array)")
 
 
-def _write_intact(out: BytesIO, log: SessionLog, data: bytes | FileBytes | None) -> None:
+def _write_intact(out: BytesIO, log: SessionLog | StreamedLog, data: bytes | FileBytes | None) -> None:
     """Write the log's bytes (``data``, as read, or rebuilt from the model) without its torn tail
     (the loader's repair truncates there before writing), a piece at a time: the edited file is
     the one copy of them held."""
     if data is None:
+        assert isinstance(log, SessionLog), "a streamed read keeps no text: its bytes are given"
         data = encode_log(log)
     end = len(data) if log.torn is None else log.torn.truncate_to
     for start in range(0, end, _PIECE):
@@ -103,7 +105,7 @@ def _write_intact(out: BytesIO, log: SessionLog, data: bytes | FileBytes | None)
 _PIECE = 1 << 20
 
 
-def edit_bytes(log: SessionLog, edit: Any, data: bytes | FileBytes | None = None) -> bytes:
+def edit_bytes(log: SessionLog | StreamedLog, edit: Any, data: bytes | FileBytes | None = None) -> bytes:
     """The file's bytes after the official writer applied ``edit`` to ``log``, whose bytes are
     ``data`` when given (a streamed read keeps no text to rebuild them from)."""
     mode = edit_mode(edit)

@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from io import BytesIO
+from operator import attrgetter
 from typing import Any
 
 from dshfuzz.contracts.rules import OfficialLayer, RuleId
@@ -39,6 +40,7 @@ from dshfuzz.model import (
     FileBytes,
     Limits,
     SessionLog,
+    StreamedLog,
     compress_frame,
     decode_storage_record,
     dumpb,
@@ -169,7 +171,7 @@ class RecoveryPlan:
         }
 
 
-def _byte_end(log: SessionLog, line_number: int | None) -> tuple[int | None, int | None, int | None]:
+def _byte_end(log: SessionLog | StreamedLog, line_number: int | None) -> tuple[int | None, int | None, int | None]:
     """(offset just past the line if it ends a record/frame, its frame, the frame's start)."""
     if line_number is None or not 0 < line_number <= len(log.lines):
         return None, None, None
@@ -200,7 +202,7 @@ def _boundary(index: int, event: Event, at: int | None) -> _Boundary | None:
     return index, int(seq), data.get("turn") if type(data) is dict else None, event.line
 
 
-def _points(log: SessionLog, boundaries: Iterable[_Boundary]) -> Iterator[ForkPoint]:
+def _points(log: SessionLog | StreamedLog, boundaries: Iterable[_Boundary]) -> Iterator[ForkPoint]:
     for index, seq, turn, line in boundaries:
         offset, frame, frame_offset = _byte_end(log, line)
         yield ForkPoint(seq, turn, index + 1, line, frame, offset, frame_offset)
@@ -273,7 +275,7 @@ class _Carried:
 
 def _first(findings: list[Finding], rules: frozenset[RuleId]) -> Finding | None:
     located = [f for f in findings if f.rule in rules and f.seq is not None]
-    return min(located, key=lambda f: f.seq, default=None)  # type: ignore[arg-type,return-value]
+    return min(located, key=attrgetter("seq"), default=None)
 
 
 def _replace_seq(event: Event) -> int | None:
@@ -342,7 +344,7 @@ class _Boundaries:
         self.boundaries: list[_Boundary] = []
         self.replaces: list[int] = []
 
-    def begin(self, log: SessionLog) -> None:
+    def begin(self, log: StreamedLog) -> None:
         return None
 
     def row(self, first: int, stop: int, head: Event) -> None:
@@ -374,7 +376,7 @@ class _ForkWriter:
         self.packer = ChunkPacker(self._write)
         self.zstd = frame_compressor() if compression == "zstd" else None
 
-    def begin(self, log: SessionLog) -> None:
+    def begin(self, log: StreamedLog) -> None:
         head = header_text(log.header.raw if log.header is not None else None)
         self.fork.write(head if self.zstd is None else compress_frame(head))
         if self.events == 0:

@@ -84,7 +84,8 @@ def _same(a: Any, b: Any) -> bool:
     """``a === b``; two ints or two strings are compared inline."""
     kind = a.__class__
     if kind is b.__class__ and (kind is int or kind is str):
-        return a == b
+        same: bool = a == b
+        return same
     return strict_equal(a, b)
 
 
@@ -174,6 +175,7 @@ class ReleasedRelations:
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
+        assert ctx.log.header is not None, "the relation walk runs on a log with a versioned header"
         header = ctx.log.header.raw
         self.header = header if header.__class__ is dict else {}
         self.open_turn: Any = None
@@ -252,6 +254,7 @@ class ReleasedRelations:
             self.refusal = (index, event, refused)
             found = self._settle()
             if not self.done:  # checks still wait: the walk now records only what they read
+                assert isinstance(self.types, dict), "only a decided walk has unsubscribed"
                 self.types = {k: v for k, v in self.types.items() if _renamed(k) in _KEPT}
                 resubscribe(self.ctx)
             return found

@@ -1132,6 +1132,7 @@ class ReleasedSchema:
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.v0 = ctx.version == 0
+        assert ctx.log.header is not None, "a released walk runs on a log with a versioned header"
         header = ctx.log.header.raw
         sid = header.get("id") if header.__class__ is dict else None
         self.sid = sid if sid.__class__ is str else str(sid)
@@ -1207,6 +1208,7 @@ class ReleasedSchema:
     def _delivery_marker(self, data: dict[str, Any], seq: int) -> str | None:
         """``assertSourceDeliveryMarker`` (V01:1944-1950): a current-generation delivery marker
         (no sessionFormatVersion) outside the inherited prefix names this session."""
+        assert self.ctx.log.header is not None, "a released walk runs on a log with a versioned header"
         header = self.ctx.log.header.raw
         header = header if header.__class__ is dict else {}
         seed_length = header.get("seedLength", 0)
@@ -1281,7 +1283,7 @@ class ReleasedSchema:
         if kind in _MESSAGE_TYPES:
             if message_shape_error(kind, data) is not None:
                 return True  # E6's shape check
-            message = data if kind == "user/message" else data.get("message")
+            message = data if kind == "user/message" else data["message"]  # the shape check found it
             if kind == "tool/result":  # the blocks inside the tool-result block are P4's
                 return _released_content_problem(message.get("content"))
             return content_element_defect(message.get("content")) is not None

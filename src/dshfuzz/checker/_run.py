@@ -1,7 +1,7 @@
 """The runner: rule passes register themselves here and :func:`check_log` runs the
 ones whose rules apply to the log's format version.
 
-A pass is a function ``(ctx) -> Iterable[Finding]`` declared with
+A pass is a function ``(ctx) -> Iterable[Finding | FindingRun]`` declared with
 :func:`rule_pass` for the rule ids it may report. Passes are independent, and
 each walks what it needs once.
 
@@ -10,7 +10,9 @@ rule keeps at most ``CheckOptions.max_findings_per_rule`` findings (default
 :data:`~dshfuzz.checker._context.MAX_FINDINGS_PER_RULE`): the earliest in log
 order. The rest are counted in :attr:`Report.suppressed` and summed up by one
 more finding of that rule, located at the first one suppressed, which says how
-many were dropped. Memory stays bounded by the cap, not by the log.
+many were dropped. Memory stays bounded by the cap, not by the log. So is time, for findings a
+rule hands over as a :class:`FindingRun` (one per run of empty lines, say): the members are built
+in location order only while the cap may keep them, and the rest are counted at once.
 
 A pass that raises is a checker bug. In production the report still comes back,
 with the traceback in :attr:`Report.internal_errors` (the CLI turns it into exit
@@ -32,7 +34,10 @@ first and, when it must account for the rest, finds the run's end in
 a checker bug treated as a crashing pass is: it keeps the findings it reported before
 the crash, leaves the loop (no more handlers, no ``finish``), and the others go on.
 A shared derived state that reports nothing is a :func:`state_walk` (the type scan of
-:mod:`._scan` is one): it runs on every check, before its readers. A walk may sit out
+:mod:`._scan` is one): it runs on every check, and declares the :class:`Shared` state it
+``publishes``; a walk or pass that reads it declares it in ``reads``. The engine orders the
+walks of a check from those declarations, not from the order their modules happened to be
+imported: see "Order" below. A walk may sit out
 (``types = ()``) until another wakes it (:func:`resubscribe`), as the seq rules wait
 for the scan's first misplaced seq.
 
@@ -46,20 +51,28 @@ run), ``len(ctx.events)`` counts the events read so far, and ``ctx.packed_runs[1
 current run alone. A walk keeps what it still needs (its pending state: an open step, unanswered
 calls, the surface) and nothing else, so a check's memory follows the surface and the pending
 state, not the length of the log. Shared derived state (the type scan, the tool ledger, the
-lenient surface fold) is a state walk registered before its readers, so that a reader's handler
-sees it already updated with the event at hand; ``finish()`` runs in registration order, so a
-state's ``finish`` precedes its readers'.
+lenient surface fold) is a state walk, which the engine orders before its readers.
+
+Order. A check's walks run in one order (:func:`_ordered`): every walk after the walks
+publishing what it reads, and otherwise in registration order. That one order is the order
+of construction, of the handlers given each event (whatever a walk subscribes to), and of
+``finish()``; so a reader's constructor finds its producer constructed, each of its handlers
+sees the producer already updated with the event at hand, and its ``finish`` sees what the
+producer's ``finish`` published. Passes run after every walk has finished. A read that no
+walk publishes, two walks publishing one state, or a cycle is a :class:`ValueError`
+when the check is planned: a wrong declaration never runs.
 """
 
 from __future__ import annotations
 
+import enum
 import heapq
 import itertools
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final, TypeVar
 from os import PathLike
 
 from dshfuzz.contracts.rules import RULES, OfficialLayer, RuleId
@@ -71,20 +84,23 @@ from dshfuzz.model import (
     FileBytes,
     Limits,
     SessionLog,
+    StreamedLog,
     compression_by_name,
     stream_log,
 )
 
 from ._causes import attribute
-from ._context import CheckContext, CheckOptions
+from ._context import CheckContext, CheckOptions, EventView, Shared
 from ._finding import Finding, Report
 
 __all__ = [
     "EVERY_EVENT",
+    "FindingRun",
     "PASSES",
     "RULE_MODULES",
     "WALKS",
     "Pass",
+    "Subscriptions",
     "Walk",
     "check_log",
     "check_path",
@@ -100,7 +116,25 @@ __all__ = [
 RULE_MODULES = ("_persistence", "_surface", "_framing", "_engine", "_plugin", "_wire", "_content", "_migration", "_relations", "_released")
 """The modules holding rule passes, imported (when present) on the first check."""
 
-PassFn = Callable[[CheckContext], Iterable[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRun:
+    """``count`` findings of ``rule`` a pass or walk hands over as one, member ``k`` built by
+    ``build(k)`` only when the cap may keep it. Invariants, which let the sink count the members
+    it drops without building them: every member is of ``rule`` and refused by ``refused_by``
+    exactly, and their location keys (line, seq, rule) strictly increase with ``k``."""
+
+    rule: RuleId
+    count: int
+    build: Callable[[int], Finding]
+    refused_by: tuple[OfficialLayer, ...]
+
+
+Found = Iterable[Finding | FindingRun]
+"""What a pass returns and a walk's handler may: findings, some of them runs."""
+
+PassFn = Callable[[CheckContext], Found]
 
 
 _registered = itertools.count()
@@ -113,6 +147,7 @@ class Pass:
     rules: frozenset[RuleId]
     fn: PassFn
     order: int = 0
+    reads: frozenset[Shared[Any]] = frozenset()
 
     @property
     def name(self) -> str:
@@ -121,29 +156,40 @@ class Pass:
 
 PASSES: list[Pass] = []
 
-WalkHandler = Callable[[int, Event], "Iterable[Finding] | None"]
+WalkHandler = Callable[[int, Event], "Found | None"]
 
 
-class _EveryEvent:
+class _EveryEvent(enum.Enum):
+    """The one value :data:`EVERY_EVENT` (an enum member, so that ``is`` narrows it)."""
+
+    EVERY_EVENT = "EVERY_EVENT"
+
     def __repr__(self) -> str:
         return "EVERY_EVENT"
 
 
-EVERY_EVENT: Any = _EveryEvent()
+EVERY_EVENT: Final = _EveryEvent.EVERY_EVENT
 """``types`` of a walk whose ``visit`` sees every head, whatever its type."""
+
+Subscriptions = Mapping[str, str] | Iterable[str] | _EveryEvent
+"""A walk's ``types``: each type's handler method, the types whose heads go to ``visit``, or
+:data:`EVERY_EVENT`."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Walk:
     """A registered walk: the class, the rules it reports, its subscriptions (``types``: a
     mapping from event type to the name of the handler method, or :data:`EVERY_EVENT`),
-    and its name in crash reports."""
+    its name in crash reports, its registration number, and the shared state it reads and
+    (a state walk only) publishes."""
 
     rules: frozenset[RuleId]
     cls: type
     types: Mapping[str, str] | _EveryEvent
     name: str
     order: int
+    reads: frozenset[Shared[Any]] = frozenset()
+    publishes: frozenset[Shared[Any]] = frozenset()
 
 
 WALKS: list[Walk] = []
@@ -151,48 +197,98 @@ _loaded = False
 _RULE_ORDER = {rid: i for i, rid in enumerate(RULES)}
 
 
-def rule_pass(*rule_ids: RuleId) -> Callable[[PassFn], PassFn]:
-    """Register the decorated function as the pass reporting ``rule_ids``."""
+def rule_pass(*rule_ids: RuleId, reads: Iterable[Shared[Any]] = ()) -> Callable[[PassFn], PassFn]:
+    """Register the decorated function as the pass reporting ``rule_ids``, reading the shared
+    state ``reads`` (published by state walks, all finished before any pass runs)."""
     if not rule_ids:
         raise ValueError("a rule pass must declare the rules it reports")
 
     def register(fn: PassFn) -> PassFn:
-        PASSES.append(Pass(frozenset(RuleId(r) for r in rule_ids), fn, next(_registered)))
+        PASSES.append(Pass(frozenset(RuleId(r) for r in rule_ids), fn, next(_registered), frozenset(reads)))
         return fn
 
     return register
 
 
-def rule_walk(*rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _EveryEvent) -> Callable[[type], type]:
+_C = TypeVar("_C", bound=type)
+
+
+def rule_walk(
+    *rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _EveryEvent,
+    reads: Iterable[Shared[Any]] = (), publishes: Iterable[Shared[Any]] = (),
+) -> Callable[[_C], _C]:
     """Register the decorated class as the walk reporting ``rule_ids``. ``types`` names the
     event types whose heads go to its ``visit(index, event)`` (or, as a mapping, each type's
-    handler method), or is :data:`EVERY_EVENT`. The class is constructed with the context
-    once per check and may narrow its subscriptions by setting ``self.types`` (e.g. to
-    ``()`` when the log already answers its question); it must define ``finish()``."""
+    handler method), or is :data:`EVERY_EVENT`. ``reads`` declares the shared state it reads:
+    the engine runs it after their publishers, in every check it runs in; ``publishes``, the
+    state it publishes (shared state is usually a :func:`state_walk`'s). The
+    class is constructed with the context once per check and may narrow its subscriptions by
+    setting ``self.types`` (e.g. to ``()`` when the log already answers its question); it
+    must define ``finish()``."""
     if not rule_ids:
         raise ValueError("a rule walk must declare the rules it reports")
     declared = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
 
-    def register(cls: type) -> type:
-        cls.types = declared
+    def register(cls: _C) -> _C:
+        setattr(cls, "types", declared)  # an attribute of any walk class, which an instance may narrow
         name = f"{cls.__module__}.{cls.__qualname__}"
-        WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, name, next(_registered)))
+        WALKS.append(Walk(frozenset(RuleId(r) for r in rule_ids), cls, declared, name, next(_registered),
+                          reads=frozenset(reads), publishes=frozenset(publishes)))
         return cls
 
     return register
 
 
-def state_walk(*, types: Iterable[str] | Mapping[str, str] | _EveryEvent) -> Callable[[type], type]:
-    """Register the decorated class as a walk that reports nothing but derives state other
-    walks and passes read (e.g. the positions by type): it runs on every check, and, being
-    registered before its readers, sees each event before them and finishes before them."""
+def state_walk(
+    *, types: Iterable[str] | Mapping[str, str] | _EveryEvent,
+    publishes: Iterable[Shared[Any]], reads: Iterable[Shared[Any]] = (),
+) -> Callable[[_C], _C]:
+    """Register the decorated class as a walk that reports nothing but derives the state
+    ``publishes`` declares, for other walks and passes to read (e.g. the positions by type).
+    It runs on every check (what it publishes is always there), after the publishers of what
+    it ``reads`` and before its own readers: it sees each event before them and finishes
+    before them."""
+    declared = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
+    published = frozenset(publishes)
+    if not published:
+        raise ValueError("a state walk must declare the state it publishes")
 
-    def register(cls: type) -> type:
-        cls.types = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
-        WALKS.append(Walk(frozenset(), cls, cls.types, f"{cls.__module__}.{cls.__qualname__}", next(_registered)))
+    def register(cls: _C) -> _C:
+        setattr(cls, "types", declared)  # an attribute of any walk class, which an instance may narrow
+        WALKS.append(Walk(frozenset(), cls, declared, f"{cls.__module__}.{cls.__qualname__}", next(_registered),
+                          reads=frozenset(reads), publishes=published))
         return cls
 
     return register
+
+
+def _ordered(walks: Iterable[Walk], passes: Iterable[Pass] = ()) -> list[Walk]:
+    """``walks`` in the one order a check runs them: each after the walks publishing what it
+    reads, otherwise by registration (a stable topological sort). Raises :class:`ValueError`
+    on a read no walk among ``walks`` publishes (of a walk or of one of ``passes``), on
+    state published twice, and on a cycle."""
+    pending = sorted(walks, key=lambda w: w.order)
+    publisher: dict[Shared[Any], Walk] = {}
+    for walk in pending:
+        for key in walk.publishes:
+            if key in publisher:
+                raise ValueError(f"{key!r} is published by both {publisher[key].name} and {walk.name}")
+            publisher[key] = walk
+    units: list[Walk | Pass] = [*pending, *passes]
+    for unit in units:
+        for key in unit.reads:
+            if key not in publisher:
+                raise ValueError(f"{unit.name} reads {key!r}, which no walk publishes")
+    placed: list[Walk] = []
+    done: set[Walk] = set()
+    while pending:
+        ready = next((w for w in pending if all(publisher[k] in done or publisher[k] is w for k in w.reads)), None)
+        if ready is None:
+            raise ValueError("the walks " + ", ".join(w.name for w in pending) + " read each other's state in a cycle")
+        pending.remove(ready)
+        placed.append(ready)
+        done.add(ready)
+    return placed
 
 
 def _load_rule_modules() -> None:
@@ -219,7 +315,8 @@ def implementations() -> dict[RuleId, list[str]]:
     _load_rule_modules()
     out: dict[RuleId, list[str]] = {}
     prefix = f"{__package__}."
-    for reporter in sorted([*PASSES, *WALKS], key=lambda r: r.order):
+    reporters: list[Pass | Walk] = [*PASSES, *WALKS]
+    for reporter in sorted(reporters, key=lambda r: r.order):
         for rid in reporter.rules:
             out.setdefault(rid, []).append(reporter.name.removeprefix(prefix))
     return out
@@ -240,7 +337,8 @@ class _Capped:
     first_dropped: Finding | None = None
     refused_by: set[OfficialLayer] = field(default_factory=set)
 
-    def add(self, finding: Finding, arrival: int) -> None:
+    def add(self, finding: Finding, arrival: int) -> bool:
+        """Keep ``finding`` or drop it; whether it was kept (keeping it may drop a later one)."""
         entry = (tuple(-k for k in _location_key(finding)), -arrival, finding)
         if len(self.kept) < self.cap:
             heapq.heappush(self.kept, entry)
@@ -248,6 +346,8 @@ class _Capped:
             self.drop(heapq.heapreplace(self.kept, entry)[2])
         else:
             self.drop(finding)
+            return False
+        return True
 
     def drop(self, finding: Finding) -> None:
         self.dropped += 1
@@ -255,6 +355,15 @@ class _Capped:
         first = self.first_dropped
         if first is None or _location_key(finding) < _location_key(first):
             self.first_dropped = finding
+
+    def add_run(self, run: FindingRun, arrival: int) -> None:
+        """:meth:`add` of each member of ``run``, the first arriving at ``arrival``: once one is
+        dropped every later one is (its location is later still, and a drop leaves the kept ones as
+        they are), so those are counted, not built."""
+        for k in range(run.count):
+            if not self.add(run.build(k), arrival + k):
+                self.dropped += run.count - k - 1
+                return
 
     def findings(self) -> list[Finding]:
         """The kept findings, then (when the cap was hit) the one that says what was dropped:
@@ -289,19 +398,23 @@ class _Sink:
         self.arrival = 0
         self.first: dict[RuleId, tuple[int, int]] = {}
 
-    def take(self, findings: Iterable[Finding], unit: Pass | Walk) -> None:
+    def take(self, findings: Found, unit: Pass | Walk) -> None:
         selected, by_rule, rules = self.selected, self.by_rule, unit.rules
         for f in findings:
             if f.rule not in rules:
                 raise AssertionError(f"{unit.name} reported {f.rule}, which it does not declare")
-            if f.rule not in selected:
+            if f.rule not in selected or (isinstance(f, FindingRun) and f.count <= 0):
                 continue
             capped = by_rule.get(f.rule)
             if capped is None:
                 capped = by_rule[f.rule] = _Capped(self.cap)
                 self.first[f.rule] = (unit.order, self.arrival)
-            capped.add(f, self.arrival)
-            self.arrival += 1
+            if isinstance(f, FindingRun):
+                capped.add_run(f, self.arrival)
+                self.arrival += f.count
+            else:
+                capped.add(f, self.arrival)
+                self.arrival += 1
 
     def ordered(self) -> list[tuple[RuleId, _Capped]]:
         return sorted(self.by_rule.items(), key=lambda item: self.first[item[0]])
@@ -319,39 +432,34 @@ _Subscriber = tuple[WalkHandler, Walk]
 
 
 class _Table(dict[str, tuple[_Subscriber, ...]]):
-    """The one dict from event type to its subscribers (each followed by the every-event ones,
-    in registration order), an entry built the first time the loop meets its type: a check of a
+    """The one dict from event type to its subscribers (those to the type and those to every
+    event, in the check's order), an entry built the first time the loop meets its type: a check of a
     few events meets a few types, so a check costs what its log holds, not what the walks
     subscribe to. A type no walk subscribes to reaches the every-event subscribers and gets no
     entry (a hostile log may hold any number of types)."""
 
-    __slots__ = ("every", "typed", "kinds")
+    __slots__ = ("every", "walks", "kinds")
 
     def __init__(self, live: dict[Walk, Any]) -> None:
         super().__init__()
-        every: list[_Subscriber] = []
-        self.typed: list[tuple[Walk, Any, Any]] = []
-        for walk, instance in live.items():
-            types = instance.types
-            if types is EVERY_EVENT:
-                every.append((instance.visit, walk))
-            else:
-                self.typed.append((walk, instance, types))
-        self.every = tuple(every)
-        self.kinds = frozenset().union(*(types for _, _, types in self.typed))
+        self.walks = [(walk, instance, instance.types) for walk, instance in live.items()]
+        self.every = tuple((instance.visit, walk) for walk, instance, types in self.walks if types is EVERY_EVENT)
+        self.kinds = frozenset().union(*(types for _, _, types in self.walks if types is not EVERY_EVENT))
 
     def __missing__(self, kind: str) -> tuple[_Subscriber, ...]:
         if kind not in self.kinds:
             return self.every
         subscribers = []
-        for walk, instance, types in self.typed:
-            if types.__class__ is dict or isinstance(types, Mapping):
+        for walk, instance, types in self.walks:
+            if types is EVERY_EVENT:
+                method: str | None = "visit"
+            elif types.__class__ is dict or isinstance(types, Mapping):
                 method = types.get(kind)
             else:
                 method = "visit" if kind in types else None
             if method is not None:
                 subscribers.append((getattr(instance, method), walk))
-        entry = self[kind] = (*subscribers, *self.every)
+        entry = self[kind] = tuple(subscribers)
         return entry
 
 
@@ -377,7 +485,7 @@ def resubscribe(ctx: CheckContext) -> None:
     ctx.memo(_LOOP, _Loop).changed = True
 
 
-_LOOP = "walk-loop"
+_LOOP: Shared[_Loop] = Shared("the walk loop's subscription state")
 
 
 class _Window:
@@ -386,7 +494,7 @@ class _Window:
 
     __slots__ = ("source", "lo", "hi", "count")
 
-    def __init__(self, source: list[Event]) -> None:
+    def __init__(self, source: EventView) -> None:
         self.source = source
         self.lo = self.hi = self.count = 0
 
@@ -473,12 +581,21 @@ def _plan(version: int | None, rules: frozenset[RuleId] | None) -> tuple[frozens
     """The rules that apply to ``version`` (of ``rules``, when given) and the walks reporting any of
     them (and every state walk), worked out once per selection: a campaign checks thousands of
     small logs a second under a few selections."""
-    key = (version, rules, *WALKS)  # the registered walks themselves: a test may register and remove some
+    key = (version, rules, *WALKS, *PASSES)  # the registered units themselves: a test may register and remove some
     plan = _PLANS.get(key)
     if plan is None:
         selected = frozenset(rid for rid, rule in RULES.items()
                              if rule.applies_to(version) and (rules is None or rid in rules))
-        plan = (selected, [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)])
+        chosen = [w for w in WALKS if not w.rules or not selected.isdisjoint(w.rules)]
+        publisher = {state: w for w in WALKS for state in w.publishes}
+        units: list[Walk | Pass] = [*chosen, *PASSES]
+        wanted = [state for unit in units for state in unit.reads]
+        while wanted:  # the publishers of what the chosen walks and the passes read run too
+            walk = publisher.get(wanted.pop())
+            if walk is not None and walk not in chosen:
+                chosen.append(walk)
+                wanted.extend(walk.reads)
+        plan = (selected, _ordered(chosen, PASSES))
         if len(_PLANS) < 256:
             _PLANS[key] = plan
     return plan
@@ -554,22 +671,23 @@ def _run_walks(ctx: CheckContext, walks: list[Walk], sink: _Sink) -> None:
     """Construct ``walks``, hand them the heads of the whole model in ``ctx`` as a check does, and
     finish them."""
     heads, runs = ctx.packed_runs
-    loop = _WalkLoop(ctx, walks, sink, _windowed(ctx))
-    _feed_whole(ctx, heads, runs, loop)
+    window, current = _windowed(ctx)
+    loop = _WalkLoop(ctx, _ordered(walks), sink, current)
+    _feed_whole(ctx, window, heads, runs, loop)
     loop.finish()
 
 
-def _windowed(ctx: CheckContext) -> dict[int, int]:
-    """Put ``ctx.events`` behind a window and return the dict that will hold the current run."""
+def _windowed(ctx: CheckContext) -> tuple[_Window, dict[int, int]]:
+    """Put ``ctx.events`` behind a window; return it and the dict that will hold the current run."""
     heads, _ = ctx.packed_runs
     current: dict[int, int] = {}
-    ctx.events = _Window(ctx.events)  # type: ignore[assignment]
+    window = _Window(ctx.events)
+    ctx.events = window
     ctx._packed = (heads, current)
-    return current
+    return window, current
 
 
-def _feed_whole(ctx: CheckContext, heads: list[int], runs: dict[int, int], loop: _WalkLoop) -> None:
-    window: _Window = ctx.events  # type: ignore[assignment]
+def _feed_whole(ctx: CheckContext, window: _Window, heads: list[int], runs: dict[int, int], loop: _WalkLoop) -> None:
     events = window.source
     head = loop.head
     for i in heads:
@@ -588,8 +706,9 @@ def check_log(log: SessionLog, options: CheckOptions = CheckOptions()) -> Report
     handed over (see the module docstring). Never raises unless ``options.strict``."""
     ctx = CheckContext(log, options)
     heads, runs = ctx.packed_runs
-    check = _Check(ctx, _windowed(ctx))
-    _feed_whole(ctx, heads, runs, check.loop)
+    window, current = _windowed(ctx)
+    check = _Check(ctx, current)
+    _feed_whole(ctx, window, heads, runs, check.loop)
     return check.report()
 
 
@@ -605,7 +724,7 @@ class _StreamedCheck:
         self.options = options
         self.check: _Check | None = None
 
-    def begin(self, log: SessionLog) -> None:
+    def begin(self, log: StreamedLog) -> None:
         ctx = CheckContext(log, self.options)
         runs: dict[int, int] = {}
         ctx._packed = ([], runs)
@@ -640,7 +759,7 @@ def stream_check(
     path: str | None = None,
     options: CheckOptions = CheckOptions(),
     limits: Limits = DEFAULT_LIMITS,
-) -> tuple[Report, SessionLog]:
+) -> tuple[Report, StreamedLog]:
     """:func:`check_stream`, and the log of the streamed read: its header and physical layer (the
     compact lines, rows and frames, the torn tail), none of its events."""
     consumer = _StreamedCheck(options)

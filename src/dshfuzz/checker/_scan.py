@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from dshfuzz.model import Event
 
-from ._context import CheckContext
+from ._context import CheckContext, Shared
 from ._run import EVERY_EVENT, state_walk
 
-__all__ = ["Scanned", "TypeScan", "running_scan", "scanned"]
+__all__ = ["RUNNING_SCAN", "SCAN", "Scanned", "TypeScan", "running_scan", "scanned"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +32,13 @@ class Scanned:
     last_turn_end_line: int
 
 
-_RUNNING = "type-scan-walk"
-_DONE = "type-scan"
+RUNNING_SCAN: Shared[TypeScan | None] = Shared("the running type scan")
+"""The :class:`TypeScan` of the check, published as it is constructed (:func:`running_scan`)."""
+SCAN: Shared[Scanned | None] = Shared("the finished type scan")
+"""What the scan found over every head, published as it finishes (:func:`scanned`)."""
 
 
-@state_walk(types=EVERY_EVENT)
+@state_walk(types=EVERY_EVENT, publishes=(RUNNING_SCAN, SCAN))
 class TypeScan:
     """The scan as a walk, published (:func:`scanned`) when it finishes, before the walks that
     read it finish and before every pass. While it runs, a later walk may read
@@ -50,7 +52,7 @@ class TypeScan:
         self.on_first_misplaced: list[Callable[[int], None]] = []
         self.last_turn_end = -1
         self.last_turn_end_line = 0
-        ctx.memo(_RUNNING, lambda: self)
+        ctx.memo(RUNNING_SCAN, lambda: self)
 
     def visit(self, i: int, event: Event) -> None:
         raw = event.raw
@@ -76,20 +78,20 @@ class TypeScan:
 
     def finish(self) -> None:
         done = Scanned(self.positional, self.last_turn_end, self.last_turn_end_line)
-        self.ctx.memo(_DONE, lambda: done)
+        self.ctx.memo(SCAN, lambda: done)
         return None
 
 
 def running_scan(ctx: CheckContext) -> TypeScan | None:
     """The :class:`TypeScan` of this check's walk loop, or ``None`` when none was constructed
     (a walk constructed before the loop asks it)."""
-    return ctx.memo(_RUNNING, lambda: None)
+    return ctx.memo(RUNNING_SCAN, lambda: None)
 
 
 def scanned(ctx: CheckContext) -> Scanned:
     """What this check's :class:`TypeScan` published; asked once the loop is over (a reader's
     ``finish``, or a pass)."""
-    done = ctx.memo(_DONE, lambda: None)
+    done = ctx.memo(SCAN, lambda: None)
     if done is None:
         raise LookupError("the type scan has not finished: it is published by the check's walk loop")
     return done

@@ -28,7 +28,7 @@ carries no ``sourceEventSeqs``, and system/message is a surface type.
 from __future__ import annotations
 
 from collections.abc import Container, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, deep_equal_json
 from dshfuzz.contracts.rules import RULES
@@ -124,7 +124,9 @@ class LinearSurface:
         node = start
         nxt = self._next
         while node != end:
-            node = nxt[node]  # type: ignore[assignment]
+            following = nxt[node]
+            assert following is not None, "an ordered span reaches its end"
+            node = following
             out.append(node)
         return out
 
@@ -244,7 +246,7 @@ class SurfaceReplay:
         self.surface = LinearSurface()
         self.by_seq: dict[int, Event] = {}
 
-    def op_of(self, raw: dict[str, Any], t: Any) -> str | tuple[int, int] | None:
+    def op_of(self, raw: dict[str, Any], t: Any) -> Literal["append"] | tuple[int, int] | None:
         """``surfaceOpOf`` (S:305-318)."""
         op = raw.get("surfaceOp", MISSING)
         if not (type(t) is str and t in self.types):
@@ -268,7 +270,7 @@ class SurfaceReplay:
 
     def step(self, raw: dict[str, Any], seq: int) -> None:
         t = raw.get("type", MISSING)
-        op = raw.get("surfaceOp")
+        op: Literal["append"] | tuple[int, int] | None = raw.get("surfaceOp")
         if not (op == "append" and op.__class__ is str and t.__class__ is str and t in self.types):
             op = self.op_of(raw, t)  # else it answers "append"
         if op is None:

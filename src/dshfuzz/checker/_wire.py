@@ -45,18 +45,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from dshfuzz.contracts.js import number_key
 from dshfuzz.contracts.rules import OfficialLayer, RuleId
 from dshfuzz.model import MISSING, Event
 
-from ._context import CheckContext
+from ._context import CheckContext, Shared
 from ._finding import Finding
-from ._lifecycle import call_key, show_id, show_value, tool_ledger, upgraded_event
-from ._run import rule_walk, state_walk
+from ._lifecycle import TOOL_LEDGER, call_key, show_id, show_value, tool_ledger, upgraded_event
+from ._run import Subscriptions, rule_walk, state_walk
 
-__all__ = ["SurfaceFold", "WireMessage", "WireStream", "surface_indices", "wire_messages"]
+__all__ = ["FINAL_SURFACE", "SurfaceFold", "WireMessage", "WireStream", "surface_indices", "wire_messages"]
 
 _L = OfficialLayer
 _V0_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -73,7 +73,10 @@ def _seq_key(value: Any) -> Any:
     return value if type(value) is int or type(value) is float else number_key(value)
 
 
-class _LenientFold:
+_V = TypeVar("_V")
+
+
+class _LenientFold(Generic[_V]):
     """The surface fold as a doubly linked list keyed by seq: O(1) per append and
     O(removed) per replace, so a log that keeps replacing its newest node stays linear.
     A node's order number preserves list order (a replacement inherits its start's),
@@ -83,9 +86,9 @@ class _LenientFold:
 
     def __init__(self, version: int | None) -> None:
         v3 = version == 3
-        self.types = _V3_SURFACE if v3 else _V0_SURFACE
+        self.types: Subscriptions = _V3_SURFACE if v3 else _V0_SURFACE
         self.keys = ("startSeq", "endSeq") if v3 else ("start", "end")
-        self.index: dict[Any, int] = {}
+        self.index: dict[Any, _V] = {}
         self.order: dict[Any, int] = {}
         self.prev: dict[Any, Any] = {}
         self.next: dict[Any, Any] = {}
@@ -93,7 +96,7 @@ class _LenientFold:
         self.tail: Any = None
         self.counter = 0
 
-    def link(self, key: Any, index: int, order: int, before: Any, after: Any) -> None:
+    def link(self, key: Any, index: _V, order: int, before: Any, after: Any) -> None:
         self.index[key], self.order[key], self.prev[key], self.next[key] = index, order, before, after
         if before is None:
             self.head = key
@@ -104,7 +107,7 @@ class _LenientFold:
         else:
             self.prev[after] = key
 
-    def replace(self, index: int, key: Any, start: Any, end: Any) -> None:
+    def replace(self, index: _V, key: Any, start: Any, end: Any) -> None:
         order = self.order
         if start not in order or end not in order or order[start] > order[end] or key in order:
             return
@@ -118,9 +121,9 @@ class _LenientFold:
             cursor = following
         self.link(key, index, kept, before, after)
 
-    def indices(self) -> list[Any]:
+    def indices(self) -> list[_V]:
         """What ``index`` holds for each node, in surface order."""
-        out = []
+        out: list[_V] = []
         cursor = self.head
         while cursor is not None:
             out.append(self.index[cursor])
@@ -128,11 +131,14 @@ class _LenientFold:
         return out
 
 
-_NODES = "wire-surface-nodes"
+FINAL_SURFACE: Shared[list[tuple[int, Event]] | None] = Shared("the final surface's nodes")
+"""The final surface's nodes (log position and event), published when :class:`SurfaceFold` finishes."""
+_SURFACE: Shared[list[int]] = Shared("the final surface's log positions")
+_MESSAGES: Shared[list[WireMessage]] = Shared("the wire messages of the final surface")
 
 
-@state_walk(types={t: "visit" for t in _V3_SURFACE})
-class SurfaceFold(_LenientFold):
+@state_walk(types={t: "visit" for t in _V3_SURFACE}, publishes=(FINAL_SURFACE,))
+class SurfaceFold(_LenientFold[tuple[int, Event]]):
     """The lenient fold as a state walk: the surface types' events fold as the loop hands
     them over, and :meth:`finish` publishes the final surface for :func:`surface_indices`
     and :func:`wire_messages`. State: the current nodes, each with its log position and
@@ -166,19 +172,19 @@ class SurfaceFold(_LenientFold):
             self.tail = key
         elif op.__class__ is dict and op.get("op") == "replace":
             start_key, end_key = self.keys
-            self.replace((position, event), key, _seq_key(op.get(start_key, MISSING)), _seq_key(op.get(end_key, MISSING)))  # type: ignore[arg-type]
+            self.replace((position, event), key, _seq_key(op.get(start_key, MISSING)), _seq_key(op.get(end_key, MISSING)))
         return None
 
     def finish(self) -> None:
-        nodes: list[tuple[int, Event]] = self.indices()  # type: ignore[assignment]
-        self.ctx.memo(_NODES, lambda: nodes)
+        nodes = self.indices()
+        self.ctx.memo(FINAL_SURFACE, lambda: nodes)
         return None
 
 
 def _surface_nodes(ctx: CheckContext) -> list[tuple[int, Event]]:
     """The final surface :class:`SurfaceFold` published (position and event per node); asked
     only once the loop is over (a reader's ``finish``)."""
-    nodes = ctx.memo(_NODES, lambda: None)
+    nodes = ctx.memo(FINAL_SURFACE, lambda: None)
     if nodes is None:
         raise LookupError("the wire's surface fold has not finished: it is published by the check's walk loop")
     return nodes
@@ -186,7 +192,7 @@ def _surface_nodes(ctx: CheckContext) -> list[tuple[int, Event]]:
 
 def surface_indices(ctx: CheckContext) -> list[int]:
     """Log positions of the final surface's nodes, in model-visible order (computed once per check)."""
-    return ctx.memo("wire-surface", lambda: [position for position, _ in _surface_nodes(ctx)])
+    return ctx.memo(_SURFACE, lambda: [position for position, _ in _surface_nodes(ctx)])
 
 
 @dataclass(slots=True)
@@ -258,7 +264,7 @@ def wire_messages(ctx: CheckContext) -> list[WireMessage]:
             out.append(WireMessage("tool", None, answers=advert.call_id))
         return out
 
-    return ctx.memo("wire-messages", build)
+    return ctx.memo(_MESSAGES, build)
 
 
 @dataclass(slots=True)
@@ -311,11 +317,11 @@ class _Judge:
                             item.interposed = message.index
                     self.close(f"the next user text (seq {self.seq(message.index)})")
             elif message.role == "tool":
-                item = self.pending.pop(call_key(message.answers), None)
-                if item is None:
+                answered = self.pending.pop(call_key(message.answers), None)
+                if answered is None:
                     self.stray.append((message, [p.call_id for p in self.pending.values()]))
-                elif item.interposed is not None:
-                    self.late.setdefault(item.interposed, []).append(item.call_id)
+                elif answered.interposed is not None:
+                    self.late.setdefault(answered.interposed, []).append(answered.call_id)
         self.close("the end of history")
 
     def seq(self, index: int | None) -> str:
@@ -329,11 +335,11 @@ class _Located:
 
     __slots__ = ("events",)
 
-    def __init__(self, events: Mapping[int, Event]) -> None:
+    def __init__(self, events: Mapping[int, Event | None]) -> None:
         self.events = events
 
 
-@rule_walk(RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5, types=())
+@rule_walk(RuleId.W1, RuleId.W2, RuleId.W3, RuleId.W4, RuleId.W5, types=(), reads=(FINAL_SURFACE, TOOL_LEDGER))
 class WireStream:
     """W1-W5 over the post-load request history and the raw tool results, judged in
     :meth:`finish` from the final surface (:class:`SurfaceFold`) and the tool ledger
@@ -345,7 +351,7 @@ class WireStream:
     def finish(self) -> Iterator[Finding]:
         ctx = self.ctx
         ledger = tool_ledger(ctx)
-        located: dict[int, Event] = {r.index: r.event for r in (*ledger.invariants, *ledger.released)}  # type: ignore[misc]
+        located: dict[int, Event | None] = {r.index: r.event for r in (*ledger.invariants, *ledger.released)}
         located.update((advert.message_index, advert.message) for advert in ledger.unresolved)
         located.update(_surface_nodes(ctx))
         return _wire_findings(ctx, _Located(located))
@@ -374,20 +380,20 @@ def _wire_findings(ctx: CheckContext, at: Any) -> Iterator[Finding]:
                           event=_coords(events, message.index), context={"callId": shown})
 
     for interposed, ids in judge.late.items():
-        shown = [show_id(i) for i in ids]
+        names = [show_id(i) for i in ids]
         yield ctx.finding(RuleId.W2, f"user text at seq {judge.seq(interposed)} sits between tool calls "
-                          f"{', '.join(shown)} and their tool messages", event=_coords(events, interposed),
-                          context={"callIds": shown})
+                          f"{', '.join(names)} and their tool messages", event=_coords(events, interposed),
+                          context={"callIds": names})
 
     for index, ids in judge.unanswered.items():
-        shown = [show_id(i) for i in ids]
+        names = [show_id(i) for i in ids]
         released = index is not None and any(call_key(i) in unresolved_at.get(index, ()) for i in ids)
         yield ctx.finding(
             RuleId.W3,
-            f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} not answered before "
+            f"assistant tool call{'s' if len(ids) > 1 else ''} {', '.join(names)} not answered before "
             f"{judge.closed_by[index]}; every later request fails",
             event=_coords(events, index),
-            context={"callIds": shown},
+            context={"callIds": names},
             refused_by=(_L.RELEASED, _L.PROVIDER) if released else (_L.PROVIDER,),
         )
 
@@ -397,10 +403,10 @@ def _wire_findings(ctx: CheckContext, at: Any) -> Iterator[Finding]:
         if advert.message_index not in visible:
             hidden.setdefault(advert.message_index, []).append(advert.call_id)
     for index, ids in hidden.items():
-        shown = [show_id(i) for i in ids]
-        yield ctx.finding(RuleId.W4, f"tool call{'s' if len(ids) > 1 else ''} {', '.join(shown)} left unanswered, "
+        names = [show_id(i) for i in ids]
+        yield ctx.finding(RuleId.W4, f"tool call{'s' if len(ids) > 1 else ''} {', '.join(names)} left unanswered, "
                           "but a later surface replace already hides the gap from the provider",
-                          event=events[index], context={"callIds": shown})
+                          event=events[index], context={"callIds": names})
 
     yield from _w5(ctx, events, judge, ledger)
 

@@ -5,6 +5,10 @@ Each subcommand lives in its own module ``dshfuzz.cli._<name>`` exposing
 are imported only when their command runs, so ``dshfuzz --help`` stays fast.
 Exit codes follow one convention: 0 success, 1 findings, 2 usage or unreadable input.
 
+A command is a thin face: it parses its arguments, calls the packages' public names (never
+a private module of another package; ``tests/unit/test_architecture.py`` reads the imports)
+and hands the typed result to a renderer of :mod:`dshfuzz.report`. The engines never print.
+
 Process-wide effects belong to the command line and nowhere in the library: the library
 never switches the cyclic collector off and never ends the process, so that an embedding
 program (a test run, a service with threads) keeps its own settings. A command that reads
@@ -25,6 +29,7 @@ import sys
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import NoReturn
 
 from dshfuzz import __version__
@@ -65,7 +70,7 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _module(name: str):
+def _module(name: str) -> ModuleType:
     return importlib.import_module(f"dshfuzz.cli._{name}")
 
 

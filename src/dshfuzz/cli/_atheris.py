@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import sys
-import threading
-import time
 from pathlib import Path
-
-_STATUS_EVERY = 5.0  # seconds between two progress lines of one target
 
 
 def _shared_guess() -> Path | None:
@@ -18,7 +14,7 @@ def _shared_guess() -> Path | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from dshfuzz.harness._atheris import TARGETS
+    from dshfuzz.harness import atheris_targets
 
     from . import explain
 
@@ -29,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         2: "usage error (an unknown target, a bad option value) or libFuzzer stopped without an input to show",
     })
 
-    parser.add_argument("target", help=f"all, or one of: {', '.join(TARGETS)}")
+    parser.add_argument("target", help=f"all, or one of: {', '.join(atheris_targets())}")
     parser.add_argument(
         "--runs", type=int, default=None, help="executions per target (default 50000 without --max-time)"
     )
@@ -58,31 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _printer():
-    last: dict[str, float] = {}
-    lock = threading.Lock()
-
-    def show(target: str, stats) -> None:
-        now = time.monotonic()
-        with lock:
-            if now - last.get(target, 0.0) < _STATUS_EVERY:
-                return
-            last[target] = now
-        print(
-            f"{target}: #{stats.executions} cov {stats.coverage} ft {stats.features} "
-            f"corpus {stats.corpus_units} rss {stats.peak_rss_mb}MB",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return show
-
-
 def run(args: argparse.Namespace) -> int:
-    from dshfuzz.harness._atheris import AtherisConfig, AtherisError, SeedSources, fuzz, target_names
+    from dshfuzz.harness import AtherisConfig, AtherisError, SeedSources, atheris_targets, run_atheris
+    from dshfuzz.report import atheris_markdown, atheris_status, write_atheris_summary
 
     try:
-        names = target_names(args.target)
+        names = atheris_targets(args.target)
         shared = args.shared
         config = AtherisConfig(
             out=args.out or Path("reports") / f"atheris-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}",
@@ -102,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"dshfuzz atheris: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     try:
-        summary = fuzz(names, config, jobs=args.jobs, on_status=_printer())
+        summary = run_atheris(names, config, jobs=args.jobs, on_status=atheris_status())
     except AtherisError as exc:
         print(f"dshfuzz atheris: {exc}", file=sys.stderr)
         return 2
-    print(summary.to_markdown(), end="")
+    write_atheris_summary(config.out, summary)
+    print(atheris_markdown(summary), end="")
     print(f"summary written to {config.out / 'summary.json'}", file=sys.stderr)
     return 1 if summary.findings else 0

@@ -7,8 +7,8 @@ were suppressed and from where. Exit status:
 0 no error-level finding, 1 error-level findings, 2 a file could not be read, a
 usage error, or an internal checker error (reported, never hidden).
 ``--prewrite EDIT.json --log LOG`` validates an edit before it lands
-(:mod:`dshfuzz.checker._prewrite`). ``--serve`` answers check requests on stdin and
-stdout in the ``dshfuzz-checker/1`` protocol (:mod:`dshfuzz.checker._serve`,
+(:func:`dshfuzz.checker.prewrite_bytes`). ``--serve`` answers check requests on stdin and
+stdout in the ``dshfuzz-checker/1`` protocol (:func:`dshfuzz.checker.serve`,
 ``docs/CHECKER_PROTOCOL.md``) until end of input.
 """
 
@@ -82,8 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.max_findings_per_rule is not None and args.max_findings_per_rule < 1:
         print("dshfuzz check: --max-findings-per-rule must be at least 1", file=sys.stderr)
         return 2
-    from dshfuzz.checker import CheckOptions
-    from dshfuzz.checker._serve import serve
+    from dshfuzz.checker import CheckOptions, serve
 
     from . import cyclic_gc_paused
 
@@ -95,7 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _check_all(args: argparse.Namespace) -> int:
     from dshfuzz.checker import CheckOptions, check_stream
-    from dshfuzz.model import FileBytes, compression_by_name, dumps
+    from dshfuzz.model import FileBytes, compression_by_name
 
     cap = {} if args.max_findings_per_rule is None else {"max_findings_per_rule": args.max_findings_per_rule}
     options = CheckOptions(format_version=args.format_version, **cap)
@@ -120,12 +119,9 @@ def _check_all(args: argparse.Namespace) -> int:
             print(f"dshfuzz check: note: {path} is named .zstd but starts with '{{': it looks like plain JSONL "
                   "(a .jsonl name reads it as such)", file=sys.stderr)
         if args.json:
-            out = report.to_json()
-            if args.roots_only:
-                kept = [f for f in out["findings"] if f["causedBy"] is None]
-                out["consequencesOmitted"] = len(out["findings"]) - len(kept)
-                out["findings"] = kept
-            sys.stdout.write(dumps(out) + "\n")
+            from dshfuzz.report import check_json
+
+            sys.stdout.write(check_json(report, roots_only=args.roots_only) + "\n")
         else:
             from dshfuzz.report import render_check
 
@@ -149,7 +145,6 @@ def _prewrite_failed(message: str) -> int:
 
 def _prewrite(args: argparse.Namespace) -> int:
     """``dshfuzz check --prewrite EDIT.json --log LOG``: exit 0 accepted, 1 refused, 2 unusable input."""
-    from dataclasses import replace
     from pathlib import Path
 
     from dshfuzz.checker import CheckOptions, EditError, edit_mode, prewrite_bytes
@@ -177,11 +172,9 @@ def _prewrite(args: argparse.Namespace) -> int:
     if result.report.internal_errors:
         return _prewrite_failed(f"internal checker error: {result.report.internal_errors[0].splitlines()[0]}")
     if args.redact:
-        from dshfuzz.checker import redact_streamed
+        from dshfuzz.checker import redact_prewrite
 
-        added = redact_streamed(replace(result.report, findings=list(result.added)), result.edited, result.compression)
-        result = replace(result, added=tuple(added.findings),
-                         report=redact_streamed(result.report, result.edited, result.compression))
+        result = redact_prewrite(result)
     if args.json:
         sys.stdout.write(dumps(result.to_json()) + "\n")
     else:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dshfuzz.harness import CHECKER_SPEC_HELP
+
+if TYPE_CHECKING:
+    from dshfuzz.harness import Corpus
 
 _CORPUS_HELP = "corpus directory (default corpus/ in the current directory; it must exist, but for add)"
 
@@ -74,8 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dshfuzz.harness import Corpus
-    from dshfuzz.harness._corpus import CorpusFormatError
+    from dshfuzz.harness import Corpus, CorpusFormatError
 
     corpus = Corpus(args.corpus)
     if args.action != "add" and not corpus.root.is_dir():
@@ -99,53 +102,25 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _list(corpus) -> int:  # noqa: ANN001 - a Corpus
-    rows = [(e.kind, e.signature, e.checker, str(p) + ("  (fixed)" if e.fixed_by else ""))
-            for p, e in corpus.entries()]
-    if rows:
-        header = ("KIND", "SIGNATURE", "CHECKER", "ENTRY")
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-        for row in [header, *rows]:
-            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
-    print(f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'} in {corpus.root}", file=sys.stderr)
+def _list(corpus: Corpus) -> int:
+    from dshfuzz.report import corpus_list_lines
+
+    entries = list(corpus.entries())
+    for line in corpus_list_lines(entries):
+        print(line)
+    print(f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'} in {corpus.root}", file=sys.stderr)
     return 0
 
 
-def _unknown_entry(corpus, entry: Path) -> int:  # noqa: ANN001 - a Corpus
+def _unknown_entry(corpus: Corpus, entry: Path) -> int:
     print(f"dshfuzz corpus: {entry} is not an entry of {corpus.root} (`dshfuzz corpus list` shows them)",
           file=sys.stderr)
     return 2
 
 
-def _summary(results) -> str:  # noqa: ANN001 - ReplayResults
-    """One line: how many entries, per status those that behave as recorded, then how many
-    changed and how."""
-    from collections import Counter
-
-    from dshfuzz.harness import ReplayStatus
-
-    same = Counter(r.status for r in results if r.as_recorded)
-    unloaded = sum(r.status is ReplayStatus.NOT_REPLAYED for r in results)
-    changed = Counter(r.change for r in results
-                      if not r.as_recorded and r.status is not ReplayStatus.NOT_REPLAYED)
-    parts = [f"{same[s]} {s}" + ("" if s is ReplayStatus.HOLDS else " (as recorded)")
-             for s in ReplayStatus if same[s]]
-    line = f"{len(results)} {'entry' if len(results) == 1 else 'entries'}"
-    if parts:
-        line += ": " + ", ".join(parts)
-    line += f"; {sum(changed.values())} changed"
-    if changed:
-        line += " (" + ", ".join(f"{n} {why}" for why, n in changed.items()) + ")"
-    if unloaded:
-        line += f"; {unloaded} not replayed (the checker cannot be loaded)"
-    return line
-
-
-def _replay(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
-    import json
-
-    from dshfuzz.harness._judges import CheckerSpecError
-    from dshfuzz.harness._replay import ReplayStatus, load_entry_checker, replay
+def _replay(corpus: Corpus, args: argparse.Namespace) -> int:
+    from dshfuzz.harness import CheckerSpecError, ReplayStatus, load_entry_checker, replay
+    from dshfuzz.report import replay_json, replay_line, replay_summary
 
     try:
         checker = load_entry_checker(args.checker, corpus.root.resolve().parent) if args.checker else None
@@ -157,25 +132,13 @@ def _replay(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
         for r in replay(corpus, checker):
             results.append(r)
             if not args.json:
-                mark, note = "as recorded", r.detail
-                if not r.as_recorded:
-                    mark, note = "CHANGED", f"{r.change}; {r.detail}"
-                if r.as_recorded and r.status is ReplayStatus.FIXED:
-                    note = f"fixed by {_short(r.entry.fixed_by)}"
-                print(f"{r.status:<15} {mark:<11}  {r.entry.signature:<32} {r.path}  ({note})", flush=True)
+                print(replay_line(r), flush=True)
     finally:
         if checker is not None and callable(getattr(checker, "close", None)):
             checker.close()
     if args.json:
-        print(json.dumps([
-            {"file": str(r.path), "signature": r.entry.signature, "checker": args.checker or r.entry.checker,
-             "status": str(r.status), "recorded": str(r.expected), "asRecorded": r.as_recorded,
-             "reproduces": r.reproduces, "change": r.change or None, "fixedBy": r.entry.fixed_by,
-             "rulesNow": list(r.rules_now), "detail": r.detail}
-            for r in results
-        ], indent=1))
-    summary = _summary(results)
-    print(summary, file=sys.stderr if args.json else sys.stdout)
+        print(replay_json(results, args.checker))
+    print(replay_summary(results), file=sys.stderr if args.json else sys.stdout)
     if any(r.status is ReplayStatus.FIXED and not r.as_recorded for r in results) and not args.json:
         print("a fix nobody recorded: `dshfuzz corpus mark-fixed ENTRY --by COMMIT` records it")
     if any(r.status is ReplayStatus.NOT_REPLAYED for r in results):
@@ -183,17 +146,10 @@ def _replay(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
     return 0 if all(r.as_recorded for r in results) else 1
 
 
-def _short(text: str | None, width: int = 60) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _minimise(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
+def _minimise(corpus: Corpus, args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
-    from dshfuzz.harness._judges import CheckerSpecError
-    from dshfuzz.harness._replay import load_entry_checker
-    from dshfuzz.harness._witness import minimise_entry
+    from dshfuzz.harness import CheckerSpecError, keep_minimised, load_entry_checker, minimise_entry
 
     found = corpus.find(args.entry)
     if found is None:
@@ -221,27 +177,13 @@ def _minimise(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corp
         print(f"dshfuzz corpus: {path}: {entry.signature} no longer shows on this witness with {checker.name}",
               file=sys.stderr)
         return 1
-    final = polished.judged
-    new_entry, _ = corpus.add(
-        polished.example.data,
-        signature=entry.signature,
-        kind=entry.kind,
-        compression=entry.compression,
-        format_version=entry.format_version,
-        expected=entry.expected,
-        actual={"rules": sorted({f.rule for f in final.verdict.findings})},
-        checker=args.checker or entry.checker,
-        mutator=entry.mutator,
-        seed=entry.seed,
-        official=entry.official,
-        stage=polished.stage,
-    )
+    new_entry = keep_minimised(corpus, entry, polished, args.checker or entry.checker)
     before, after = len(path.read_bytes()), len(polished.example.data)
     print(f"{polished.stage}: {corpus.path_of(new_entry)} ({before} -> {after} bytes)")
     return 0
 
 
-def _mark_fixed(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
+def _mark_fixed(corpus: Corpus, args: argparse.Namespace) -> int:
     found = corpus.find(args.entry)
     if found is None:
         return _unknown_entry(corpus, args.entry)
@@ -253,35 +195,23 @@ def _mark_fixed(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Co
     if not args.by.strip():
         print("dshfuzz corpus: --by names the fix (a commit); it cannot be empty", file=sys.stderr)
         return 2
+    from dshfuzz.report import marked_fixed_line
+
     _, before = corpus.mark_fixed(path, args.by)
-    was = f" (was: fixed by {_short(before)})" if before and before != args.by else ""
-    print(f"marked fixed by {args.by}: {path}{was}; `dshfuzz corpus replay` now expects it FIXED")
+    print(marked_fixed_line(path, args.by, before))
     return 0
 
 
-def _add(corpus, args: argparse.Namespace) -> int:  # noqa: ANN001 - a Corpus
-    from dshfuzz.harness._judges import BuiltinChecker
-    from dshfuzz.model import read_log
+def _add(corpus: Corpus, args: argparse.Namespace) -> int:
+    from dshfuzz.harness import add_witness
 
     from . import cyclic_gc_paused
 
     try:
-        data = args.log.read_bytes()
         with cyclic_gc_paused():
-            log = read_log(args.log)
+            entry, new = add_witness(corpus, args.log, args.signature)
     except OSError as exc:
         print(f"dshfuzz corpus: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    verdict = BuiltinChecker().check(args.log)
-    rules = sorted({f.rule for f in verdict.findings})
-    entry, new = corpus.add(
-        data,
-        signature=args.signature or "witness|" + (",".join(rules) or "clean"),
-        kind="witness",
-        compression=log.compression,
-        format_version=log.format_version if isinstance(log.format_version, int) else None,
-        expected={"rules": rules},
-        actual={"rules": rules},
-    )
     print(f"{'added' if new else 'already present'}: {corpus.path_of(entry)}")
     return 0

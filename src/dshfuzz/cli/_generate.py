@@ -76,9 +76,9 @@ def _real_dir(given: Path | None) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._atomic import write_atomic
-    from ..generators import coverage_stats, generate
-    from ..generators._stats import real_shapes
+    from dshfuzz.generators import coverage_stats, generate, real_shapes
+    from dshfuzz.model import write_atomic
+    from dshfuzz.report import coverage_text
 
     if args.count < 0:
         print("dshfuzz generate: --count must be >= 0", file=sys.stderr)
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.stats:
         real_dir = _real_dir(args.real)
         real = real_shapes(real_dir) if real_dir is not None and real_dir.is_dir() else None
-        print(coverage_stats(logs).render(real))
+        print(coverage_text(coverage_stats(logs), real))
         if real is None:
             print(
                 f"(no real sessions found; pass --real DIR or set ${_REAL_SESSIONS_ENV} for the comparison)"

@@ -16,6 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dshfuzz.model import Compression
 
 HELP = "inject one incident into a log"
 
@@ -37,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dshfuzz._atomic import write_atomic
-    from dshfuzz.model import dumps, read_log
+    from dshfuzz.model import dumps, read_log, write_atomic
     from dshfuzz.mutators import Inapplicable, apply_seeded, get_edit
 
     try:
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"dshfuzz mutate: cannot read {args.log}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    compression = "zstd" if args.out.name.endswith(".zstd") else "none"
+    compression: Compression = "zstd" if args.out.name.endswith(".zstd") else "none"
     try:
         mutant = apply_seeded(mutator, log, args.seed, compression=compression)
     except Inapplicable as why:

@@ -212,7 +212,8 @@ def js_add(a: Any, b: Any) -> Any:
 def js_subtract(a: Any, b: Any) -> float | int:
     """``a - b`` for JSON values: always a number (``"02" - "2"`` is ``0``)."""
     if is_number(a) and is_number(b):
-        return a - b
+        difference: float | int = a - b
+        return difference
     return to_number(a) - to_number(b)
 
 
@@ -270,16 +271,17 @@ def get(value: Any, key: str | int) -> Any:
         raise JsTypeError(f"Cannot read properties of {kind} (reading '{js_string(key)}')")
     if type(value) is dict:
         return value.get(key if type(key) is str else js_string(key), MISSING)
-    if type(value) is list or type(value) is str:
+    if type(value) is list:
         if key == "length":
-            return (
-                len(value)
-                if type(value) is list or value.isascii()
-                else len(value.encode("utf-16-le", "surrogatepass")) // 2
-            )
+            return len(value)
         index = key if type(key) is int else (int(key) if type(key) is str and is_array_index(key) else -1)
-        items = value if type(value) is list or value.isascii() else utf16_units(value)
-        return items[index] if 0 <= index < len(items) else MISSING
+        return value[index] if 0 <= index < len(value) else MISSING
+    if type(value) is str:
+        if key == "length":
+            return len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
+        index = key if type(key) is int else (int(key) if type(key) is str and is_array_index(key) else -1)
+        units = value if value.isascii() else utf16_units(value)
+        return units[index] if 0 <= index < len(units) else MISSING
     return MISSING
 
 
@@ -318,7 +320,8 @@ def deep_equal_json(a: Any, b: Any) -> bool:
     if a is None:
         return b is None
     if kind is int and b.__class__ is int:
-        return a == b
+        same: bool = a == b
+        return same
     return _scalar_deep_equal(a, b)
 
 

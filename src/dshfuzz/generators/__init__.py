@@ -6,7 +6,7 @@ summarises what a batch of logs exercised and compares it with the real sessions
 """
 
 from ._render import interrupted_turn_closers, render
-from ._stats import Stats, coverage_stats
+from ._stats import Shapes, Stats, coverage_stats, real_shapes
 from ._strategies import GeneratedLog, generate, session_logs
 from ._structure import (
     CompactionPlan,
@@ -26,6 +26,7 @@ __all__ = [
     "FeatureWeights",
     "GeneratedLog",
     "SessionPlan",
+    "Shapes",
     "SidePlan",
     "Stats",
     "StepPlan",
@@ -35,6 +36,7 @@ __all__ = [
     "coverage_stats",
     "generate",
     "interrupted_turn_closers",
+    "real_shapes",
     "render",
     "session_logs",
 ]

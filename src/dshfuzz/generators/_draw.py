@@ -15,10 +15,11 @@ Shrink direction is part of the contract: :meth:`Draw.chance` shrinks to
 
 from __future__ import annotations
 
+import enum
 import functools
 import random
 from collections.abc import Callable, Hashable, Sequence
-from typing import Protocol, TypeVar
+from typing import Final, Literal, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
@@ -28,7 +29,15 @@ T = TypeVar("T")
 
 _RESOLUTION = 1000
 _PRESENCE = 15
-_ABSENT = object()
+
+
+class _Absent(enum.Enum):
+    """The element a list draw left out (an enum member, so that ``is`` narrows it away)."""
+
+    ABSENT = enum.auto()
+
+
+_ABSENT: Final = _Absent.ABSENT
 
 
 class Draw(Protocol):
@@ -80,7 +89,7 @@ class HypothesisDraw:
 
     __slots__ = ("_draw",)
 
-    def __init__(self, draw: Callable[[st.SearchStrategy[T]], T]) -> None:
+    def __init__(self, draw: st.DrawFn) -> None:
         self._draw = draw
 
     def integer(self, lo: int, hi: int) -> int:
@@ -143,9 +152,9 @@ def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
 
 
 @functools.cache
-def _lists(element: Callable[..., T], args: tuple, hi: int) -> st.SearchStrategy[list[T]]:
+def _lists(element: Callable[..., T], args: tuple[Hashable, ...], hi: int) -> st.SearchStrategy[list[T | Literal[_Absent.ABSENT]]]:
     @st.composite
-    def one(draw: Callable[[st.SearchStrategy[T]], T]) -> T:
+    def one(draw: st.DrawFn) -> T | Literal[_Absent.ABSENT]:
         # The leading presence choice makes "all choices minimal" mean "no element", so
         # Hypothesis' trivial-span pass deletes elements anywhere in the list (its node
         # deletion only removes a few consecutive choices, far fewer than a turn has).

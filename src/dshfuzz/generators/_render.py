@@ -22,6 +22,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Literal
 
 from ..model import dumps
 from ._structure import (
@@ -61,8 +62,8 @@ _MIX = 0x9E3779B97F4A7C15F39CC0605CEDC835
 class Rendered:
     """A rendered plan: the physical header, unpacked events (seq == index) and batch ends."""
 
-    header: dict
-    events: list[dict]
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
     batches: list[int]
 
 
@@ -95,7 +96,7 @@ def _instant(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-def interrupted_turn_closers(events: list[dict]) -> list[dict]:
+def interrupted_turn_closers(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """dsh-session ``interruptedTurnClosers`` (S:627-716): the synthetic events closing an open tail turn.
 
     Unmatched advertised calls get ``TOOL_NOT_STARTED`` (never started) or
@@ -103,7 +104,7 @@ def interrupted_turn_closers(events: list[dict]) -> list[dict]:
     then ``turn/end {interrupted}``; seqs continue, times reuse the last event's.
     """
     open_turn = open_step = None
-    pending: dict[str, dict] = {}
+    pending: dict[str, dict[str, Any]] = {}
     for event in events:
         kind, data = event["type"], event["data"]
         if kind == "turn/start":
@@ -129,7 +130,7 @@ def interrupted_turn_closers(events: list[dict]) -> list[dict]:
     if open_turn is None or not events:
         return []
     seq, time = events[-1]["seq"] + 1, events[-1]["time"]
-    closers: list[dict] = []
+    closers: list[dict[str, Any]] = []
     for call_id, entry in pending.items():
         started = "callSeq" in entry
         message = {
@@ -188,7 +189,7 @@ class _Renderer:
         self.salt = plan.id_salt
         self.session_id = str(_uuid(plan.id_salt, 0))
         self.created_at = _CREATED_AT + plan.id_salt % 100_000_000
-        self.events: list[dict] = []
+        self.events: list[dict[str, Any]] = []
         self.batches: list[int] = []
         self.time = self.created_at
         self.turn = 0
@@ -197,14 +198,14 @@ class _Renderer:
         self.surface: list[int] = []
         self.pending_turn: list[str] = []
         self.pending_step: list[str] = []
-        self.queued: dict | None = None
-        self.steered: dict | None = None
+        self.queued: dict[str, Any] | None = None
+        self.steered: dict[str, Any] | None = None
         self.counter = 0
         self.model = MODELS[0]
         self.header_logged = False
         self.resume = False
         self.titled = False
-        self.goal: dict | None = None
+        self.goal: dict[str, Any] | None = None
         self.schedules: list[str] = []
         self.version = plan.format_version
 
@@ -216,10 +217,10 @@ class _Renderer:
         self.counter += 1
         return f"{prefix}{_uuid(self.salt, self.counter)}"
 
-    def _push(self, type_: str, data: dict, *, op: object = None, sources: list[int] | None = None) -> dict:
+    def _push(self, type_: str, data: dict[str, Any], *, op: Literal["append"] | dict[str, Any] | None = None, sources: list[int] | None = None) -> dict[str, Any]:
         seq = len(self.events)
         self.time += 1 + (seq * 7919) % 37
-        event: dict = {"type": type_, "seq": seq, "time": self.time, "data": data}
+        event: dict[str, Any] = {"type": type_, "seq": seq, "time": self.time, "data": data}
         if sources is not None:
             event["sourceEventSeqs"] = sources
         if op is not None:
@@ -238,7 +239,7 @@ class _Renderer:
 
     def run(self) -> Rendered:
         plan = self.plan
-        header: dict = {
+        header: dict[str, Any] = {
             "type": "session",
             "version": self.version,
             "id": self.session_id,
@@ -281,7 +282,7 @@ class _Renderer:
                 self._restore(mark)
                 return
 
-    def _checkpoint(self) -> tuple:
+    def _checkpoint(self) -> tuple[Any, ...]:
         return (
             len(self.events),
             len(self.batches),
@@ -299,7 +300,7 @@ class _Renderer:
             list(self.schedules),
         )
 
-    def _restore(self, mark: tuple) -> None:
+    def _restore(self, mark: tuple[Any, ...]) -> None:
         (
             n_events,
             n_batches,
@@ -319,7 +320,7 @@ class _Renderer:
         del self.events[n_events:]
         del self.batches[n_batches:]
 
-    def _user_message(self, kind: str, words: Words) -> dict:
+    def _user_message(self, kind: str, words: Words) -> dict[str, Any]:
         text = self._phrase(words, self.salt)
         return {
             "content": [{"type": "text", "text": text}],
@@ -328,10 +329,10 @@ class _Renderer:
             "id": self._id(),
         }
 
-    def _source(self, kind: str, variant: int) -> dict:
+    def _source(self, kind: str, variant: int) -> dict[str, Any]:
         sender = self._id()
         if kind == "user":
-            source: dict = {"kind": "user"}
+            source: dict[str, Any] = {"kind": "user"}
             if variant % 4 == 1:
                 source["rpcId"] = f"rpc-{variant:04d}"
             if variant % 5 == 2:
@@ -412,10 +413,10 @@ class _Renderer:
             }
         raise ValueError(f"unknown user source kind {kind!r}")
 
-    def _append_user(self, message: dict) -> dict:
+    def _append_user(self, message: dict[str, Any]) -> dict[str, Any]:
         return self._push("user/message", message, op="append")
 
-    def _insert(self, message: dict, target: str = "next-turn") -> None:
+    def _insert(self, message: dict[str, Any], target: str = "next-turn") -> None:
         pending = self.pending_turn if target == "next-turn" else self.pending_step
         self._push("agent/inbox/spliced", {"target": target, "start": len(pending), "inserted": [message]})
         pending.append(message["id"])
@@ -493,7 +494,7 @@ class _Renderer:
         self.resume = self.header_logged
         self._cut()
 
-    def _reason(self, plan: TurnPlan) -> dict:
+    def _reason(self, plan: TurnPlan) -> dict[str, Any]:
         """The turn/end reason of a turn that ran to its end (blocked and crashed turns end elsewhere)."""
         end = plan.end
         if end.kind == "aborted":
@@ -503,12 +504,12 @@ class _Renderer:
             return {"kind": "error", "error": {"message": message, "code": code}}
         return {"kind": end.kind}
 
-    def _end_turn(self, reason: dict) -> None:
+    def _end_turn(self, reason: dict[str, Any]) -> None:
         self._push("turn/end", {"turn": self.turn, "reason": reason})
         self.open_turn = None
         self._cut()
 
-    def _step(self, turn: TurnPlan, plan: StepPlan, index: int, last: bool, message: dict) -> bool:
+    def _step(self, turn: TurnPlan, plan: StepPlan, index: int, last: bool, message: dict[str, Any]) -> bool:
         """Render one step; returns True when the turn crashed inside it (closers still to come)."""
         self.step += 1
         self._push("step/start", {"turn": self.turn, "step": self.step})
@@ -553,11 +554,12 @@ class _Renderer:
         self._cut()
         return False
 
-    def _chunk(self, chunk: dict) -> int:
-        return self._push("assistant/chunk", {"turn": self.turn, "step": self.step, "chunk": chunk})["seq"]
+    def _chunk(self, chunk: dict[str, Any]) -> int:
+        seq: int = self._push("assistant/chunk", {"turn": self.turn, "step": self.step, "chunk": chunk})["seq"]
+        return seq
 
-    def _blocks(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...]) -> list[dict]:
-        blocks: list[dict] = []
+    def _blocks(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...]) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
         if plan.reasoning is not None:
             blocks.append({"type": "reasoning", "text": self._phrase(plan.reasoning, 11)})
         if plan.text.length or not calls:
@@ -576,7 +578,7 @@ class _Renderer:
             )
         return blocks
 
-    def _stream(self, blocks: list[dict], pieces: int, calls: tuple[ToolCallPlan, ...]) -> list[int]:
+    def _stream(self, blocks: list[dict[str, Any]], pieces: int, calls: tuple[ToolCallPlan, ...]) -> list[int]:
         seqs: list[int] = []
         call_pieces = iter(call.pieces for call in calls)
         for index, block in enumerate(blocks):
@@ -599,12 +601,12 @@ class _Renderer:
             seqs.append(self._chunk({"type": "block-end", "index": index, "block": block}))
         return seqs
 
-    def _usage(self, blocks: list[dict]) -> dict:
+    def _usage(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         return {"inputTokens": 200 + 3 * len(self.surface), "outputTokens": estimate_content(blocks)}
 
     def _attempt(
         self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], *, finish: str | None = None
-    ) -> tuple[list[int], list[dict]]:
+    ) -> tuple[list[int], list[dict[str, Any]]]:
         blocks = self._blocks(plan, calls)
         seqs = self._stream(blocks, plan.pieces, calls)
         usage = self._usage(blocks)
@@ -614,9 +616,9 @@ class _Renderer:
         return seqs, blocks
 
     def _assistant(
-        self, blocks: list[dict], seqs: list[int], *, usage: bool, interrupted: bool = False
+        self, blocks: list[dict[str, Any]], seqs: list[int], *, usage: bool, interrupted: bool = False
     ) -> None:
-        data: dict = {
+        data: dict[str, Any] = {
             "turn": self.turn,
             "step": self.step,
             "message": {
@@ -680,7 +682,7 @@ class _Renderer:
             "llm/retry-started", {"retryId": retry_id, "turn": self.turn, "step": self.step, "retry": retry}
         )
 
-    def _tool_round(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], blocks: list[dict]) -> None:
+    def _tool_round(self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], blocks: list[dict[str, Any]]) -> None:
         call_blocks = [b for b in blocks if b["type"] == "tool-call"]
         pairs = list(zip(calls, call_blocks, strict=True))
         if plan.parallel:
@@ -694,12 +696,13 @@ class _Renderer:
                 self._tool_effects(call, block)
                 self._tool_result(call, block, seq)
 
-    def _tool_call(self, block: dict) -> int:
+    def _tool_call(self, block: dict[str, Any]) -> int:
         data = {"turn": self.turn, "step": self.step, "callId": block["id"], "name": block["name"]}
         data["arguments"] = block["arguments"]
-        return self._push("tool/call", data)["seq"]
+        seq: int = self._push("tool/call", data)["seq"]
+        return seq
 
-    def _tool_effects(self, call: ToolCallPlan, block: dict) -> None:
+    def _tool_effects(self, call: ToolCallPlan, block: dict[str, Any]) -> None:
         if call.hook is not None:
             self._hook("PreToolUse", block["name"], block=call.hook == "block")
         if call.approval is not None:
@@ -734,7 +737,7 @@ class _Renderer:
                 {"endpoint": "/anthropic/v1/messages", "apiVersion": "2023-06-01", "body": body},
             )
 
-    def _tool_result(self, call: ToolCallPlan, block: dict, call_seq: int) -> None:
+    def _tool_result(self, call: ToolCallPlan, block: dict[str, Any], call_seq: int) -> None:
         refused = call.hook == "block" or call.approval not in (None, "allowed-once")
         is_error = call.error or refused
         text = "Error: the tool call was refused" if refused else self._phrase(call.result, 3)
@@ -751,7 +754,7 @@ class _Renderer:
             "role": "user",
             "id": self._id(),
         }
-        data: dict = {"turn": self.turn, "step": self.step, "message": message}
+        data: dict[str, Any] = {"turn": self.turn, "step": self.step, "message": message}
         if call.error and not refused:
             data["error"] = {"name": "ToolExecutionError", "code": "EXIT_NONZERO"}
         self._push("tool/result", data, op="append", sources=[call_seq])
@@ -781,8 +784,8 @@ class _Renderer:
         reason = "initial" if not self.header_logged else ("resume" if self.resume else "change")
         if change and self.header_logged and not self.resume:
             self.model = MODELS[(MODELS.index(self.model) + 1) % len(MODELS)]
-        config: dict = {"provider": PROVIDER, "model": self.model}
-        header: dict = {"config": config, "system": _SYSTEM, "tools": list(TOOLS[:3])}
+        config: dict[str, Any] = {"provider": PROVIDER, "model": self.model}
+        header: dict[str, Any] = {"config": config, "system": _SYSTEM, "tools": list(TOOLS[:3])}
         if self.model != MODELS[0]:
             config["reasoningEffort"] = "high"
             header = {
@@ -792,7 +795,7 @@ class _Renderer:
                 "tools": list(TOOLS),
             }
         self._push("request/header", {"header": header, "reason": reason})
-        context: dict = {"provider": PROVIDER, "model": self.model}
+        context: dict[str, Any] = {"provider": PROVIDER, "model": self.model}
         if self.salt % 2:
             context["contextWindow"] = 128000
         self._push("request/context", context)
@@ -814,11 +817,11 @@ class _Renderer:
         }
         self._append_user(message)
 
-    def _title(self, kind: str, seq: int, message: dict) -> None:
+    def _title(self, kind: str, seq: int, message: dict[str, Any]) -> None:
         text = message["content"][0]["text"]
         title = " ".join(text.split()[:5])
         if kind == "fallback":
-            source: dict = {"kind": "fallback"}
+            source: dict[str, Any] = {"kind": "fallback"}
         else:
             source = {
                 "kind": "provider",
@@ -851,11 +854,11 @@ class _Renderer:
     def _hook(self, point: str, matcher: str | None, *, block: bool) -> None:
         dialect = DIALECTS[self.turn % 2]
         handler = f"{dialect}:{point}:1"
-        invoked: dict = {"turn": self.turn, "point": point, "dialect": dialect, "handlerId": handler}
+        invoked: dict[str, Any] = {"turn": self.turn, "point": point, "dialect": dialect, "handlerId": handler}
         if matcher is not None:
             invoked["matcher"] = matcher
         self._push("hook/invoked", invoked)
-        result: dict = {
+        result: dict[str, Any] = {
             "turn": self.turn,
             "point": point,
             "handlerId": handler,
@@ -890,7 +893,7 @@ class _Renderer:
             self._push(
                 "command/run", {"commandId": command_id, "name": "compact", "source": {"kind": "user"}}
             )
-        owner: dict = {"compactionId": compaction_id}
+        owner: dict[str, Any] = {"compactionId": compaction_id}
         if command_id is not None:
             owner["sourceCommandId"] = command_id
         self._push("compaction/start", {**owner, "turn": turn})
@@ -910,7 +913,7 @@ class _Renderer:
                     usage={"inputTokens": tokens, "outputTokens": 16}, rawOutput=summary, llmStreamCall=True
                 )
             self._push("compaction/summary", data)
-            source: dict = {"kind": "plugin", "plugin": "compact", **owner}
+            source: dict[str, Any] = {"kind": "plugin", "plugin": "compact", **owner}
             checkpoint = {"content": summary, "source": source, "role": "user", "id": self._id()}
             self._push("user/message", checkpoint, op={"op": "replace", **span}, sources=list(shadowed))
             self._push("compaction/end", {**owner, "turn": turn})
@@ -942,12 +945,13 @@ class _Renderer:
         )
 
     @staticmethod
-    def _message_of(event: dict) -> dict:
-        return event["data"] if event["type"] == "user/message" else event["data"]["message"]
+    def _message_of(event: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = event["data"] if event["type"] == "user/message" else event["data"]["message"]
+        return message
 
     def _descriptor(self) -> None:
         if self.plan.descriptor == "one-shot":
-            data: dict = {
+            data: dict[str, Any] = {
                 "mode": "one-shot",
                 "version": 3,
                 "provider": "spawn",
@@ -969,7 +973,7 @@ class _Renderer:
             self._goal(v)
         elif kind == "command":
             command_id = self._id("cmd-")
-            run: dict = {
+            run: dict[str, Any] = {
                 "commandId": command_id,
                 "name": COMMAND_NAMES[1 + v % 3],
                 "source": {"kind": "user"},
@@ -977,7 +981,7 @@ class _Renderer:
             if v % 2:
                 run["args"] = "--verbose"
             self._push("command/run", run)
-            done: dict = {"commandId": command_id, "kind": "success" if v % 3 else "error"}
+            done: dict[str, Any] = {"commandId": command_id, "kind": "success" if v % 3 else "error"}
             if v % 3 == 1:
                 done["text"] = "done"
             self._push("command/done", done)
@@ -1091,14 +1095,14 @@ class _Renderer:
     def _schedule(self, v: int) -> None:
         if self.schedules and v % 2:
             schedule_id = self.schedules.pop(0)
-            data: dict = {"version": 1, "operation": "dispatch" if v % 3 else "delete", "id": schedule_id}
+            data: dict[str, Any] = {"version": 1, "operation": "dispatch" if v % 3 else "delete", "id": schedule_id}
             if data["operation"] == "dispatch":
                 data["acceptedAt"] = _instant(self.time)
             self._push("schedule/change", data)
             return
         schedule_id = f"sched-{self.counter + 1}"
         self.counter += 1
-        record: dict = {
+        record: dict[str, Any] = {
             "id": schedule_id,
             "kind": ("after", "at", "every")[v % 3],
             "prompt": "check the build",
@@ -1148,7 +1152,7 @@ class _Renderer:
     def _workflow(self, v: int) -> None:
         run_id = self._id("run-")
         self._push("tool-workflow/run-start", {"runId": run_id, "name": "fan-out"})
-        agent: dict = {"runId": run_id, "seq": 1, "label": "worker", "childId": self._id()}
+        agent: dict[str, Any] = {"runId": run_id, "seq": 1, "label": "worker", "childId": self._id()}
         if v % 2:
             agent["phase"] = "map"
         self._push("tool-workflow/agent-start", agent)

@@ -16,13 +16,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..model import JsonDecodeError, loads
 from ._vocabulary import ABORT_CAUSES, KNOWN_V0_EVENT_TYPES, TURN_END_KINDS, USER_SOURCE_KINDS
 
 __all__ = ["Comparison", "Shapes", "Stats", "coverage_stats", "real_shapes"]
 
-_PACKED = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+_PACKED: dict[object, str] = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 _LEGACY_ENDS = frozenset({"rejected"})
 _LEGACY = frozenset(
     {"compact/start", "compact/summary", "compact/end", "compact/prune", "steering/message", "prompt/blocked"}
@@ -41,13 +42,13 @@ class Shapes:
     """
 
     logs: int = 0
-    event_types: Counter = field(default_factory=Counter)
-    events_per_log: Counter = field(default_factory=Counter)
-    turns_per_log: Counter = field(default_factory=Counter)
-    turn_shapes: Counter = field(default_factory=Counter)
-    step_shapes: Counter = field(default_factory=Counter)
+    event_types: Counter[Any] = field(default_factory=Counter)
+    events_per_log: Counter[Any] = field(default_factory=Counter)
+    turns_per_log: Counter[Any] = field(default_factory=Counter)
+    turn_shapes: Counter[Any] = field(default_factory=Counter)
+    step_shapes: Counter[Any] = field(default_factory=Counter)
 
-    def add(self, events: Iterable[dict]) -> None:
+    def add(self, events: Iterable[dict[str, Any]]) -> None:
         self.logs += 1
         n = turns = 0
         steps = 0
@@ -56,7 +57,8 @@ class Shapes:
             n += 1
             kind = event.get("type")
             self.event_types[kind] += 1
-            data = event.get("data") if isinstance(event.get("data"), dict) else {}
+            raw = event.get("data")
+            data: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if kind == "turn/start":
                 turns += 1
                 steps = 0
@@ -97,13 +99,13 @@ class Stats:
     """What a batch of generated logs covers (see ``coverage_stats``)."""
 
     shapes: Shapes = field(default_factory=Shapes)
-    turn_end_reasons: Counter = field(default_factory=Counter)
-    abort_causes: Counter = field(default_factory=Counter)
-    source_kinds: Counter = field(default_factory=Counter)
-    replace_kinds: Counter = field(default_factory=Counter)
-    tool_outcomes: Counter = field(default_factory=Counter)
-    origins: Counter = field(default_factory=Counter)
-    format_versions: Counter = field(default_factory=Counter)
+    turn_end_reasons: Counter[Any] = field(default_factory=Counter)
+    abort_causes: Counter[Any] = field(default_factory=Counter)
+    source_kinds: Counter[Any] = field(default_factory=Counter)
+    replace_kinds: Counter[Any] = field(default_factory=Counter)
+    tool_outcomes: Counter[Any] = field(default_factory=Counter)
+    origins: Counter[Any] = field(default_factory=Counter)
+    format_versions: Counter[Any] = field(default_factory=Counter)
 
     def missing(self) -> dict[str, list[str]]:
         """Vocabulary items no log exercised (empty lists when coverage is complete)."""
@@ -151,61 +153,8 @@ class Stats:
             )
         return out
 
-    def render(self, real: Shapes | None = None) -> str:
-        """A plain-text report: coverage, gaps, the event-type mix and (with ``real``) the comparison."""
-        gen = self.shapes
-        lines = [
-            f"logs: {gen.logs}  origins: {_fmt(self.origins)}  format versions: {_fmt(self.format_versions)}"
-        ]
-        total = sum(gen.event_types.values()) or 1
-        per_log, turns = _spread(gen.events_per_log), _spread(gen.turns_per_log)
-        lines.append(f"events: {total}  per log: {per_log}  turns per log: {turns}")
-        lines.append(f"turn/end reasons: {_fmt(self.turn_end_reasons)}")
-        lines.append(f"abort causes: {_fmt(self.abort_causes)}")
-        lines.append(f"user source kinds: {_fmt(self.source_kinds)}")
-        lines.append(f"replace kinds: {_fmt(self.replace_kinds)}")
-        lines.append(f"tool outcomes: {_fmt(self.tool_outcomes)}")
-        gaps = {k: v for k, v in self.missing().items() if v}
-        lines.append(
-            "coverage: complete"
-            if not gaps
-            else "coverage gaps: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in gaps.items())
-        )
-        lines.append("")
-        real_total = sum(real.event_types.values()) if real else 0
-        lines.append(f"{'event type':40} {'generated':>12}" + (f" {'real':>12}" if real else ""))
-        types = set(gen.event_types) | (set(real.event_types) if real else set())
-        for kind in sorted(types, key=lambda t: (-gen.event_types[t], t)):
-            row = f"{kind:40} {gen.event_types[kind]:>6} {100 * gen.event_types[kind] / total:4.1f}%"
-            if real:
-                row += (
-                    f" {real.event_types[kind]:>6} {100 * real.event_types[kind] / (real_total or 1):4.1f}%"
-                )
-            lines.append(row)
-        if real:
-            lines.append("")
-            lines.append(f"comparison with {real.logs} real sessions (format 0 and 1):")
-            for c in self.comparison(real):
-                mark = "within" if c.within else "OUTSIDE"
-                lines.append(
-                    f"  {mark:7} {c.aspect}: real {c.real}; generated {c.generated}"
-                    + (f" -- {c.note}" if c.note else "")
-                )
-        return "\n".join(lines)
 
-
-def _fmt(counter: Counter) -> str:
-    return ", ".join(f"{k}={v}" for k, v in counter.most_common()) or "-"
-
-
-def _spread(counter: Counter) -> str:
-    if not counter:
-        return "-"
-    values = sorted(counter.elements())
-    return f"min {values[0]}, median {values[len(values) // 2]}, max {values[-1]}"
-
-
-def _range(name: str, real: Counter, gen: Counter) -> Comparison:
+def _range(name: str, real: Counter[Any], gen: Counter[Any]) -> Comparison:
     lo, hi = (min(gen), max(gen)) if gen else (0, -1)
     outside = sorted(v for v in real if not lo <= v <= hi)
     return Comparison(
@@ -217,7 +166,7 @@ def _range(name: str, real: Counter, gen: Counter) -> Comparison:
     )
 
 
-def coverage_stats(logs: Iterable) -> Stats:
+def coverage_stats(logs: Iterable[Any]) -> Stats:
     """Count what ``logs`` (``GeneratedLog``s, or anything with ``events``) exercise."""
     stats = Stats()
     for log in logs:
@@ -231,7 +180,7 @@ def coverage_stats(logs: Iterable) -> Stats:
     return stats
 
 
-def _count(stats: Stats, event: dict) -> None:
+def _count(stats: Stats, event: dict[str, Any]) -> None:
     kind, data = event["type"], event["data"]
     if kind == "turn/end":
         reason = data["reason"]
@@ -277,7 +226,7 @@ def real_shapes(directory: Path) -> Shapes:
     return shapes
 
 
-def _expand(rows: list) -> Iterable[dict]:
+def _expand(rows: list[Any]) -> Iterable[dict[str, Any]]:
     for row in rows:
         if not isinstance(row, dict):
             continue

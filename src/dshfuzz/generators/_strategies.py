@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -30,13 +31,13 @@ class GeneratedLog:
     ``plan`` is the plan it was rendered from (mutators may edit and re-render it).
     """
 
-    header: dict
-    events: list[dict]
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
     batches: list[int]
     format_version: int
     plan: SessionPlan
 
-    def batch_events(self) -> list[list[dict]]:
+    def batch_events(self) -> list[list[dict[str, Any]]]:
         """The events split into the writer's append batches."""
         out, start = [], 0
         for end in self.batches:
@@ -101,7 +102,7 @@ def session_logs(
     """
 
     @st.composite
-    def plans(draw) -> SessionPlan:
+    def plans(draw: st.DrawFn) -> SessionPlan:
         d = HypothesisDraw(draw)
         return draw_session(
             d,

@@ -10,6 +10,8 @@ ordered simplest/most common first, because Hypothesis shrinks toward index 0.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ABORT_CAUSES",
     "CHARS_PER_TOKEN",
@@ -110,7 +112,7 @@ PROVIDER = "deepseek-official"
 MODELS: tuple[str, ...] = ("deepseek-v4-flash", "deepseek-v4-pro")
 
 # The tool set the real snapshots advertise (bash, read, write), plus the agent tools seen in them.
-TOOLS: tuple[dict, ...] = (
+TOOLS: tuple[dict[str, Any], ...] = (
     {
         "name": "bash",
         "description": "Run a shell command in the project directory.",
@@ -224,7 +226,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def estimate_content(blocks: list[dict]) -> int:
+def estimate_content(blocks: list[dict[str, Any]]) -> int:
     """dsh-token-meter ``estimateContent`` (TM:23-40) for the block kinds the generators emit."""
     tokens = 0
     for block in blocks:

@@ -1,4 +1,14 @@
-"""Differential campaigns, minimisation and the corpus (public surface)."""
+"""Differential campaigns, the kill matrix, minimisation, the corpus and coverage-guided
+fuzzing (public surface).
+
+The coverage-guided fuzzer's names (``AtherisConfig`` … ``run_atheris``) are imported on first
+use: the fuzzer loads Hypothesis, the generators and the mutators, which importing the
+harness does not.
+"""
+
+from typing import TYPE_CHECKING
+
+from dshfuzz._lazy import lazy_attributes
 
 from ._campaign import CampaignConfig, CampaignSetupError, default_workers, parse_budget, preflight, run_campaign
 from ._classify import Disagreement, Truth, classify
@@ -17,6 +27,7 @@ from ._events import (
 from ._judge import Example, Judge, JudgedExample
 from ._judges import (
     CHECKER_SPEC_HELP,
+    CheckerSpecError,
     CheckerUnderTest,
     CheckerVerdict,
     ReportedFinding,
@@ -24,10 +35,21 @@ from ._judges import (
     parse_checker_rules,
     verdict_from_json,
 )
+from ._matrix import KillMatrix, MatrixConfig, MatrixRow, MatrixSetupError, build_matrix, matrix_preflight, run_matrix
 from ._minimise import StillFails, ddmin, minimise
-from ._replay import ReplayResult, ReplayStatus, replay, replay_entry
+from ._replay import ReplayResult, ReplayStatus, load_entry_checker, replay, replay_entry
+
+if TYPE_CHECKING:
+    from ._atheris import AtherisConfig, AtherisError, AtherisSummary, SeedSources, atheris_targets, run_atheris
+
+__getattr__ = lazy_attributes(__name__, dict.fromkeys(
+    ["AtherisConfig", "AtherisError", "AtherisSummary", "SeedSources", "atheris_targets", "run_atheris"], "_atheris"))
+from ._witness import Polished, add_witness, keep_minimised, minimise_entry
 
 __all__ = [
+    "AtherisConfig",
+    "AtherisError",
+    "AtherisSummary",
     "CHECKER_SPEC_HELP",
     "CORPUS_FORMAT",
     "CampaignConfig",
@@ -35,6 +57,7 @@ __all__ = [
     "CampaignFinished",
     "CampaignSetupError",
     "CampaignStarted",
+    "CheckerSpecError",
     "CheckerUnderTest",
     "CheckerVerdict",
     "Corpus",
@@ -47,25 +70,40 @@ __all__ = [
     "FindingRecorder",
     "Judge",
     "JudgedExample",
+    "KillMatrix",
+    "MatrixConfig",
+    "MatrixRow",
+    "MatrixSetupError",
+    "Polished",
     "ReplayResult",
     "ReplayStatus",
     "ReportedFinding",
     "RoundCut",
+    "SeedSources",
     "StillFails",
     "TimeSpent",
     "Truth",
     "WorkerFailed",
     "WorkerLost",
+    "add_witness",
+    "atheris_targets",
+    "build_matrix",
     "classify",
     "ddmin",
     "default_workers",
+    "keep_minimised",
     "load_checker",
+    "load_entry_checker",
+    "matrix_preflight",
     "minimise",
+    "minimise_entry",
     "parse_budget",
     "parse_checker_rules",
     "preflight",
     "replay",
     "replay_entry",
+    "run_atheris",
     "run_campaign",
+    "run_matrix",
     "verdict_from_json",
 ]

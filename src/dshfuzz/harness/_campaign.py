@@ -36,6 +36,7 @@ Node server per campaign would cost more than the campaign.
 from __future__ import annotations
 
 import collections
+import hashlib
 import multiprocessing as mp
 import os
 import queue
@@ -46,10 +47,10 @@ import time
 import traceback
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._judges import BATCH_LOGS, CheckerUnderTest, CheckerVerdict
 from ._witness import Cut as _Cut
@@ -59,12 +60,24 @@ from ._events import (
     CampaignStarted,
     DisagreementFound,
     ExampleJudged,
+    MinimiseStage,
     RoundCut,
+    StopReason,
     TimeSpent,
     WorkerFailed,
+    charge,
 )
 
 if TYPE_CHECKING:
+    import multiprocessing.process
+    import multiprocessing.queues
+    import multiprocessing.synchronize
+
+    from hypothesis import settings
+    from hypothesis.strategies import SearchStrategy
+
+    from dshfuzz.oracle.official import LayerVerdict, OfficialOracle
+
     from ._judge import Example, JudgedExample, Shape
 
 
@@ -73,6 +86,18 @@ __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
 ROUND_EXAMPLES = 200
 """The largest round; the schedule's rounds grow to it from ``FIRST_ROUND``."""
 
+SERVER = "official server"
+"""The key under which a worker's judging counters carry the official server's own seconds."""
+
+RECENT_LOGS = 200_000
+"""A worker judges no log twice among its last this many (a digest each): Hypothesis draws
+the same bytes from different choices (a round's simplest example, every cycle), and a
+fuzzer's power is the distinct logs it judges."""
+
+SIBLINGS = 4
+"""The most examples a campaign draws from one valid log (``_strategy.sibling_examples``):
+drawing a log (and the logs a mutator's precondition rejects) is most of an example's
+drawing cost, and each sibling costs one edit more."""
 
 ROUND_FLOOR_SECONDS = 30.0
 """No round is cut before this: first-cycle rounds (3 examples) are never cut."""
@@ -116,6 +141,10 @@ class _RoundOver(BaseException):
     """Raised inside Hypothesis when a hunting round reaches its time cap."""
 
 
+class _RoundFull(BaseException):
+    """A round judged its logs."""
+
+
 class _Found(BaseException):
     """Raised inside Hypothesis when a batch of held-back logs holds a new finding."""
 
@@ -155,6 +184,9 @@ class CampaignConfig:
     minimise_seconds: float | None = None
     database: str | None = None
     """Where failing examples are kept for later campaigns (``_database``); ``None``: nowhere."""
+    siblings: int = SIBLINGS
+    """The most mutants drawn from one valid log (``_strategy.sibling_examples``); 1 draws a
+    fresh log for every example. Valid rounds always do."""
     cluster: str | None = None
     """A Dask scheduler's address (``tcp://HOST:8786``), or ``local`` for a ``LocalCluster`` of
     ``workers`` processes started here: the workers run as tasks there (``_cluster``), one per
@@ -185,7 +217,7 @@ def _round_seed(seed: int, worker: int, round_no: int) -> int:
     return random.Random(f"{seed}:{worker}:{round_no}").getrandbits(64)
 
 
-def round_settings(examples: int, *, shrink: bool = True):  # noqa: ANN201 - Hypothesis is imported lazily
+def round_settings(examples: int, *, shrink: bool = True) -> settings:
     """One round's Hypothesis settings: no database (a seeded round keeps none; the corpus,
     and ``--database``'s saved witnesses, are the record), and ``Phase.target`` so that the
     round's ``target()`` scores steer generation (from ten examples on: Hypothesis
@@ -298,6 +330,27 @@ class _Exploration:
         return allowance is None or allowance >= MINIMISE_SLICE_SECONDS
 
 
+class _Recent:
+    """The logs judged lately, by digest: the last ``limit`` of them (oldest forgotten first)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.digests: dict[bytes, None] = {}
+
+    @staticmethod
+    def _digest(data: bytes) -> bytes:
+        return hashlib.blake2b(data, digest_size=16).digest()
+
+    def __contains__(self, data: bytes) -> bool:
+        return self._digest(data) in self.digests
+
+    def update(self, logs: Iterable[bytes]) -> None:
+        for data in logs:
+            self.digests[self._digest(data)] = None
+        while len(self.digests) > self.limit:
+            del self.digests[next(iter(self.digests))]
+
+
 class _Ledger:
     """Where one worker's time goes (:class:`TimeSpent`'s parts), sent as deltas at most
     every ``LEDGER_SECONDS`` and once at the end, when the residue is charged to ``other``
@@ -308,26 +361,31 @@ class _Ledger:
         self.emit = emit
         self.began = self.last = time.monotonic()
         self.parts: collections.Counter[str] = collections.Counter()
+        self.server = 0.0
         self.sent = 0.0
 
     def explored(self, wall: float, judging: collections.Counter[str]) -> None:
-        """An exploration span of ``wall`` seconds, ``judging`` of them in the judges."""
+        """An exploration span of ``wall`` seconds, ``judging`` of them in the judges (and
+        :data:`SERVER`: the official server's own seconds meanwhile, not the worker's)."""
+        judging = collections.Counter(judging)
+        self.server += judging.pop(SERVER, 0.0)
         self.parts.update(judging)
-        self.parts["drawing"] += max(0.0, wall - sum(judging.values()))
+        charge(self.parts, "drawing", max(0.0, wall - sum(judging.values())))
 
     def add(self, part: str, seconds: float) -> None:
-        self.parts[part] += seconds
+        charge(self.parts, part, seconds)
 
     def flush(self, *, final: bool = False) -> None:
         now = time.monotonic()
         if not final and now - self.last < LEDGER_SECONDS:
             return
         if final:
-            self.parts["other"] += max(0.0, (now - self.began) - self.sent - sum(self.parts.values()))
+            charge(self.parts, "other", max(0.0, (now - self.began) - self.sent - sum(self.parts.values())))
         if self.parts:
             self.sent += sum(self.parts.values())
-            self.emit(TimeSpent(self.worker, {k: round(v, 6) for k, v in self.parts.items()}))
+            self.emit(TimeSpent(self.worker, {k: round(v, 6) for k, v in self.parts.items()}, round(self.server, 6)))
             self.parts.clear()
+            self.server = 0.0
         self.last = now
 
 
@@ -335,7 +393,7 @@ def _events_in(example: Example) -> int:
     from dshfuzz.model import parse_log
 
     try:
-        return len(parse_log(example.data, compression=example.compression).events)  # type: ignore[arg-type]
+        return len(parse_log(example.data, compression=example.compression).events)
     except Exception:  # noqa: BLE001 - an unreadable witness has no events to count
         return 0
 
@@ -367,7 +425,7 @@ def _worker(
 
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
-    from ._strategy import VALID, schedule, stratum_examples
+    from ._strategy import VALID, schedule, sibling_examples
     from ._database import example_database, save_witness, saved_witnesses
     from ._witness import minimise_finding
 
@@ -396,9 +454,28 @@ def _worker(
     # round numbers start at 1: "round 0" seeds the order of the strata
     rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
                       max_round=ROUND_EXAMPLES)
-    strategies: dict[str | None, object] = {}
+    strategies: dict[str | None, SearchStrategy[tuple[Example, ...]]] = {}
+    judged_logs = _Recent(RECENT_LOGS)
+    drawn: collections.defaultdict[str | None, tuple[int, int]] = collections.defaultdict(lambda: (0, 0))
 
-    def announce(witness: _Witness, stage: str) -> None:
+    def families_for(stratum: str | None, size: int) -> int:
+        """The Hypothesis examples a round of ``size`` logs asks for: ``size`` over the new logs a
+        family of the stratum brought so far, so that the round ends as Hypothesis ends it (its
+        statistics reported, its targets optimised halfway) about when it has judged ``size``."""
+        families, logs = drawn[stratum]
+        per_family = logs / families if families else 1.0
+        return max(1, min(2 * size, int(size / max(per_family, 0.5))))
+
+    edits: collections.Counter[str] = collections.Counter()  # seconds the strategies spent editing drawn logs
+
+    def spent_so_far() -> collections.Counter[str]:
+        """Seconds so far per judge, and mutating: the parts of exploring that are not drawing;
+        and (:data:`SERVER`) the official server's own, which ran beside them."""
+        return collections.Counter(judge.seconds) + edits + collections.Counter({SERVER: judge.server_seconds})
+
+    siblings = max(1, config.siblings)
+
+    def announce(witness: _Witness, stage: MinimiseStage) -> None:
         judged = witness.judged
         defect = next(d for d in judged.disagreements if d.signature == witness.signature)
         example = judged.example
@@ -422,7 +499,7 @@ def _worker(
                 seed=config.seed,
                 at=time.time(),
                 worker=worker,
-                stage=stage,  # type: ignore[arg-type]
+                stage=stage,
             )
         )
         if database is not None and stage in SETTLED:
@@ -598,9 +675,11 @@ def _worker(
                 stratum, size = next(rounds)
                 exploring.unreached.discard(stratum)
                 if stratum not in strategies:
-                    strategies[stratum] = stratum_examples(stratum)
+                    # a valid log's siblings are re-encodings of it: valid rounds draw a fresh log each time
+                    strategies[stratum] = sibling_examples(stratum, 1 if stratum is VALID else siblings, timing=edits)
                 hunt: dict[str, _Witness] = {}
-                held: dict[bytes, JudgedExample] = {}
+                held: dict[bytes, JudgedExample] = {}  # candidates that kept the hunted signature
+                lost: set[bytes] = set()  # candidates judged without it
                 started, cap = time.monotonic(), round_cap(size, list(costs)) if capped else None
                 shrink_deadline: list[float | None] = [None]
                 in_round = 0
@@ -608,26 +687,51 @@ def _worker(
                 # when the round's finding was judged: exploration ends there and shrinking begins
                 found_at: list[tuple[float, collections.Counter[str]]] = []
 
-                def condition(example: Example) -> bool:
+                def kept(witness: _Witness, family: tuple[Example, ...]) -> bool:
+                    """Shrinking: whether a sibling of ``family`` still shows the hunted signature;
+                    siblings judged before answer from memory, the others are judged in order."""
+                    known = [e for e in family if e.data in held]
+                    if not known:
+                        for example in family:
+                            if example.data in lost:
+                                continue
+                            judged = judge.judge(example)
+                            if witness.signature in {d.signature for d in judged.disagreements}:
+                                held[example.data] = judged
+                                known.append(example)
+                                break
+                            lost.add(example.data)
+                    for example in known:
+                        if len(example.data) < len(witness.best.data):
+                            witness.best, witness.judged = example, held[example.data]
+                    return bool(known)
+
+                def condition(family: tuple[Example, ...]) -> bool:
                     nonlocal in_round
                     if hunt:  # shrinking: every candidate judged in full, the best so far kept
                         witness = next(iter(hunt.values()))
                         cut_check(witness, shrink_deadline[0])
-                        judged = judge.judge(example)
-                        if witness.signature not in {d.signature for d in judged.disagreements}:
-                            return False
-                        held[example.data] = judged
-                        if len(example.data) < len(witness.best.data):
-                            witness.best, witness.judged = example, judged
-                        return True
+                        return kept(witness, family)
                     if should_stop() or (budget is not None and hunted + len(held_back) >= budget):
                         raise _Stop
                     if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
-                    in_round += 1
+                    if in_round >= size:  # more families than the round's estimate (families_for) asked for
+                        raise _RoundFull
+                    # a log judged before is not judged again: the judges are deterministic
+                    family = tuple(e for e in family if e.data not in judged_logs)
+                    drawn[stratum] = (drawn[stratum][0] + 1, drawn[stratum][1] + len(family))
+                    if not family:
+                        return False
+                    # a round and the example budget count logs, whatever the families' sizes
+                    family = family[: size - in_round]
+                    if budget is not None:
+                        family = family[: budget - hunted - len(held_back)]
+                    judged_logs.update(e.data for e in family)
+                    in_round += len(family)
                     if batch_logs > 1:
-                        _steer_unjudged(example)
-                        held_back.append(example)
+                        _steer_unjudged(family)
+                        held_back.extend(family)
                         if len(held_back) < batch_logs:
                             return False
                         witnesses = judged_batch(judge, held_back[:])
@@ -637,16 +741,16 @@ def _worker(
                             raise _Found
                         return False
                     before = time.monotonic()
-                    verdicts = judge.judge_many([example])
-                    _steer(example, verdicts[0].shape)
-                    fresh = record([example], verdicts, time.monotonic() - before)
+                    verdicts = judge.judge_many(family)
+                    _steer(family, [v.shape for v in verdicts])
+                    fresh = record(list(family), verdicts, (time.monotonic() - before) / len(family))
                     if not fresh:
                         return False
                     witness = fresh[0]
                     hunt[witness.signature] = witness
                     held[witness.best.data] = witness.judged
                     shrink_deadline[0] = deadline_for(witness) if config.shrink else None
-                    found_at.append((time.monotonic(), collections.Counter(judge.seconds)))
+                    found_at.append((time.monotonic(), spent_so_far()))
                     return True
 
                 def close_round(began: float, judged_before: collections.Counter[str]) -> None:
@@ -656,19 +760,19 @@ def _worker(
                         ledger.explored(at - began, judged_then - judged_before)
                         ledger.add("shrinking", ended - at)
                     else:
-                        ledger.explored(ended - began, collections.Counter(judge.seconds) - judged_before)
+                        ledger.explored(ended - began, spent_so_far() - judged_before)
 
                 shrink_began = time.monotonic()
-                judged_before = collections.Counter(judge.seconds)
+                judged_before = spent_so_far()
                 try:
                     try:
-                        found = find(strategies[stratum], condition,  # type: ignore[arg-type]
-                                     settings=round_settings(size, shrink=config.shrink),
+                        found = find(strategies[stratum], condition,
+                                     settings=round_settings(families_for(stratum, size), shrink=config.shrink),
                                      random=random.Random(_round_seed(config.seed, worker, round_no)))
                     finally:
                         close_round(shrink_began, judged_before)
                         ledger.flush()
-                except (NoSuchExample, Unsatisfiable):  # a stratum whose filters reject every draw this round
+                except (NoSuchExample, Unsatisfiable, _RoundFull):  # also: filters rejected every draw this round
                     continue
                 except _Found:  # drawn apart, a batch's logs have no shrink of their own: minimise
                     adopt(batched, judge)
@@ -691,8 +795,10 @@ def _worker(
                     continue
                 witness = next(iter(hunt.values()))
                 spend(witness, shrink_began)
-                if found.data in held:  # Hypothesis' own choice of the smallest
-                    witness.best, witness.judged = found, held[found.data]
+                chosen = [e for e in found if e.data in held]  # Hypothesis' own choice of the smallest
+                if chosen:
+                    best = min(chosen, key=lambda e: len(e.data))
+                    witness.best, witness.judged = best, held[best.data]
                 if claims.elsewhere(witness.signature):
                     continue
                 if config.shrink and not exploring.may_minimise():
@@ -714,24 +820,25 @@ def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:
     return {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
 
 
-def _steer(example: Example, shape: Shape) -> None:
-    """Label the incident class and steer generation towards hard shapes."""
+def _steer(family: Sequence[Example], shapes: Sequence[Shape]) -> None:
+    """Label the incident class and steer generation towards hard shapes (a family scores
+    its hardest sibling: Hypothesis takes one score per label and example)."""
     from hypothesis import event, target
 
-    event(f"mutator: {example.mutator or 'valid'}")
-    target(float(shape.open_tool_calls), label="open tool calls")
-    target(float(shape.frames), label="zstd frames")
-    target(float(shape.replaces), label="replace depth")
+    event(f"mutator: {family[0].mutator or 'valid'}")
+    target(float(max(s.open_tool_calls for s in shapes)), label="open tool calls")
+    target(float(max(s.frames for s in shapes)), label="zstd frames")
+    target(float(max(s.replaces for s in shapes)), label="replace depth")
 
 
-def _steer_unjudged(example: Example) -> None:
-    """:func:`_steer` for a log held back for a batch: its shape read now, its verdict later."""
+def _steer_unjudged(family: Sequence[Example]) -> None:
+    """:func:`_steer` for logs held back for a batch: their shapes read now, their verdicts later."""
     from ._judge import shape_of
 
-    _steer(example, shape_of(example))
+    _steer(family, [shape_of(e) for e in family])
 
 
-def _official():
+def _official() -> OfficialOracle:
     from dshfuzz.oracle.official import OfficialOracle, unavailable_reason
 
     reason = unavailable_reason()
@@ -740,10 +847,11 @@ def _official():
     return OfficialOracle()
 
 
-def _verdict_json(verdict) -> dict:  # noqa: ANN001 - a LayerVerdict
+def _verdict_json(verdict: LayerVerdict) -> dict[str, Any]:
     if verdict.ok:
         return {"ok": True}
     error = verdict.error
+    assert error is not None, "a layer that refuses names its error"
     return {"ok": False, "error": {"name": error.name, "message": error.message, "seq": error.seq}}
 
 
@@ -754,18 +862,24 @@ def _guarded(
     should_stop: Callable[[], bool],
     local: _InProcess = _InProcess(),
     inbox: _Inbox | None = None,
-    **resume: object,
+    **resume: Any,
 ) -> None:
     """Run a worker; report its death to the coordinator, and always say it is done."""
     try:
-        _worker(config, worker, put, should_stop, local, inbox, **resume)  # type: ignore[arg-type]
+        _worker(config, worker, put, should_stop, local, inbox, **resume)
     except BaseException:  # noqa: BLE001 - report any worker death to the coordinator
         put(WorkerFailed(worker, traceback.format_exc(limit=10)))
     finally:
         put(("done", worker))
 
 
-def _child_main(config: CampaignConfig, worker: int, events: mp.Queue, stop: mp.Event, inbox: mp.Queue) -> None:  # type: ignore[type-arg]
+def _child_main(
+    config: CampaignConfig,
+    worker: int,
+    events: multiprocessing.queues.Queue[object],
+    stop: multiprocessing.synchronize.Event,
+    inbox: multiprocessing.queues.Queue[tuple[str, str, int]],
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle: it stops us cleanly
     if hasattr(os, "setpgid"):
         os.setpgid(0, 0)  # our own group: the coordinator can end us with every checker and server we started
@@ -854,15 +968,28 @@ def drain_queue(events: Any) -> list[object]:
             return out
 
 
+class _Flag(Protocol):
+    """A stop flag: a ``threading.Event``, a process one, or a cluster's."""
+
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+
 class _Backend(Protocol):
     """Where a campaign's worker slots run, as the coordinator loop sees it: ``slots`` workers,
     each ending with one ``("done", slot)`` on ``events`` (a ``queue.Queue``-like ``get``);
     ``stop`` tells them all to end; ``tell`` sends each the coordinator's decision; ``drain``
     takes what ``events`` holds now; ``end`` ends whatever still runs."""
 
-    slots: int
-    events: queue.Queue | mp.Queue  # type: ignore[type-arg]
-    stop: threading.Event | mp.synchronize.Event  # type: ignore[name-defined]
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def events(self) -> queue.Queue[object] | multiprocessing.queues.Queue[object]: ...
+
+    @property
+    def stop(self) -> _Flag: ...
 
     def tell(self, message: tuple[str, str, int]) -> None: ...
 
@@ -878,16 +1005,18 @@ class _Workers:
     def __init__(self, config: CampaignConfig, local: _InProcess) -> None:
         self.threaded = config.workers == 0
         if self.threaded:
-            self.events: queue.Queue | mp.Queue = queue.Queue()  # type: ignore[type-arg]
-            self.stop: threading.Event | mp.synchronize.Event = threading.Event()  # type: ignore[name-defined]
-            self.inboxes: list[queue.Queue | mp.Queue] = [queue.Queue()]  # type: ignore[type-arg]
+            self.events: queue.Queue[object] | multiprocessing.queues.Queue[object] = queue.Queue()
+            self.stop: threading.Event | multiprocessing.synchronize.Event = threading.Event()
+            self.inboxes: list[queue.Queue[tuple[str, str, int]] | multiprocessing.queues.Queue[tuple[str, str, int]]] = [
+                queue.Queue()
+            ]
             thread = threading.Thread(
                 target=_guarded,
                 args=(config, 0, self.events.put, self.stop.is_set, local, self.inboxes[0]),
                 daemon=True,
                 name="dshfuzz campaign worker",
             )
-            self.units: list[threading.Thread | mp.process.BaseProcess] = [thread]  # type: ignore[name-defined]
+            self.units: list[threading.Thread | multiprocessing.process.BaseProcess] = [thread]
         else:
             ctx = mp.get_context("spawn")
             self.events, self.stop = ctx.Queue(), ctx.Event()
@@ -928,7 +1057,7 @@ def run_campaign(
     official: object | None = None,
     observe: Callable[[JudgedExample], None] | None = None,
     check_first: bool = False,
-) -> Iterator[CampaignEvent]:
+) -> Generator[CampaignEvent, None, None]:
     """Run a campaign and yield its events; closing the iterator stops the workers.
 
     The campaign ends within the budget plus ``STOP_GRACE_SECONDS`` (and the same after
@@ -952,8 +1081,9 @@ def run_campaign(
     if config.cluster is not None:
         from ._cluster import ClusterWorkers
 
-        backend = ClusterWorkers(config)  # connects first: an unreachable scheduler is a CampaignSetupError
-        config = backend.config  # with the slot count resolved
+        cluster = ClusterWorkers(config)  # connects first: an unreachable scheduler is a CampaignSetupError
+        config = cluster.config  # with the slot count resolved
+        backend = cluster
     yield CampaignStarted(
         run_id=config.run_id,
         checker=config.checker,
@@ -974,7 +1104,7 @@ def run_campaign(
     judged = 0
     found = 0
     live = workers.slots
-    reason = "budget"
+    reason: StopReason = "budget"
     interrupted = False
     stopping_since: float | None = None
 
@@ -1001,7 +1131,7 @@ def run_campaign(
                 found += 1  # --stop-after counts findings whose witness is final
         elif isinstance(event, WorkerFailed):
             reason = "error"
-        return event  # type: ignore[return-value]
+        return cast(CampaignEvent, event)  # a worker sends campaign events, and ("done", slot) tuples
 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
@@ -1035,8 +1165,8 @@ def run_campaign(
         stop.set()
         late = [a for e in workers.drain() if (a := admit(e)) is not None]
         workers.end()
-    yield from late  # type: ignore[misc]
-    yield CampaignFinished(reason, judged, time.time() - start, time.time())  # type: ignore[arg-type]
+    yield from late
+    yield CampaignFinished(reason, judged, time.time() - start, time.time())
 
 
 def _planned_mutators(config: CampaignConfig) -> tuple[str, ...]:

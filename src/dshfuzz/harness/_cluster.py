@@ -14,10 +14,16 @@ coordinator's loop waits on the network.
 
 Faults: the coordinator subscribes to the scheduler's ``remove-worker`` events and
 reports a worker that goes away with the slots it ran (:class:`WorkerLost`). Dask
-reschedules a lost worker's tasks on the workers left; a restarted slot says hello
-and the coordinator answers with the round the slot was in (slots report each round as
-it starts) and every claim so far, so the slot loses at most that round. A slot whose
-task ends in error anyway (Dask gave up on it) is resubmitted up to ``RESUBMITS`` times.
+reschedules a lost worker's tasks on the workers left, but a slot holds its thread for the
+whole campaign, so there it would wait behind a running slot until the campaign ends: Dask's
+work stealing may move it to a worker that joins later, or may not. The coordinator does not
+leave it to chance. It moves each lost slot itself, as a new attempt pinned to a worker with
+a thread no slot holds, as soon as there is one (a nanny's restarted worker, say, or a worker
+that joins). Each attempt has its own inbox and says hello with its number; an attempt that
+is no longer the slot's current one is told to stop before it judges anything, so a slot
+never runs twice. The current attempt hears the round the slot was in (slots report each
+round as it starts) and every claim so far, so the slot loses at most that round. A slot
+whose task ends in error anyway (Dask gave up on it) is resubmitted up to ``RESUBMITS`` times.
 A slot that hears nothing from its coordinator for ``ORPHAN_SECONDS`` stops: a dead
 coordinator leaves no campaign running on the cluster.
 
@@ -68,6 +74,9 @@ HELLO_SECONDS = 60.0
 
 RESUBMITS = 3
 """A slot whose task ends in error (not by its own worker's failure) is resubmitted this often."""
+
+PLACE_SECONDS = 0.5
+"""While a lost slot waits for a free worker thread, the coordinator asks the scheduler this often."""
 
 
 SLOT_WORK: Callable[..., None] = _guarded
@@ -166,24 +175,47 @@ class ClusterWorkers:
         self.stop = _StopAll(self)
         self._prefix = f"dshfuzz-{config.run_id}-{uuid.uuid4().hex[:8]}"
         self._outbox = distributed.Queue(f"{self._prefix}-events", client=self.client)
-        self._inboxes = [distributed.Queue(f"{self._prefix}-inbox-{n}", client=self.client) for n in range(slots)]
+        self._distributed = distributed
+        self._inboxes = [self._inbox(n, 0) for n in range(slots)]
+        """Each slot's current attempt's inbox: the coordinator's decisions go there only."""
         self._lock = threading.Lock()
         self._claims: list[tuple[str, str, int]] = []
         self._round = [1] * slots
         self._where: dict[int, str] = {}
         self._done: set[int] = set()
         self._attempts = [0] * slots
+        self._failures = [0] * slots
+        self._homeless: set[int] = set()
+        """Slots whose worker was lost and that no attempt has said hello for since."""
+        self._placed = 0.0
         self._closing = False
         self.client.subscribe_topic("all", self._on_scheduler_event)
         self._futures = {n: self._submit(n) for n in range(slots)}
         self._receiver = threading.Thread(target=self._receive, daemon=True, name="dshfuzz cluster events")
         self._receiver.start()
 
-    def _submit(self, slot: int) -> Any:
-        key = f"{self._prefix}-slot-{slot}-try-{self._attempts[slot]}"
+    def _inbox(self, slot: int, attempt: int) -> Any:
+        return self._distributed.Queue(f"{self._prefix}-inbox-{slot}-{attempt}", client=self.client)
+
+    def _submit(self, slot: int, worker: str | None = None) -> Any:
+        attempt = self._attempts[slot]
+        key = f"{self._prefix}-slot-{slot}-try-{attempt}"
         return self.client.submit(
-            _slot_main, self.config, slot, self._prefix, SLOT_WORK, key=key, pure=False, retries=0
+            _slot_main, self.config, slot, self._prefix, SLOT_WORK, attempt, key=key, pure=False, retries=0,
+            workers=None if worker is None else [worker], allow_other_workers=False,
         )
+
+    def _retry(self, slot: int, worker: str | None = None) -> None:
+        """Submit ``slot`` again as a new attempt, with an inbox of its own; the old attempt's
+        task is cancelled, and told to stop should it say hello anyway."""
+        old = self._futures[slot]
+        self._attempts[slot] += 1
+        self._inboxes[slot] = self._inbox(slot, self._attempts[slot])
+        self._futures[slot] = self._submit(slot, worker)
+        try:
+            self.client.cancel([old], force=True)
+        except Exception:  # noqa: BLE001 - a scheduler gone: the next read reports it
+            pass
 
     def _slot_of(self, key: object) -> int | None:
         text = str(key)
@@ -268,8 +300,16 @@ class ClusterWorkers:
 
     def _route(self, item: object) -> None:
         if isinstance(item, tuple) and item and item[0] == "hello":
-            _, slot, address = item
+            _, slot, address, attempt = item
+            if attempt != self._attempts[slot]:  # a moved slot's old task that ran after all
+                try:
+                    self._inbox(slot, attempt).put(pickle.dumps([("stale",)]), timeout=CONNECT_SECONDS)
+                except Exception:  # noqa: BLE001 - a gone scheduler: the next read reports it
+                    pass
+                return
             self._where[slot] = address
+            with self._lock:
+                self._homeless.discard(slot)
             with self._lock:
                 reply: list[tuple[object, ...]] = [("resume", self._round[slot]), *self._claims]
             if self.stop.is_set():
@@ -293,7 +333,7 @@ class ClusterWorkers:
         for slot, future in list(self._futures.items()):
             if slot in self._done or future.status not in ("error", "cancelled", "lost"):
                 continue
-            if self.stop.is_set() or self._attempts[slot] >= RESUBMITS:
+            if self.stop.is_set() or self._failures[slot] >= RESUBMITS:
                 try:
                     why = repr(future.exception(timeout=1))
                 except Exception as exc:  # noqa: BLE001 - whatever Dask says about it is the error
@@ -303,8 +343,33 @@ class ClusterWorkers:
                     self.events.put(WorkerFailed(slot, f"slot {slot} could not be kept running on the cluster: {why}"))
                 self.events.put(("done", slot))
                 continue
-            self._attempts[slot] += 1
-            self._futures[slot] = self._submit(slot)
+            self._failures[slot] += 1
+            self._retry(slot)
+        self._place()
+
+    def _place(self) -> None:
+        """Move each lost slot to a worker with a thread no slot of ours holds, once there is one."""
+        with self._lock:
+            homeless = sorted(s for s in self._homeless if s not in self._done)
+        if not homeless or self.stop.is_set() or time.monotonic() - self._placed < PLACE_SECONDS:
+            return
+        self._placed = time.monotonic()
+        try:
+            free = dict(self.client.nthreads())
+        except Exception:  # noqa: BLE001 - a gone scheduler: the next read reports it
+            return
+        for slot, where in self._where.items():
+            if slot not in homeless and slot not in self._done and where in free:
+                free[where] -= 1
+        for slot in homeless:
+            worker = next((w for w, n in sorted(free.items()) if n > 0), None)
+            if worker is None:
+                return
+            free[worker] -= 1
+            with self._lock:
+                self._homeless.discard(slot)
+            self._where[slot] = worker
+            self._retry(slot, worker)
 
     def _abandon(self, why: str) -> None:
         for slot in range(self.slots):
@@ -322,7 +387,9 @@ class ClusterWorkers:
             return
         address = str(message.get("worker"))
         slots = {s for k in message.get("processing-tasks", ()) if (s := self._slot_of(k)) is not None}
-        slots |= {s for s, where in self._where.items() if where == address and s not in self._done}
+        slots |= {s for s, where in list(self._where.items()) if where == address and s not in self._done}
+        with self._lock:
+            self._homeless |= slots
         if slots or not message.get("expected", False):
             self.events.put(WorkerLost(address, tuple(sorted(slots)), time.time()))
 
@@ -331,9 +398,12 @@ _ROUTINE = (ExampleJudged, TimeSpent, RoundCut)
 """What a slot batches for up to ``SEND_SECONDS``; everything else is sent at once."""
 
 
-def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = _guarded) -> None:
-    """One worker slot, as a task on a Dask worker: say hello, learn where to resume, then run
-    the worker with its events and inbox moved by a pump thread."""
+def _slot_main(
+    config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = _guarded, attempt: int = 0
+) -> None:
+    """One attempt at a worker slot, as a task on a Dask worker: say hello, learn where to
+    resume (or that this attempt is stale and must stop), then run the worker with its events
+    and inbox moved by a pump thread."""
     import warnings
 
     from distributed import Queue, get_client, get_worker
@@ -344,10 +414,10 @@ def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..
     client = get_client()
     address = get_worker().address
     outbox = Queue(f"{prefix}-events", client=client)
-    inbox = Queue(f"{prefix}-inbox-{slot}", client=client)
+    inbox = Queue(f"{prefix}-inbox-{slot}-{attempt}", client=client)
     outgoing: queue.Queue[object] = queue.Queue()
     claims: queue.Queue[tuple[str, str, int]] = queue.Queue()
-    stop, resumed, finished = threading.Event(), threading.Event(), threading.Event()
+    stop, resumed, finished, stale = threading.Event(), threading.Event(), threading.Event(), threading.Event()
     start = [1]
     heard = [time.monotonic()]
 
@@ -358,8 +428,12 @@ def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..
             resumed.set()
         elif message[0] == "stop":
             stop.set()
+        elif message[0] == "stale":  # the slot moved on to a newer attempt: this one says nothing more
+            stale.set()
+            stop.set()
+            resumed.set()
         elif message[0] == "claimed":
-            claims.put(message)  # type: ignore[arg-type]
+            claims.put(message)
 
     def pump() -> None:
         read = 0.0
@@ -396,9 +470,13 @@ def _slot_main(config: CampaignConfig, slot: int, prefix: str, work: Callable[..
 
     thread = threading.Thread(target=pump, daemon=True, name=f"dshfuzz slot {slot} pump")
     thread.start()
-    outgoing.put(("hello", slot, address))
+    outgoing.put(("hello", slot, address, attempt))
     if not resumed.wait(HELLO_SECONDS):
         stop.set()
+    if stale.is_set():
+        finished.set()
+        thread.join(timeout=30)
+        return
     try:
         work(config, slot, outgoing.put, stop.is_set, inbox=claims, resume_round=start[0],
              on_round=lambda n: outgoing.put(("round", slot, n)))

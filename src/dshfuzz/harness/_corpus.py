@@ -19,6 +19,7 @@ from typing import Any
 
 from dshfuzz import __version__
 from dshfuzz._atomic import write_atomic
+from dshfuzz.model import Compression
 
 __all__ = ["CORPUS_FORMAT", "Corpus", "CorpusEntry", "CorpusFormatError", "FindingRecorder", "signature_slug"]
 
@@ -46,7 +47,7 @@ class CorpusEntry:
     kind: str
     file: str
     sha256: str
-    compression: str
+    compression: Compression
     format_version: Any
     expected: Mapping[str, Any]
     actual: Mapping[str, Any]
@@ -135,7 +136,7 @@ class Corpus:
         *,
         signature: str,
         kind: str,
-        compression: str,
+        compression: Compression,
         format_version: Any,
         expected: Mapping[str, Any],
         actual: Mapping[str, Any],
@@ -149,7 +150,7 @@ class Corpus:
         sha = hashlib.sha256(data).hexdigest()
         suffix = ".jsonl.zstd" if compression == "zstd" else ".jsonl"
         meta_path = self._meta_path(signature)
-        meta = self._load_meta(meta_path) if meta_path.exists() else {
+        meta: dict[str, Any] = self._load_meta(meta_path) if meta_path.exists() else {
             "format": CORPUS_FORMAT,
             "signature": signature,
             "kind": kind,

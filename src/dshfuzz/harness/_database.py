@@ -19,9 +19,12 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._judge import Example
+
+if TYPE_CHECKING:
+    from dshfuzz.model import Compression
 
 __all__ = ["DatabaseError", "example_database", "save_witness", "saved_witnesses"]
 
@@ -91,7 +94,7 @@ def saved_witnesses(database: Any) -> list[Example]:
             out.append(
                 Example(
                     data=base64.b64decode(value["data"]),
-                    compression=str(value["compression"]),
+                    compression=cast("Compression", str(value["compression"])),  # as the witness was stored
                     mutator=value.get("mutator"),
                     expects=frozenset(value.get("expects") or ()),
                     description=str(value.get("description") or ""),

@@ -7,6 +7,7 @@ values, so it crosses process boundaries (workers -> coordinator) by pickling.
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -132,14 +133,22 @@ class WorkerLost:
 @dataclass(frozen=True, slots=True)
 class TimeSpent:
     """Where a worker's time went since its previous report, in seconds per part:
-    ``drawing`` (Hypothesis generating and mutating while exploring), each judge while
-    exploring (``Judge.seconds``: checker, reference checker, official layers, reference
+    ``drawing`` (Hypothesis generating logs while exploring), ``mutating`` (editing them into
+    the examples judged), each judge while exploring (``Judge.seconds``: checker, reference
+    checker, official layers (the wait for them: they judge while the others run), reference
     oracle, files), ``shrinking`` and ``minimising`` (all of it, their judging included),
     and ``other`` (starting the judges, the worker's own bookkeeping). The parts of one
-    worker add up to its wall time."""
+    worker add up to its wall time. ``official_server`` is not a part: the seconds the
+    official server spent judging the logs explored, by its own clock, beside the worker."""
 
     worker: int
     seconds: dict[str, float]
+    official_server: float = 0.0
+
+
+def charge(parts: collections.Counter[str], part: str, seconds: float) -> None:
+    """Add ``seconds`` to ``part``: the Counters that sum time per part hold float seconds."""
+    parts[part] += seconds  # type: ignore[assignment]  # typeshed's Counter holds ints; Counter adds floats alike
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """Judge one log with every judge: the checker under test, the reference oracle and
 the official layers, then classify the disagreements.
 
-The judged log is always a file on disk (the official loader and external
-checkers read files); it lives in a private scratch directory and is removed
-after judging.
+The built-in checker and the reference oracle judge a log's bytes. Only judges
+that must read a file (the official layers, an external checker) get one, written
+once per log to a private scratch directory (in RAM where the platform offers
+one) and removed after judging.
 
 Minimising a finding judges hundreds of candidates, so the minimiser's predicate
 (:meth:`Judge.still_fails`) runs only the judges the finding's signature depends on
@@ -17,6 +18,7 @@ still judges the minimal log in full once.
 from __future__ import annotations
 
 import collections
+import os
 import tempfile
 import time
 import traceback
@@ -24,14 +26,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
 from dshfuzz.contracts.layers import OfficialLayer as L
 
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
-from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict
+from ._events import charge
+from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict, ReportedFinding
 from ._reference import MODEL_LAYERS
+
+if TYPE_CHECKING:
+    from dshfuzz.model import Compression
 
 __all__ = [
     "CAMPAIGN_LAYERS",
@@ -120,14 +126,14 @@ class Example:
     """One log to judge: its bytes, container, and what the mutator promised."""
 
     data: bytes
-    compression: str
+    compression: Compression
     mutator: str | None = None
     expects: frozenset[str] = frozenset()
     description: str = ""
     format_version: int | None = 0
     transform: str | None = None
     original: bytes | None = None
-    original_compression: str = "none"
+    original_compression: Compression = "none"
     framing_only: bool = False
 
     @property
@@ -190,7 +196,7 @@ class JudgedExample:
         A metamorphic disagreement keeps the rules it names outside ``rules`` (the
         verdicts' difference less those rules); its detail still names them all.
         """
-        findings = tuple(f for f in self.verdict.findings if f.rule not in rules)
+        findings = _findings_without(self.verdict, rules)
         out = classify(
             replace(self.verdict, findings=findings), self.truth, reference=self.reference, vocabulary=self.vocabulary
         )
@@ -200,6 +206,25 @@ class JudgedExample:
             elif d.kind == "metamorphic" and (kept := tuple(r for r in d.rules if r not in rules)):
                 out.append(replace(d, rules=kept))
         return tuple(d for d in out if d.is_reportable)
+
+
+def _findings_without(verdict: CheckerVerdict, rules: frozenset[str]) -> tuple[ReportedFinding, ...]:
+    """``verdict``'s findings had the checker reported none of ``rules``, their root causes
+    attributed again: exactly, from the built-in checker's own findings (it attributes after
+    its rules ran); for any other checker, a finding whose root was dropped becomes a root."""
+    if verdict.checked:
+        from dshfuzz.checker import attribute
+
+        kept = attribute([replace(f, caused_by=None) for f in verdict.checked if str(f.rule) not in rules])
+        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in kept)
+    at: dict[int, int] = {}
+    for i, f in enumerate(verdict.findings):
+        if f.rule not in rules:
+            at[i] = len(at)
+    return tuple(
+        replace(f, caused_by=None if f.caused_by is None else at.get(f.caused_by))
+        for f in verdict.findings if f.rule not in rules
+    )
 
 
 JUDGE_PARTS = ("checker", "reference checker", "official layers", "reference oracle", "files")
@@ -232,8 +257,10 @@ class Judge:
         self.reference = reference
         self.vocabulary: frozenset[str] | None = getattr(checker, "rules", None)
         self._own_scratch = scratch is None
-        self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-")) if scratch is None else scratch
+        self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-", dir=_ram_dir())) if scratch is None else scratch
         self._counter = 0
+        self.server_seconds = 0.0
+        """Seconds the official server spent judging (its own clock, while the other judges ran)."""
         self.seconds: collections.Counter[str] = collections.Counter()
         """Seconds spent so far per judge (:data:`JUDGE_PARTS`): what a campaign's time
         breakdown charges to judging."""
@@ -244,7 +271,7 @@ class Judge:
         try:
             yield
         finally:
-            self.seconds[part] += time.perf_counter() - began
+            charge(self.seconds, part, time.perf_counter() - began)
 
     def close(self) -> None:
         if self._own_scratch:
@@ -258,31 +285,58 @@ class Judge:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _official_verdicts(
-        self, path: Path, format_version: int | None, wanted: tuple[str, ...] | None
-    ) -> dict[str, Any]:
-        """The consulted layers' verdicts (of ``wanted`` only, when given); for a log written in a
-        later format, only the layers that judge that format (seed and load refuse any version
-        but 0 by the version alone)."""
+    def _official_wanted(self, example: Example, wanted: tuple[str, ...] | None) -> tuple[str, ...]:
+        """The official layers consulted on ``example`` (of ``wanted`` only, when given): for a
+        log written in a later format, only the layers that judge that format (seed and load
+        refuse any version but 0 by the version alone)."""
         if self.official is None:
-            return {}
-        with self._timed("official layers"):
-            return self._ask_official(path, format_version, wanted)
+            return ()
+        layers = official_layers_for(example.format_version)
+        return layers if wanted is None else tuple(layer for layer in layers if layer in wanted)
 
-    def _ask_official(
-        self, path: Path, format_version: int | None, wanted: tuple[str, ...] | None
-    ) -> dict[str, Any]:
+    @contextmanager
+    def _official_in_flight(
+        self, files: Sequence[tuple[Path, tuple[str, ...]]]
+    ) -> Iterator[Callable[[], list[dict[str, Any]]]]:
+        """The official layers asked about every file at once; yields the function that
+        waits for their verdicts (``{}`` for a file when the oracle timed out or crashed: that
+        is not the checker's defect). Only the wait is charged to the official layers: the
+        judge works while the server judges."""
         from dshfuzz.oracle.official import OracleError
 
-        layers = official_layers_for(format_version)
-        if wanted is not None:
-            layers = tuple(layer for layer in layers if layer in wanted)
-            if not layers:
-                return {}
+        if self.official is None or not any(layers for _, layers in files):
+            yield lambda: [{} for _ in files]
+            return
         try:
-            return dict(self.official.check(path=str(path), layers=layers))
-        except OracleError:  # the oracle's timeout or crash is not the checker's defect: no verdict
-            return {}
+            with self._timed("official layers"):
+                flight = self.official.checking(files, server_seconds=self._served)
+                collect = flight.__enter__()
+        except OracleError:
+            yield lambda: [{} for _ in files]
+            return
+        answered: list[list[dict[str, Any]]] = []
+
+        def verdicts() -> list[dict[str, Any]]:
+            if not answered:
+                with self._timed("official layers"):
+                    try:
+                        got: list[Any] = collect()
+                    except OracleError:  # the server broke its protocol: it was replaced, no verdict
+                        got = [{} for _ in files]
+                    answered.append([{} if isinstance(v, OracleError) else dict(v) for v in got])
+                    flight.__exit__(None, None, None)
+            return answered[0]
+
+        try:
+            yield verdicts
+        except BaseException as exc:
+            if not answered:
+                flight.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        verdicts()
+
+    def _served(self, seconds: float) -> None:
+        self.server_seconds += seconds
 
     @contextmanager
     def _on_disk(self, example: Example) -> Iterator[Path]:
@@ -296,78 +350,101 @@ class Judge:
         finally:
             path.unlink(missing_ok=True)
 
-    def _metamorphic(
-        self, example: Example, after: CheckerVerdict, before: CheckerVerdict | None = None
-    ) -> tuple[Disagreement, ...]:
-        """Judge the untransformed twin (``before``: its verdict, when already asked); a
-        changed verdict is a metamorphic disagreement."""
-        twin = _twin(example)
-        if twin is None:
-            return ()
-        if before is None:
-            with self._on_disk(twin) as path, self._timed("checker"):
-                before = self.checker.check(path)
+    def _metamorphic(self, example: Example, after: CheckerVerdict, before: CheckerVerdict) -> tuple[Disagreement, ...]:
+        """A changed verdict between ``example`` and its untransformed twin (``before``) is a
+        metamorphic disagreement."""
         ignore = _framing_rules() if example.framing_only else frozenset()
+        assert example.transform is not None, "only a transformed example has a twin"
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
         return () if found is None else (replace(found, format_version=example.format_version),)
 
-    def judge_many(self, examples: Sequence[Example], scope: Scope = EVERY_JUDGE) -> list[JudgedExample]:
-        """:meth:`judge` of each of ``examples``, the checker under test asked once for all of
-        them (``check_many``: one process for a batch checker); each is charged an equal share
-        of the checker's time."""
-        if len(examples) == 1:
-            return [self.judge(examples[0], scope)]
-        twins = [_twin(e) if scope.twin else None for e in examples]
-        asked = [*examples, *(t for t in twins if t is not None)]
-        with ExitStack() as stack:
-            paths = [stack.enter_context(self._on_disk(example)) for example in asked]
+    def _checked(self, examples: Sequence[Example], paths: Sequence[Path | None]) -> list[tuple[CheckerVerdict, float]]:
+        """The checker under test's verdict on each of ``examples``, with its seconds: each timed
+        alone, unless the checker is best asked about several at once (:attr:`batch_width`),
+        when each is charged an equal share of the one question."""
+        if len(examples) > 1 and self.batch_width > 1:
             began = time.perf_counter()
             with self._timed("checker"):
-                verdicts = self.checker.check_many(paths)
+                verdicts = self.checker.check_many([p for p in paths if p is not None])
             share = (time.perf_counter() - began) / len(examples)
-        before = iter(verdicts[len(examples):])
+            return [(v, share) for v in verdicts]
+        checked = []
+        for example, path in zip(examples, paths, strict=True):
+            began = time.perf_counter()
+            with self._timed("checker"):
+                verdict = _ask(self.checker, example, path)
+            checked.append((verdict, time.perf_counter() - began))
+        return checked
+
+    def judge_many(self, examples: Sequence[Example], scope: Scope = EVERY_JUDGE) -> list[JudgedExample]:
+        """:meth:`judge` of each of ``examples``. The official layers are asked about all of
+        them first and answered while the checker, the reference checker and the reference
+        oracle run (the server's judging overlaps Python's); a batch checker is asked once for
+        all of them (``check_many``: one process)."""
+        twins = [_twin(e) if scope.twin else None for e in examples]
+        present = [t for t in twins if t is not None]
+        layers = [self._official_wanted(e, scope.layers) for e in examples]
+        files = not isinstance(self.checker, BuiltinChecker)
+        with ExitStack() as stack:
+            paths = [
+                stack.enter_context(self._on_disk(e)) if files or wanted else None for e, wanted in zip(examples, layers)
+            ]
+            twin_paths = [stack.enter_context(self._on_disk(t)) if files else None for t in present]
+            official = stack.enter_context(
+                self._official_in_flight([(p, w) for p, w in zip(paths, layers) if p is not None and w])
+            )
+            checked = self._checked([*examples, *present], [*paths, *twin_paths])
+            before = iter(checked[len(examples):])
+            twin_verdicts = [None if t is None else next(before)[0] for t in twins]
+            # the reference checker places findings (wrong-place): a verdict with no seq needs none
+            references = [
+                self._reference_checked(e, path, verdict) if scope.reference else None
+                for e, path, (verdict, _) in zip(examples, paths, checked)
+            ]
+            models = [self._modelled(e) if scope.oracle else None for e in examples]
+            answers = iter(official())
+            verdicts = [next(answers) if p is not None and w else {} for p, w in zip(paths, layers)]
         return [
-            self.judge(e, scope, verdict=(v, share), twin_verdict=None if t is None else next(before))
-            for e, v, t in zip(examples, verdicts, twins, strict=False)
+            self._judged(e, checked[i], references[i], verdicts[i], twin_verdicts[i], models[i])
+            for i, e in enumerate(examples)
         ]
 
-    def judge(
+    def judge(self, example: Example, scope: Scope = EVERY_JUDGE) -> JudgedExample:
+        """Every disagreement on ``example`` among the judges in ``scope`` (all by default)."""
+        return self.judge_many([example], scope)[0]
+
+    def _reference_checked(self, example: Example, path: Path | None, verdict: CheckerVerdict) -> CheckerVerdict | None:
+        if self.reference is None or not any(f.seq is not None for f in verdict.findings):
+            return None
+        with self._timed("reference checker"):
+            return _ask(self.reference, example, path)
+
+    def _modelled(self, example: Example) -> tuple[Shape, frozenset[str], bool] | Disagreement:
+        """The reference oracle's reading of ``example``, or its crash as a disagreement."""
+        try:
+            with self._timed("reference oracle"):
+                return _reference(example)
+        except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
+            detail = traceback.format_exc(limit=6)
+            return Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:], example.format_version)
+
+    def _judged(
         self,
         example: Example,
-        scope: Scope = EVERY_JUDGE,
-        *,
-        verdict: tuple[CheckerVerdict, float] | None = None,
-        twin_verdict: CheckerVerdict | None = None,
+        checked: tuple[CheckerVerdict, float],
+        reference: CheckerVerdict | None,
+        official: dict[str, Any],
+        twin_verdict: CheckerVerdict | None,
+        modelled: tuple[Shape, frozenset[str], bool] | Disagreement | None,
     ) -> JudgedExample:
-        """Every disagreement on ``example`` among the judges in ``scope`` (all by default);
-        ``verdict`` is the checker's, with its seconds, when already asked (:meth:`judge_many`)."""
-        with self._on_disk(example) as path:
-            if verdict is None:
-                began = time.perf_counter()
-                with self._timed("checker"):
-                    checked = self.checker.check(path)
-                checker_seconds = time.perf_counter() - began
-            else:
-                checked, checker_seconds = verdict
-            # the reference checker places findings (wrong-place): a verdict with no seq needs none
-            placed = any(f.seq is not None for f in checked.findings)
-            reference = None
-            if self.reference is not None and scope.reference and placed:
-                with self._timed("reference checker"):
-                    reference = self.reference.check(path)
-            official = self._official_verdicts(path, example.format_version, scope.layers)
-        metamorphic = self._metamorphic(example, checked, twin_verdict) if scope.twin else ()
+        verdict, checker_seconds = checked
+        metamorphic = () if twin_verdict is None else self._metamorphic(example, verdict, twin_verdict)
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
         oracle_crash: tuple[Disagreement, ...] = ()
-        if scope.oracle:
-            try:
-                with self._timed("reference oracle"):
-                    shape, oracle_refusing, consulted = _reference(example)
-            except Exception:  # noqa: BLE001 - our own oracle's crash is a finding, not the end of the run
-                detail = traceback.format_exc(limit=6)
-                oracle_crash = (
-                    Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:], example.format_version),
-                )
+        if isinstance(modelled, Disagreement):
+            oracle_crash = (modelled,)
+        elif modelled is not None:
+            shape, oracle_refusing, consulted = modelled
         truth = truth_from(
             {name: v.ok for name, v in official.items()},
             reasons={name: v.error.message for name, v in official.items() if not v.ok and v.error is not None},
@@ -377,13 +454,13 @@ class Judge:
             oracle_consulted=consulted,
             format_version=example.format_version,
         )
-        classified = classify(checked, truth, reference=reference, vocabulary=self.vocabulary)
+        classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary)
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
             classified = [d for d in classified if d.kind != "wrong-place"]
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
-            example, checked, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
+            example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
         )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:
@@ -392,8 +469,7 @@ class Judge:
         builtin = next(
             (c for c in judges if isinstance(c, BuiltinChecker) and not c.without), BuiltinChecker()
         )
-        with self._on_disk(example) as path:
-            return frozenset(f.rule for f in builtin.check(path).findings)
+        return frozenset(f.rule for f in builtin.check_data(example.data, example.compression).findings)
 
     def still_fails(
         self,
@@ -448,6 +524,20 @@ class Judge:
         return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
 
 
+def _ask(checker: CheckerUnderTest, example: Example, path: Path | None) -> CheckerVerdict:
+    """``checker``'s verdict on ``example``: the built-in checker reads the bytes, any other the file."""
+    if isinstance(checker, BuiltinChecker):
+        return checker.check_data(example.data, example.compression)
+    assert path is not None, "a checker that reads files is given one"
+    return checker.check(path)
+
+
+def _ram_dir() -> str | None:
+    """A RAM-backed directory for scratch files where the platform offers one (else the default)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
 def _twin(example: Example) -> Example | None:
     """The untransformed original of a metamorphic example, as an example of its own."""
     if example.transform is None or example.original is None:
@@ -462,7 +552,7 @@ def _seqs_name_events(example: Example) -> bool:
     from dshfuzz.model import parse_log
 
     try:
-        log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
+        log = parse_log(example.data, compression=example.compression)
     except Exception:  # noqa: BLE001 - a log our reader refuses has no reliable places
         return False
     seen: set[int] = set()
@@ -482,30 +572,31 @@ def _framing_rules() -> frozenset[str]:
 
 def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
     """The log's shape, the layers the reference oracle says refuse it, and whether the
-    oracle judges this log at all (one parse)."""
-    from dshfuzz.model import parse_log
+    oracle judges this log at all (one streamed parse: the oracle reads the events alone)."""
+    from dshfuzz.model import parse_events
 
     from ._reference import judges, reference_refusals
 
-    log = parse_log(example.data, compression=example.compression)  # type: ignore[arg-type]
-    events = [e.raw for e in log.events]
+    log, parsed = parse_events(example.data, compression=example.compression)
+    events = [e.raw for e in parsed]
     header = log.header.raw if log.header is not None else None
     refusing = reference_refusals(events, header, log.format_version)
-    return _shape(log), refusing, judges(header, log.format_version)
+    return _shape(events, len(log.frames)), refusing, judges(header, log.format_version)
 
 
 def shape_of(example: Example) -> Shape:
     """``example``'s :class:`Shape` alone (no judgement); an unreadable log has the empty shape."""
-    from dshfuzz.model import parse_log
+    from dshfuzz.model import parse_events
 
     try:
-        return _shape(parse_log(example.data, compression=example.compression))  # type: ignore[arg-type]
+        log, events = parse_events(example.data, compression=example.compression)
+        return _shape([e.raw for e in events], len(log.frames))
     except Exception:  # noqa: BLE001 - the judge will say what is wrong with it; it steers nowhere
         return Shape(0, 0, 0, 0)
 
 
-def _shape(log: Any) -> Shape:
-    events = [e.raw for e in log.events]
+def _shape(events: list[Any], frames: int) -> Shape:
+    """The shape of a log whose events are ``events`` (their values) and which has ``frames`` frames."""
     calls: set[Any] = set()
     replaces = 0
     for ev in events:
@@ -523,4 +614,4 @@ def _shape(log: Any) -> Shape:
             )
             if isinstance(source, dict) and isinstance(source.get("callId"), str):
                 calls.discard(source["callId"])
-    return Shape(len(events), len(log.frames), replaces, len(calls))
+    return Shape(len(events), frames, replaces, len(calls))

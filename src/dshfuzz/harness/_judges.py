@@ -34,7 +34,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar
+
+if TYPE_CHECKING:
+    from dshfuzz.checker import CheckOptions, Report
+    from dshfuzz.model import Compression
+
 
 __all__ = [
     "CHECKER_SPEC_HELP",
@@ -102,6 +107,10 @@ class CheckerVerdict:
     assessable: bool = True
     """False when the checker said it cannot judge this log (exit 3, or ``"assessable":
     false`` in its report): no verdict, so never a miss. Its findings, if any, are kept."""
+    checked: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    """The built-in checker's own findings behind ``findings`` (``dshfuzz.checker.Finding``):
+    enough to attribute root causes again when rules are switched off (empty for any other
+    checker)."""
 
     @property
     def error_rules(self) -> frozenset[str]:
@@ -136,8 +145,11 @@ class CheckerUnderTest(Protocol):
     checker keeps running (a ``serve:`` process) and is safe to call twice.
     """
 
-    name: str
-    rules: frozenset[str]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def rules(self) -> frozenset[str]: ...
 
     def check(self, path: Path) -> CheckerVerdict: ...
 
@@ -146,8 +158,24 @@ class CheckerUnderTest(Protocol):
     def close(self) -> None: ...
 
 
+class LoadedChecker(CheckerUnderTest, Protocol):
+    """A checker :func:`load_checker` made: a context manager too, whose exit closes it."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
 class _Checker:
     """What every checker class shares: ``check_many`` as a loop, a no-op ``close``, ``with``."""
+
+    if TYPE_CHECKING:  # each class has its own (a field or a property)
+
+        @property
+        def name(self) -> str: ...
+
+        @property
+        def rules(self) -> frozenset[str]: ...
 
     __slots__ = ()
 
@@ -160,7 +188,7 @@ class _Checker:
     def close(self) -> None:
         pass
 
-    def __enter__(self):  # noqa: ANN204 - returns the subclass
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -295,25 +323,44 @@ class BuiltinChecker(_Checker):
     """
 
     without: frozenset[str] = frozenset()
-    rules: frozenset[str] = None  # type: ignore[assignment] - the registry's ids unless given
+    rules: frozenset[str] = field(default_factory=registry_rules)
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.name = "builtin" + (":" + ",".join(f"-{r}" for r in _rule_order(self.without)) if self.without else "")
-        if self.rules is None:
+        if self.rules is None:  # given as None: the default vocabulary, as when not given
             self.rules = registry_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
-        from dshfuzz.checker import RULES, CheckOptions, check_path
+        from dshfuzz.checker import check_path
 
-        kept = frozenset(rid for rid in RULES if str(rid) not in self.without) if self.without else None
         try:
-            report = check_path(path, CheckOptions(rules=kept))  # the streamed check `dshfuzz check` runs
+            report = check_path(path, self._options())  # the streamed check `dshfuzz check` runs
         except Exception:  # a crash of the checker under test is a campaign finding
             return CheckerVerdict(failure="crash", detail=traceback.format_exc(limit=8))
+        return self._verdict(report)
+
+    def check_data(self, data: bytes, compression: Compression) -> CheckerVerdict:
+        """:meth:`check` of a log's bytes, with no file: the same streamed check of the same bytes."""
+        from dshfuzz.checker import check_stream
+
+        try:
+            report = check_stream(data, compression=compression, options=self._options())
+        except Exception:  # a crash of the checker under test is a campaign finding
+            return CheckerVerdict(failure="crash", detail=traceback.format_exc(limit=8))
+        return self._verdict(report)
+
+    def _options(self) -> CheckOptions:
+        from dshfuzz.checker import RULES, CheckOptions
+
+        return CheckOptions(rules=frozenset(rid for rid in RULES if str(rid) not in self.without) if self.without else None)
+
+    @staticmethod
+    def _verdict(report: Report) -> CheckerVerdict:
         return CheckerVerdict(
             tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in report.findings),
             exit_code=0 if report.ok else 1,
+            checked=tuple(report.findings),
         )
 
 
@@ -352,7 +399,7 @@ class CommandChecker(_Checker):
 
     template: str
     timeout: float = DEFAULT_TIMEOUT
-    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
+    rules: frozenset[str] = field(default_factory=catalog_rules)
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
 
@@ -361,7 +408,7 @@ class CommandChecker(_Checker):
             raise CheckerSpecError(f"command template has no {{log}} placeholder: {self.template!r}")
         self._argv = _split(self.template, f"cmd:{self.template}")
         self.name = f"cmd:{self.template}"
-        if self.rules is None:
+        if self.rules is None:  # given as None: the default vocabulary, as when not given
             self.rules = catalog_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
@@ -437,7 +484,7 @@ class BatchCommandChecker(_Checker):
 
     template: str
     timeout: float = DEFAULT_TIMEOUT
-    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
+    rules: frozenset[str] = field(default_factory=catalog_rules)
     batch_size: int = 256
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
@@ -454,7 +501,7 @@ class BatchCommandChecker(_Checker):
                 f"cmd:{self.template}: {{logs}} must appear once, as a word of its own (it becomes one argument per log)"
             )
         self.name = f"cmd:{self.template}"
-        if self.rules is None:
+        if self.rules is None:  # given as None: the default vocabulary, as when not given
             self.rules = catalog_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
@@ -595,8 +642,8 @@ class PooledChecker(_Checker):
         return self.pool.checker.name
 
     @property
-    def rules(self) -> frozenset[str] | None:
-        return getattr(self.pool.checker, "rules", None)
+    def rules(self) -> frozenset[str]:
+        return self.pool.checker.rules
 
     def check(self, path: Path) -> CheckerVerdict:
         return self.pool.ask(self.number, [path])[0]
@@ -644,6 +691,8 @@ class ServeChecker(_Checker):
     so killing a worker's group kills it too; :meth:`close` ends it.
     """
 
+    name: str
+
     def __init__(self, template: str, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> None:
         if "{log}" in template or "{logs}" in template:
             raise CheckerSpecError(f"serve:{template}: takes no {{log}}/{{logs}} placeholder (paths are sent as requests)")
@@ -660,7 +709,7 @@ class ServeChecker(_Checker):
         self._stderr = _Tail()
         self._next_id = 0
         self._lock = threading.RLock()
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[..., ServeChecker] | None = None
         self.starts = 0
         """How many times the process was started (restarts included)."""
 
@@ -703,7 +752,8 @@ class ServeChecker(_Checker):
                 raise CheckerSpecError(f"{self.name} did not start: could not run {self._argv[0]!r}: {exc}") from None
             self.starts += 1
             self._proc = proc
-            self._replies = replies = queue.Queue()
+            replies: queue.Queue[bytes | None] = queue.Queue()
+            self._replies = replies
             self._stderr = stderr = _Tail()
             threading.Thread(target=_drain_lines, args=(proc.stdout, replies), daemon=True,
                              name=f"dshfuzz-serve-stdout-{proc.pid}").start()
@@ -932,12 +982,12 @@ class PythonChecker(_Checker):
     target: str
     function: Callable[[str], Any]
     timeout: float = DEFAULT_TIMEOUT
-    rules: frozenset[str] = None  # type: ignore[assignment] - the catalog's ids unless given
+    rules: frozenset[str] = field(default_factory=catalog_rules)
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.name = f"py:{self.target}"
-        if self.rules is None:
+        if self.rules is None:  # given as None: the default vocabulary, as when not given
             self.rules = catalog_rules()
 
     def check(self, path: Path) -> CheckerVerdict:
@@ -956,7 +1006,7 @@ class PythonChecker(_Checker):
             return CheckerVerdict(failure="timeout", detail=f"no answer within {self.timeout:g}s")
         if "error" in box:
             return CheckerVerdict(failure="crash", detail=box["error"])
-        value = box.get("value")
+        value: Any = box.get("value")  # whatever the user's function returned
         if hasattr(value, "to_json"):
             value = value.to_json()
         try:
@@ -970,6 +1020,9 @@ class _PluginChecker(_Checker):
     """A plugin's checker object, given what it lacks: ``rules`` (the catalog's ids unless
     it says), ``check_many`` and ``close`` (its own when it has them)."""
 
+    name: str
+    rules: frozenset[str]
+
     def __init__(self, inner: Any, rules: frozenset[str] | None) -> None:
         self.inner = inner
         self.name = str(getattr(inner, "name", type(inner).__name__))
@@ -977,7 +1030,8 @@ class _PluginChecker(_Checker):
         self.rules = rules if rules is not None else (frozenset(map(str, own)) if own else catalog_rules())
 
     def check(self, path: Path) -> CheckerVerdict:
-        return self.inner.check(path)
+        verdict: CheckerVerdict = self.inner.check(path)  # a plugin's checker, typed by its protocol alone
+        return verdict
 
     def check_many(self, paths: Sequence[Path]) -> list[CheckerVerdict]:
         many = getattr(self.inner, "check_many", None)
@@ -989,7 +1043,7 @@ class _PluginChecker(_Checker):
             close()
 
 
-def _resolve_callable(target: str) -> Callable[[str], Any]:
+def _resolve_callable(target: str) -> Callable[..., Any]:
     """Import ``module:function``, from the current directory too (as ``python -m`` would)."""
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
@@ -1004,7 +1058,8 @@ def _resolve_callable(target: str) -> Callable[[str], Any]:
         raise CheckerSpecError(f"cannot load py:{target}: {exc}") from None
     if not callable(obj):
         raise CheckerSpecError(f"py:{target} is not callable")
-    return obj
+    function: Callable[..., Any] = obj
+    return function
 
 
 def _plugin_names() -> Iterable[str]:
@@ -1034,7 +1089,17 @@ def _builtin_without(options: str, rules: frozenset[str] | None) -> BuiltinCheck
             f"builtin:{options}: unknown rule id{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
             f"known: {', '.join(_rule_order(known))}"
         )
-    return BuiltinChecker(without=frozenset(item[1:] for item in items), rules=rules)
+    return _given(BuiltinChecker(without=frozenset(item[1:] for item in items)), rules)
+
+
+_Given = TypeVar("_Given", BuiltinChecker, CommandChecker, BatchCommandChecker, PythonChecker)
+
+
+def _given(checker: _Given, rules: frozenset[str] | None) -> _Given:
+    """``checker`` with the vocabulary ``rules`` when given (else its own default)."""
+    if rules is not None:
+        checker.rules = rules
+    return checker
 
 
 def _unwrap(value: str) -> str:
@@ -1058,7 +1123,7 @@ def _split(template: str, spec: str) -> list[str]:
         raise CheckerSpecError(f"{spec}: cannot split the command as a shell would: {exc}") from None
 
 
-def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> CheckerUnderTest:
+def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> LoadedChecker:
     """Turn a ``--checker`` value into a checker (:data:`CHECKER_SPEC_HELP` lists the forms).
 
     Starts no process. ``rules``, when given, replaces the checker's vocabulary (by
@@ -1072,29 +1137,29 @@ def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozense
         if not rules:
             raise CheckerSpecError("a checker's vocabulary (rules) must name at least one rule id")
     if spec == "builtin":
-        return BuiltinChecker(rules=rules)
+        return _given(BuiltinChecker(), rules)
     if spec.startswith("builtin:"):
         return _builtin_without(spec[len("builtin:"):], rules)
     if spec.startswith("cmd:"):
         template = _unwrap(spec[4:])
         if "{logs}" in template:
-            return BatchCommandChecker(template, timeout=timeout, rules=rules)
+            return _given(BatchCommandChecker(template, timeout=timeout), rules)
         if "{log}" not in template:
             raise CheckerSpecError(f"command template has no {{log}} or {{logs}} placeholder: {template!r}")
-        return CommandChecker(template, timeout=timeout, rules=rules)
+        return _given(CommandChecker(template, timeout=timeout), rules)
     if spec.startswith("serve:"):
         return ServeChecker(_unwrap(spec[6:]), timeout=timeout, rules=rules)
     if spec.startswith("py:"):
-        return PythonChecker(spec[3:], _resolve_callable(spec[3:]), timeout=timeout, rules=rules)
+        return _given(PythonChecker(spec[3:], _resolve_callable(spec[3:]), timeout=timeout), rules)
     for ep in entry_points(group="dshfuzz.checkers"):
         if ep.name == spec:
             loaded = ep.load()
             if callable(loaded) and not hasattr(loaded, "check"):
-                return PythonChecker(ep.value, loaded, timeout=timeout, rules=rules)
+                return _given(PythonChecker(ep.value, loaded, timeout=timeout), rules)
             obj = loaded() if isinstance(loaded, type) else loaded
             if isinstance(obj, _Checker):
                 if rules is not None:
-                    obj.rules = rules  # type: ignore[attr-defined] - a field, or ServeChecker's setter
+                    setattr(obj, "rules", rules)  # a field, or ServeChecker's setter
                 return obj
             return _PluginChecker(obj, rules)
     plugins = ", ".join(_plugin_names()) or "none installed"

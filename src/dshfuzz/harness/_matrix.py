@@ -9,21 +9,36 @@ and how often each official layer refused. Valid logs and their metamorphic
 variants get rows too: there, any error-level finding is a false alarm. A rule
 the registry marks ``unmutated`` (no mutator exercises it, for a stated reason)
 is reported apart, with that reason, not as unkilled.
+
+:func:`run_matrix` is the whole command behind ``dshfuzz matrix``: it loads the checker,
+runs the official layers when asked and returns the :class:`KillMatrix`, a value that
+renders nothing (``dshfuzz.report`` turns it into a table, Markdown or JSON).
+:func:`matrix_preflight` checks everything it needs before the first mutant.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ._judge import CAMPAIGN_LAYERS, Example, _framing_rules
-from ._judges import CheckerUnderTest
+from ._judges import CheckerSpecError, CheckerUnderTest, load_checker
 
-__all__ = ["MatrixRow", "KillMatrix", "build_matrix", "sample"]
+__all__ = [
+    "KillMatrix",
+    "MatrixConfig",
+    "MatrixRow",
+    "MatrixSetupError",
+    "build_matrix",
+    "matrix_preflight",
+    "run_matrix",
+    "sample",
+]
 
 
 def sample(strategy: Any, count: int, seed: int) -> Iterator[Any]:
@@ -60,8 +75,34 @@ def sample(strategy: Any, count: int, seed: int) -> Iterator[Any]:
 
 
 @dataclass(slots=True)
+class _RowTally:
+    """A row being counted, one judged example at a time; :meth:`freeze` makes its :class:`MatrixRow`
+    (the same fields, so the tally is discarded once frozen)."""
+
+    name: str
+    expects: frozenset[str] = frozenset()
+    official_expected: frozenset[str] = frozenset()
+    allowed: frozenset[str] = frozenset()
+    examples: int = 0
+    expecting: int = 0
+    recalled: int = 0
+    precise: int = 0
+    fired: Counter[str] = field(default_factory=Counter)
+    error_fired: Counter[str] = field(default_factory=Counter)
+    refused: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+    killed: Counter[str] = field(default_factory=Counter)
+    stray_roots: Counter[str] = field(default_factory=Counter)
+
+    def freeze(self) -> MatrixRow:
+        return MatrixRow(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+
+@dataclass(frozen=True, slots=True)
 class MatrixRow:
-    """One mutator (or ``valid`` / ``metamorphic:<name>``) across its examples."""
+    """One mutator (or ``valid`` / ``metamorphic:<name>``) across its examples.
+
+    ``recalled <= expecting <= examples`` and ``precise <= examples``; every count is of examples."""
 
     name: str
     expects: frozenset[str] = frozenset()
@@ -105,13 +146,18 @@ class MatrixRow:
         }
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class KillMatrix:
+    """Every row of one checker's kill matrix, in the order they ran (valid, metamorphic, mutators).
+
+    ``registry_rules`` are the rules the matrix answers for: the whole registry, or the
+    rules the chosen mutators expect; ``unmutated`` maps a rule no mutator exercises to why."""
+
     checker: str
     examples_per_mutator: int
-    rows: dict[str, MatrixRow] = field(default_factory=dict)
+    rows: Mapping[str, MatrixRow] = field(default_factory=dict)
     registry_rules: tuple[str, ...] = ()
-    unmutated: dict[str, str] = field(default_factory=dict)
+    unmutated: Mapping[str, str] = field(default_factory=dict)
 
     def killed_by(self) -> dict[str, list[str]]:
         """Rule -> the mutators that expect it and whose mutants it fired on."""
@@ -140,6 +186,12 @@ class KillMatrix:
             if row.error_fired
         }
 
+    @property
+    def perfect(self) -> bool:
+        """Every row at full recall, every rule in scope killed, no false alarm: ``dshfuzz matrix``'s exit 0."""
+        return (all(row.recall in (None, 1.0) for row in self.rows.values())
+                and not self.unkilled and not self.false_alarms)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": "dshfuzz-kill-matrix/1",
@@ -153,7 +205,7 @@ class KillMatrix:
         }
 
 
-def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, official: Any, scratch: Path) -> None:
+def _judge_into(row: _RowTally, example: Example, checker: CheckerUnderTest, official: Any, scratch: Path) -> None:
     path = scratch / f"m{row.examples}{example.suffix}"
     path.write_bytes(example.data)
     try:
@@ -189,10 +241,11 @@ def build_matrix(
     examples: int = 25,
     seed: int = 0,
     official: Any | None = None,
-    mutators: list[str] | None = None,
+    mutators: Sequence[str] | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> KillMatrix:
-    """Run every mutator (and the valid/metamorphic rows) and fold the verdicts."""
+    """Run every mutator (and the valid/metamorphic rows) and fold the verdicts; ``official``
+    is a running ``OfficialOracle`` or None. ``progress`` hears each row's name as it starts."""
     import tempfile
 
     from hypothesis import strategies as st
@@ -205,17 +258,12 @@ def build_matrix(
 
     # a matrix of some mutators answers for the rules they expect, not for the whole registry
     in_scope = None if mutators is None else {str(r) for name in mutators for r in MUTATORS[name].expects}
-    matrix = KillMatrix(
-        checker.name,
-        examples,
-        registry_rules=tuple(str(r) for r in RULES if in_scope is None or str(r) in in_scope),
-        unmutated={str(r.id): r.unmutated for r in RULES.values() if r.unmutated},
-    )
+    rows: dict[str, _RowTally] = {}
     logs = session_logs(max_events=MAX_EVENTS)
     with tempfile.TemporaryDirectory(prefix="dshfuzz-matrix-") as tmp:
         scratch = Path(tmp)
-        valid = MatrixRow("valid")
-        matrix.rows["valid"] = valid
+        valid = _RowTally("valid")
+        rows["valid"] = valid
         progress("valid")
         valid_logs = list(sample(logs, examples, seed))
         for i, log in enumerate(valid_logs):
@@ -229,17 +277,92 @@ def build_matrix(
             )
         for name, transform in sorted(METAMORPHIC.items()):
             allowed = _framing_rules() if transform.framing_only else frozenset()
-            row = MatrixRow(f"metamorphic:{name}", allowed=allowed)
-            matrix.rows[row.name] = row
+            row = _RowTally(f"metamorphic:{name}", allowed=allowed)
+            rows[row.name] = row
             progress(row.name)
             for _, variant in sample(variants(transform, st.sampled_from(valid_logs)), examples, seed):
                 _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
         for name in sorted(mutators or MUTATORS):
             mutator = MUTATORS[name]
-            row = MatrixRow(name, frozenset(), frozenset(mutator.official))
-            matrix.rows[name] = row
+            row = _RowTally(name, frozenset(), frozenset(mutator.official))
+            rows[name] = row
             progress(name)
             for mutant in sample(mutants(mutator, logs_for(mutator, max_events=MAX_EVENTS)), examples, seed):
                 example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(mutant.expects))
                 _judge_into(row, example, checker, official, scratch)
-    return matrix
+    return KillMatrix(
+        checker.name,
+        examples,
+        rows={name: row.freeze() for name, row in rows.items()},
+        registry_rules=tuple(str(r) for r in RULES if in_scope is None or str(r) in in_scope),
+        unmutated={str(r.id): r.unmutated for r in RULES.values() if r.unmutated},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixConfig:
+    """What one kill matrix is asked: the checker spec, mutants per row, the seed (the same
+    seed, the same matrix), the mutators (None: all) and whether the official layers judge too."""
+
+    checker: str = "builtin"
+    examples: int = 25
+    seed: int = 0
+    mutators: tuple[str, ...] | None = None
+    official: bool = True
+
+
+class MatrixSetupError(ValueError):
+    """A kill matrix that cannot start; the message is one line naming what and the fix."""
+
+
+def matrix_preflight(config: MatrixConfig) -> None:
+    """Everything the matrix needs, checked before its first mutant, cheapest first: the
+    mutator names, the number of examples, the official layers when they judge, the checker
+    run once on a valid log (the campaign's own probe). Raises :class:`MatrixSetupError`."""
+    from ._campaign import CampaignConfig, CampaignSetupError, preflight
+    from ._strategy import unknown_mutators
+
+    names = config.mutators
+    unknown = unknown_mutators(names, perturbations=False) if names else []
+    undeclared = [n for n in unknown if n not in unknown_mutators(unknown)]
+    if undeclared:  # a campaign perturbation: no declared rule for a matrix row to kill
+        raise MatrixSetupError(
+            f"{', '.join(undeclared)}: a perturbation declares no rules, so the kill matrix has nothing to "
+            "score; fuzz it with `dshfuzz fuzz --mutators …`, or name incident mutators")
+    if unknown:
+        raise MatrixSetupError(
+            f"unknown mutator{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; `dshfuzz mutators` lists them")
+    if names is not None and not names:
+        raise MatrixSetupError("--mutators names no mutator; give comma-separated names (`dshfuzz mutators` lists them)")
+    if config.examples < 1:
+        raise MatrixSetupError(f"--examples {config.examples}: at least 1 mutant per mutator")
+    if config.official:
+        from dshfuzz.oracle.official import unavailable_reason
+
+        reason = unavailable_reason()
+        if reason is not None:
+            fix = "pass --no-official" if "make setup" in reason else "run `make setup`, or pass --no-official"
+            raise MatrixSetupError(f"official layers unavailable: {reason}; {fix}")
+    try:
+        # the campaign's probe alone: no mutator list or official layers (checked above), no report folder
+        preflight(CampaignConfig(checker=config.checker, official=False, out=Path(".")))
+    except CampaignSetupError as exc:
+        raise MatrixSetupError(str(exc)) from None
+
+
+def run_matrix(config: MatrixConfig, *, progress: Callable[[str], None] = lambda _: None) -> KillMatrix:
+    """The kill matrix ``config`` asks for (:func:`build_matrix` with the checker loaded and the
+    official layers running for its duration). Raises :class:`MatrixSetupError` for a checker
+    that cannot be loaded; :func:`matrix_preflight` has the rest of what can go wrong."""
+    try:
+        checker = load_checker(config.checker)
+    except CheckerSpecError as exc:
+        raise MatrixSetupError(str(exc)) from None
+    with ExitStack() as stack:
+        official = None
+        if config.official:
+            from dshfuzz.oracle.official import OfficialOracle
+
+            official = stack.enter_context(OfficialOracle())
+        return build_matrix(checker, examples=config.examples, seed=config.seed, official=official,
+                            mutators=None if config.mutators is None else list(config.mutators), progress=progress)

@@ -502,10 +502,11 @@ def _endpoint(value: int, removed: list[int], surface: list[int], *, forward: bo
         if not 0 <= k < len(surface):
             return value
         value = surface[k]
-    return _shift(value, removed)
+    shifted: int = _shift(value, removed)
+    return shifted
 
 
-_ROW_PAYLOADS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+_ROW_PAYLOADS: dict[object, str] = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 """A packed chunk row's member payload list: member ``k`` is event ``seq0 + k``."""
 
 
@@ -530,7 +531,7 @@ def _unit_of(text: bytes, frame: int | None) -> _Unit:
     if not isinstance(value, dict):
         return _Unit(text, value, frame=frame)
     seqs = range(0)
-    payload = _ROW_PAYLOADS.get(value.get("type"))  # type: ignore[arg-type]
+    payload = _ROW_PAYLOADS.get(value.get("type"))
     if payload is not None:
         data, seq0 = value.get("data"), value.get("seq0")
         members = data.get(payload) if isinstance(data, dict) else None
@@ -753,7 +754,10 @@ def _bytes(current: Example, still_fails: StillFails) -> Example:
     for i, unit in enumerate(layout.units):
         if not unit.opaque or unit.whole or not 2 <= len(unit.text) <= BYTE_SHRINK_LIMIT:
             continue
-        search = _Search(lambda text, i=i: layout.render(everything, {i: text}), still_fails)
+        def render(text: bytes, i: int = i) -> Example:
+            return layout.render(everything, {i: text})
+
+        search = _Search(render, still_fails)
         pieces = [unit.text[k : k + 1] for k in range(len(unit.text))]
         shrunk = b"".join(search.ddmin(pieces, b"".join, key=bytes))  # equal bytes are interchangeable
         if shrunk != unit.text and search.best is not None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ._campaign import CampaignConfig, run_campaign
+from ._campaign import SIBLINGS, CampaignConfig, run_campaign
 from ._classify import Disagreement, classify
 from ._events import WorkerFailed
 from ._judge import JudgedExample
@@ -143,12 +143,14 @@ def detection_trial(
     examples: int = 200,
     official: object | None = None,
     mutators: tuple[str, ...] | None = None,
+    siblings: int | None = None,
 ) -> Trial:
     """Run one campaign of at most ``examples`` logs against ``mutator``'s crippled checker.
 
     ``official`` is a running ``OfficialOracle`` (or ``None``: the reference oracle
     and the mutators' declarations judge alone); ``mutators`` narrows the mix
-    (default: all, the product's campaign). Findings are neither shrunk nor
+    (default: all, the product's campaign); ``siblings`` overrides the campaign's
+    (``CampaignConfig.siblings``). Findings are neither shrunk nor
     minimised: the trial asks whether the defect is found (shrinking keeps a
     finding's signature, and later rounds do not depend on it), and stops at the
     first catching finding.
@@ -164,7 +166,7 @@ def detection_trial(
             result.append(Trial(mutator, seed, True, hunt.judged, found.signature))
         hunt.report(found)
 
-    config = _trial_config(crippled_checker(mutator), seed, examples, official, mutators)
+    config = _trial_config(crippled_checker(mutator), seed, examples, official, mutators, siblings)
     _run(config, official, observe, lambda: bool(result))
     return result[0] if result else Trial(mutator, seed, False, hunt.judged)
 
@@ -176,6 +178,7 @@ def shared_trials(
     examples: int = 200,
     official: object | None = None,
     mutators: tuple[str, ...] | None = None,
+    siblings: int | None = None,
 ) -> dict[str, Trial | None]:
     """The trials of many crippled checkers from one campaign of the whole built-in checker.
 
@@ -208,15 +211,21 @@ def shared_trials(
             del alive[name]
         hunt.report(whole)
 
-    _run(_trial_config("builtin", seed, examples, official, mutators), official, observe, lambda: not alive)
+    _run(_trial_config("builtin", seed, examples, official, mutators, siblings), official, observe, lambda: not alive)
     trials.update({name: Trial(name, seed, False, hunt.judged) for name in alive})
     return trials
 
 
 def _trial_config(
-    checker: str, seed: int, examples: int, official: object | None, mutators: tuple[str, ...] | None
+    checker: str,
+    seed: int,
+    examples: int,
+    official: object | None,
+    mutators: tuple[str, ...] | None,
+    siblings: int | None = None,
 ) -> CampaignConfig:
     return CampaignConfig(
+        siblings=SIBLINGS if siblings is None else siblings,
         checker=checker,
         seed=seed,
         workers=0,

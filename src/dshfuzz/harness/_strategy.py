@@ -23,12 +23,19 @@ or one of them, wherever a campaign takes names (``--mutators``).
 
 from __future__ import annotations
 
+import collections
 import random
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
+from ._events import charge
 from ._judge import Example
+
+if TYPE_CHECKING:
+    from dshfuzz.mutators import Edit, Mutant
 
 __all__ = [
     "CAMPAIGN_PERTURBATIONS",
@@ -39,6 +46,7 @@ __all__ = [
     "campaign_strata",
     "examples",
     "schedule",
+    "sibling_examples",
     "stratum_examples",
     "unknown_mutators",
 ]
@@ -57,6 +65,13 @@ classes in the first cycle and take nothing from that budget (:func:`schedule`).
 
 FIRST_CYCLE_EXAMPLES = 200
 """The examples the first cycle's incident classes and valid strata must fit in."""
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+"""A ``@st.composite`` draw function."""
+
+Variant = Callable[[Any, Draw, bool], Example]
+"""Draws one example of a stratum from a drawn log: ``(log, draw, reject)``, where ``reject``
+rejects a log the edit cannot take (else :class:`~dshfuzz.mutators.Inapplicable` is raised)."""
 
 VALID = None
 """The stratum of valid logs (plain or metamorphic), beside one stratum per mutator."""
@@ -155,7 +170,7 @@ def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: floa
     incident = {name: _mutant_examples(name) for name in names}
 
     @st.composite
-    def draw_example(draw) -> Example:  # noqa: ANN001 - Hypothesis' draw
+    def draw_example(draw: st.DrawFn) -> Example:
         if draw(st.integers(0, 999)) >= 1000 - valid_permille:
             return draw(valid)
         return draw(incident[draw(st.sampled_from(names))])
@@ -163,37 +178,102 @@ def examples(mutator_names: Sequence[str] | None = None, *, valid_fraction: floa
     return draw_example()
 
 
+def sibling_examples(
+    stratum: str | None, most: int, *, timing: collections.Counter[str] | None = None
+) -> st.SearchStrategy[tuple[Example, ...]]:
+    """Up to ``most`` examples of ``stratum`` drawn from one valid log, no two alike: a first
+    one exactly as :func:`stratum_examples` draws it (a log the edit cannot take is rejected),
+    then each further sibling behind a presence draw that shrinks to "absent". Hypothesis
+    shrinks a family as it shrinks one example (the log, each sibling's choices) and can
+    delete any sibling, so a witness shrinks to one example of the simplest log.
+    ``timing["mutating"]``, when given, adds up the seconds spent editing drawn logs (the rest
+    of a draw is the log's)."""
+    from dshfuzz.mutators import Inapplicable
+
+    logs, edit = _valid_variants() if stratum is VALID else _mutant_variants(_checked([stratum])[0])
+
+    def variant(log: object, draw: Draw, reject: bool) -> Example:
+        if timing is None:
+            return edit(log, draw, reject)
+        began = time.perf_counter()
+        try:
+            return edit(log, draw, reject)
+        finally:
+            charge(timing, "mutating", time.perf_counter() - began)
+
+    @st.composite
+    def draw_siblings(draw: st.DrawFn) -> tuple[Example, ...]:
+        log = draw(logs)
+        family = {(first := variant(log, draw, True)).data: first}
+        for _ in range(most - 1):
+            if not draw(st.integers(0, 7)):
+                continue
+            try:
+                sibling = variant(log, draw, False)
+            except Inapplicable:  # a sibling's own choices missed: the family is still good
+                continue
+            family.setdefault(sibling.data, sibling)
+        return tuple(family.values())
+
+    return draw_siblings()
+
+
+def _mutant_variants(name: str) -> tuple[st.SearchStrategy[Any], Variant]:
+    """The logs ``name`` edits, and the function drawing one example of it from a drawn log
+    (rejecting the log when the edit cannot take it and ``reject``, else raising
+    :class:`~dshfuzz.mutators.Inapplicable`)."""
+    from dshfuzz.mutators import MUTATORS, PERTURBATIONS, DrawAdapter, incident_logs, logs_for
+
+    edit: Edit
+    if name in MUTATORS:
+        edit, logs = MUTATORS[name], logs_for(name, max_events=MAX_EVENTS)
+    else:
+        edit = PERTURBATIONS[name]
+        logs = st.one_of([incident_logs(format_version=v, max_events=MAX_EVENTS) for v in (0, 1)])
+
+    def variant(log: Any, draw: Draw, reject: bool) -> Example:  # a generated log
+        data = DrawAdapter(draw)
+        return _from_mutant(edit.apply(log, data) if reject else edit.apply_or_raise(log, data))
+
+    return logs, variant
+
+
+def _from_mutant(mutant: Mutant) -> Example:
+    return Example(
+        data=mutant.data,
+        compression=mutant.compression,
+        mutator=mutant.mutator,
+        expects=frozenset(mutant.expects),
+        description=mutant.description,
+        format_version=mutant.format_version,
+    )
+
+
 def _mutant_examples(name: str) -> st.SearchStrategy[Example]:
     """``name``'s mutants as examples: a mutator's on the logs of the formats its incident
     exists in, a campaign perturbation's on generated v0 and v1 logs, with no rule expected."""
-    from dshfuzz.mutators import MUTATORS, PERTURBATIONS, incident_logs, logs_for, mutants
-
-    def from_mutant(mutant) -> Example:  # noqa: ANN001 - a dshfuzz.mutators.Mutant
-        return Example(
-            data=mutant.data,
-            compression=mutant.compression,
-            mutator=mutant.mutator,
-            expects=frozenset(mutant.expects),
-            description=mutant.description,
-            format_version=mutant.format_version,
-        )
-
-    if name in MUTATORS:
-        return mutants(MUTATORS[name], logs_for(name, max_events=MAX_EVENTS)).map(from_mutant)
-    logs = st.one_of([incident_logs(format_version=v, max_events=MAX_EVENTS) for v in (0, 1)])
-    return mutants(PERTURBATIONS[name], logs).map(from_mutant)
+    return sibling_examples(name, 1).map(_only)
 
 
 def _valid_examples() -> st.SearchStrategy[Example]:
     """Valid logs, half of them rewritten by a metamorphic transform and carrying their original."""
+    return sibling_examples(VALID, 1).map(_only)
+
+
+def _only(family: tuple[Example, ...]) -> Example:
+    """The one example of a family of one (a family always holds its first example)."""
+    return family[0]
+
+
+def _valid_variants() -> tuple[st.SearchStrategy[Any], Variant]:
+    """Valid logs, and the function drawing one example of a drawn log: the log itself, or
+    (half of the time) rewritten by a metamorphic transform and carrying its original."""
     from dshfuzz.generators import session_logs
     from dshfuzz.mutators import METAMORPHIC, DrawAdapter
 
     logs = session_logs(max_events=MAX_EVENTS)
 
-    @st.composite
-    def draw_valid(draw) -> Example:  # noqa: ANN001 - Hypothesis' draw
-        log = draw(logs)
+    def variant(log: Any, draw: Draw, reject: bool) -> Example:
         zstd = draw(st.booleans())
         plain = Example(
             data=log.to_zstd() if zstd else log.to_jsonl(),
@@ -203,7 +283,8 @@ def _valid_examples() -> st.SearchStrategy[Example]:
         if not draw(st.booleans()):
             return plain
         transform = METAMORPHIC[draw(st.sampled_from(sorted(METAMORPHIC)))]
-        variant = transform.apply(log, DrawAdapter(draw))
+        data = DrawAdapter(draw)
+        variant = transform.apply(log, data) if reject else transform.apply_or_raise(log, data)
         return Example(
             data=variant.data,
             compression=variant.compression,
@@ -215,4 +296,4 @@ def _valid_examples() -> st.SearchStrategy[Example]:
             framing_only=transform.framing_only,
         )
 
-    return draw_valid()
+    return logs, variant

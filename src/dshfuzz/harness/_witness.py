@@ -5,7 +5,8 @@ of candidates, each with the judges the finding's signature depends on
 (:meth:`Judge.still_fails`), so a slow checker makes it slow. It therefore checks its
 deadline and an ``interrupted`` callable before every judgement and, when either ends
 it, answers the smallest candidate that still showed the signature (stage ``cut``)
-instead of nothing: a witness only ever gets smaller.
+instead of nothing: a witness only ever gets smaller. :func:`keep_minimised` stores what
+``corpus minimise`` polished; :func:`add_witness` keeps a log with the built-in checker's verdict.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ._classify import signature_cause
-from ._corpus import CorpusEntry
+from ._corpus import Corpus, CorpusEntry
 from ._judge import Example, Judge, JudgedExample, StillFails
 from ._judges import BuiltinChecker, CheckerUnderTest
 from ._minimise import minimise
 
-__all__ = ["Cut", "Polished", "minimise_entry", "minimise_finding"]
+__all__ = ["Cut", "Polished", "add_witness", "keep_minimised", "minimise_entry", "minimise_finding"]
 
 
 class Cut(BaseException):
@@ -131,3 +132,44 @@ def minimise_entry(
             )
         except KeyboardInterrupt:
             return best[0]
+
+
+def keep_minimised(corpus: Corpus, entry: CorpusEntry, polished: Polished, checker: str) -> CorpusEntry:
+    """Store ``polished`` in ``corpus`` as a new entry with ``entry``'s signature, kind and claims
+    (expected rules, mutator, seed, official verdicts); its actual rules are what ``checker``
+    (the spec it was minimised against) reported on the smaller log."""
+    new_entry, _ = corpus.add(
+        polished.example.data,
+        signature=entry.signature,
+        kind=entry.kind,
+        compression=entry.compression,
+        format_version=entry.format_version,
+        expected=entry.expected,
+        actual={"rules": sorted({f.rule for f in polished.judged.verdict.findings})},
+        checker=checker,
+        mutator=entry.mutator,
+        seed=entry.seed,
+        official=entry.official,
+        stage=polished.stage,
+    )
+    return new_entry
+
+
+def add_witness(corpus: Corpus, log: Path, signature: str | None = None) -> tuple[CorpusEntry, bool]:
+    """Keep the log file ``log`` in ``corpus`` as a witness of the built-in checker's verdict on
+    it (expected and actual alike); the signature defaults to ``witness|`` and the rules reported
+    (``clean`` for none). The entry, and whether it is new. Raises OSError for an unreadable log."""
+    from dshfuzz.model import read_log
+
+    data = log.read_bytes()
+    parsed = read_log(log)
+    rules = sorted({f.rule for f in BuiltinChecker().check(log).findings})
+    return corpus.add(
+        data,
+        signature=signature or "witness|" + (",".join(rules) or "clean"),
+        kind="witness",
+        compression=parsed.compression,
+        format_version=parsed.format_version if isinstance(parsed.format_version, int) else None,
+        expected={"rules": rules},
+        actual={"rules": rules},
+    )

@@ -8,12 +8,15 @@ bridge) read a log each on their own: none imports another's models or verdicts,
 that the harness's differentials between them can disagree.
 """
 
+from dshfuzz._atomic import write_atomic
+from dshfuzz.contracts import MISSING
+
 from ._budget import InflationBudget
 from ._file import FileBytes, FileChangedError
 from ._json import JsonDecodeError, dumpb, dumps, js_number, loads, may_hold_lossy_number
 from ._limits import DEFAULT_LIMITS, LimitHit, LimitKind, Limits, json_depth
-from ._reader import compression_by_name, parse_log, read_log, sniff_compression, stream_log
-from ._stream import RowConsumer
+from ._reader import compression_by_name, parse_events, parse_log, read_log, sniff_compression, stream_log
+from ._stream import RowConsumer, StreamedLog
 from ._rows import (
     MIN_RUN,
     ChunkPacker,
@@ -26,7 +29,6 @@ from ._rows import (
 from ._types import (
     CHUNK_ROW_TYPES,
     ENVELOPE_KEYS,
-    MISSING,
     SURFACE_TYPES,
     Compression,
     Diagnostic,
@@ -86,6 +88,7 @@ __all__ = [
     "RowDecodeError",
     "SessionHeader",
     "SessionLog",
+    "StreamedLog",
     "TornTail",
     "batch_text",
     "compress_frame",
@@ -105,6 +108,7 @@ __all__ = [
     "loads",
     "may_hold_lossy_number",
     "pack_chunk_runs",
+    "parse_events",
     "parse_log",
     "read_log",
     "recover_torn_frame",
@@ -114,4 +118,5 @@ __all__ = [
     "sniff_compression",
     "stream_log",
     "unpack_rows",
+    "write_atomic",
 ]

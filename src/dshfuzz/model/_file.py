@@ -21,7 +21,7 @@ import os
 import stat
 from os import PathLike
 from types import TracebackType
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 __all__ = ["FileBytes", "FileChangedError"]
 
@@ -88,7 +88,13 @@ class FileBytes:
         state = "closed" if self._fd is None else f"{self._size} bytes"
         return f"FileBytes({self.path!r}, {state})"
 
-    def __getitem__(self, key: Any) -> Any:
+    @overload
+    def __getitem__(self, key: slice, /) -> bytes: ...
+
+    @overload
+    def __getitem__(self, key: SupportsIndex, /) -> int: ...
+
+    def __getitem__(self, key: Any, /) -> Any:
         if key.__class__ is slice:
             start, stop = key.start, key.stop
             # the reader's slices: ascending, within the file, mostly within the window

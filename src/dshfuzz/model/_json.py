@@ -161,7 +161,8 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 
 def _skip_ws(text: str, i: int) -> int:
-    return _WS.match(text, i).end()  # a regex, not a loop: a line may be megabytes of blanks
+    blanks = _WS.match(text, i)  # a regex, not a loop: a line may be megabytes of blanks
+    return blanks.end() if blanks is not None else i  # starred blanks match at every position
 
 
 # orjson's output can differ from JSON.stringify only at a float token (it contains

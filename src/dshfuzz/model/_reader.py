@@ -21,6 +21,9 @@ Bounds: reading stops at the first frame or line beyond the :class:`Limits`
 keeps its offset and size, not its text (``Line.text`` slices the file, or
 decodes its frames again); a frame keeps its compressed bytes, not its
 plaintext; a packed row's members are built from the row when first read.
+A run of empty lines is read as one (``_Reader.blanks``): it is the run of newlines where it
+starts, found in one C-level match; a streamed read keeps it as one record a table, and its
+lines share one ``line.empty`` diagnostic.
 Each block of plaintext is screened once, as it is read, for numbers that
 ``JSON.parse`` cannot give back losslessly (``SessionLog.lossy_suspects``), so
 that no consumer has to read the lines again to look for them.
@@ -29,20 +32,21 @@ that no consumer has to read the lines again to look for them.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby
+from itertools import groupby, islice
 from operator import attrgetter
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
-from dshfuzz.contracts import js_string
+from dshfuzz.contracts import MISSING, js_string
 
 from ._budget import InflationBudget
 from ._file import FileBytes
@@ -51,7 +55,6 @@ from ._limits import DEFAULT_LIMITS, LimitHit, Limits, json_depth
 from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
 from ._types import (
     CHUNK_ROW_TYPES,
-    MISSING,
     Compression,
     Diagnostic,
     Event,
@@ -64,7 +67,7 @@ from ._types import (
     TornTail,
 )
 from . import _stream
-from ._stream import MAX_CELL, CompactFrames, CompactLines, CompactRows, RowConsumer, StreamedEvents
+from ._stream import EMPTY_LINE, MAX_CELL, RowConsumer, StreamedEvents, StreamedLog
 from ._zstd import (
     ZSTD_MAGIC,
     FrameDecodeError,
@@ -75,10 +78,11 @@ from ._zstd import (
     recover_torn_frame,
 )
 
-__all__ = ["compression_by_name", "parse_log", "read_log", "sniff_compression", "stream_log"]
+__all__ = ["compression_by_name", "parse_events", "parse_log", "read_log", "sniff_compression", "stream_log"]
 
 _ZSTD_PREFIX = "corrupt Zstandard session log: "
 _BLOCK = 1024 * 1024
+_NEWLINES = re.compile(b"\n+")
 _SKIPPABLE_BASE = 0x184D2A50
 _UNALIGNED = "complete frame does not end on a record boundary (the official scanner joins it to the next frame)"
 
@@ -125,7 +129,12 @@ def parse_log(
     (:attr:`SessionLog.limit` says which and where); the model then holds the
     prefix before it.
     """
-    return _read(data, compression, path, limits, None)
+    source = _owned(data)
+    if compression is None:
+        compression = sniff_compression(source)
+    log = SessionLog(header=None, compression=compression, path=path, size=len(source), lossy_suspects=[])
+    _read(source, _Reader(log, limits))
+    return log
 
 
 def stream_log(
@@ -135,56 +144,89 @@ def stream_log(
     compression: Compression | None = None,
     path: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
-) -> SessionLog:
+) -> StreamedLog:
     """Read a log as :func:`parse_log` does, handing each row's events to ``consumer`` as they
     are read (``consumer.row(first, stop, head)``, once ``log.events[first:stop]`` holds them) and
-    keeping none: the log returned holds the physical layer compactly (see
-    :mod:`dshfuzz.model._stream`) and ``len(log.events)`` events it no longer has. ``data`` may be
+    keeping none: the :class:`~dshfuzz.model.StreamedLog` returned holds the physical layer
+    compactly and ``len(log.events)`` events it no longer has. ``data`` may be
     a :class:`~dshfuzz.model.FileBytes`, so that the file is read as it goes, never held whole
     (its frames and lines then read it again when asked). Never raises on any input (an
     exception out of ``consumer`` propagates, and so does an ``OSError`` reading a file)."""
-    return _read(data, compression, path, limits, consumer)
-
-
-def _read(
-    data: bytes | FileBytes, compression: Compression | None, path: str | None, limits: Limits, consumer: RowConsumer | None
-) -> SessionLog:
-    if data.__class__ is not FileBytes:
-        data = bytes(data)
+    data = _owned(data)
     if compression is None:
         compression = sniff_compression(data)
-    log = SessionLog(header=None, compression=compression, path=path, size=len(data), lossy_suspects=[])
+    log = StreamedLog.empty(compression, path, len(data))
     reader = _Reader(log, limits)
-    if consumer is not None:
-        log.events = StreamedEvents()  # type: ignore[assignment]
-        log.lines = CompactLines()  # type: ignore[assignment]
-        log.frames = CompactFrames()  # type: ignore[assignment]
-        log.rows = CompactRows(log.lines)  # type: ignore[arg-type, assignment]
-        reader.consumer = consumer
-        reader.emit = reader.begin_stream
-        reader.add_line = log.lines.staged.extend  # type: ignore[attr-defined]
-        reader.add_row = log.rows.staged.extend  # type: ignore[attr-defined]
-        reader.settle = log.rows.settle  # type: ignore[attr-defined]
-        reader.settle_at = _stream._BATCH
+    reader.consumer = consumer
+    reader.emit = reader.begin_stream
+    reader.add_line = log.lines.staged.extend
+    reader.add_row = log.rows.staged.extend
+    reader.settle = log.rows.settle
+    reader.settle_at = _stream._BATCH
+    _read(data, reader)
+    if reader.emit == reader.begin_stream:
+        consumer.begin(log)  # no row held an event
+    return log
+
+
+def parse_events(
+    data: bytes,
+    *,
+    compression: Compression | None = None,
+    path: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[StreamedLog, list[Event]]:
+    """:func:`parse_log`'s events, each as it builds it, and the log of a streamed read of the
+    same bytes (its header, limit, refusal and compact physical layer): for a reader of the events
+    alone, which need not pay for a line and a row object a line (a run of empty lines costs one
+    record). Never raises on any input."""
+    keep = _KeepEvents()
+    return stream_log(data, keep, compression=compression, path=path, limits=limits), keep.events
+
+
+class _KeepEvents:
+    """The consumer of :func:`parse_events`: it keeps every event handed over, in order."""
+
+    __slots__ = ("events", "log")
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.log: StreamedLog | None = None
+
+    def begin(self, log: StreamedLog) -> None:
+        self.log = log
+
+    def row(self, first: int, stop: int, head: Event) -> None:
+        if stop - first == 1:
+            self.events.append(head)
+        else:
+            assert self.log is not None, "the read began"
+            row = self.log.events  # the row's events alone: read by position, not sliced
+            self.events.extend([row[i] for i in range(first, stop)])
+
+
+def _owned(data: bytes | FileBytes) -> bytes | FileBytes:
+    """``data`` as the reader keeps it: a file read as it goes, or bytes of its own."""
+    return data if isinstance(data, FileBytes) else bytes(data)
+
+
+def _read(data: bytes | FileBytes, reader: _Reader) -> None:
     # The cyclic collector is process-wide, so its state is the caller's: reading allocates
     # many acyclic containers, and a program that reads large logs may pause the collector
     # around the read (the CLI does: `dshfuzz.cli.cyclic_gc_paused`); a library call never does.
-    if compression == "zstd":
+    if reader.log.compression == "zstd":
         _read_zstd(data, reader)
     else:
         reader.set_source(data)
         reader.feed(data, None)
         reader.finish_plain()
-    if consumer is not None and reader.emit == reader.begin_stream:
-        consumer.begin(log)  # no row held an event
-    return log
 
 
 def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
     log = reader.log
     streamed = reader.emit is not None
     # The official scan walks every frame header before decoding anything (SPJ:503-566).
-    layouts = _Layouts(iter_frames(data))  # type: ignore[arg-type]
+    layouts = _Layouts(iter_frames(data))
     if layouts.first_error is not None:
         index, lay = layouts.first_error
         reader.refuse(_structural_code(str(lay.error)), _ZSTD_PREFIX + str(lay.error), frame=index, offset=lay.offset)
@@ -195,9 +237,9 @@ def _read_zstd(data: bytes | FileBytes, reader: _Reader) -> None:
     plaintext = _Plaintext(log.frames)
     reader.set_source(plaintext)
     # a frame slices the file when asked: a view of bytes in memory, or a read of a file on disk
-    whole: TextSource = memoryview(data) if streamed and data.__class__ is bytes else data
-    if streamed:
-        log.frames.source = whole  # type: ignore[attr-defined]
+    whole: TextSource = memoryview(data) if streamed and isinstance(data, bytes) else data
+    if isinstance(log, StreamedLog):
+        log.frames.source = whole
     for index, lay in enumerate(layouts):
         frame = Frame(index, lay.offset, lay.size, "complete", lay.content_size, lay.has_checksum, lay.block_types)
         frame.source = whole
@@ -328,7 +370,7 @@ class _Plaintext:
     def __getitem__(self, span: slice) -> bytes:
         start, stop = span.start, span.stop
         i = bisect_right(self.starts, start) - 1
-        pieces = []
+        pieces: list[bytes | memoryview] = []
         while i < len(self.starts) and (not pieces or self.starts[i] < stop):
             base = self.starts[i]
             pieces.append(self._content(i)[max(start - base, 0) : stop - base])
@@ -342,15 +384,14 @@ def _over_limit(reader: _Reader, frame: Frame, hit: LimitHit) -> None:
     frame.status = "over-limit"
 
 
-def _assign_lines_to_frames(log: SessionLog) -> None:
+def _assign_lines_to_frames(log: SessionLog | StreamedLog) -> None:
     """``Frame.lines``: the lines that start in each frame (as ``Line.frame`` says; the
     lines of a frame are consecutive, and ``log.frames[i]`` is frame ``i``)."""
-    frames = log.frames
-    if isinstance(log.lines, CompactLines):
-        assert isinstance(frames, CompactFrames)
-        for index, first, last in log.lines.frame_spans():
-            frames.set_lines(index, range(first, last + 1))
+    if isinstance(log, StreamedLog):
+        for index, start, end in log.lines.frame_spans():
+            log.frames.set_lines(index, range(start, end + 1))
         return
+    frames = log.frames
     for index, run in groupby(log.lines, _FRAME_OF):
         first = next(run)
         rest = deque(run, maxlen=1)  # the run's last line, without a Python step per line
@@ -369,7 +410,7 @@ def _structural_code(error: str) -> str:
     return "frame.invalid-magic"
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return type(value) is int or type(value) is float
 
 
@@ -419,6 +460,14 @@ def _parse(raw: bytes) -> tuple[Any, str | None]:
         return MISSING, str(exc)
 
 
+def _empty_lines(first: int, count: int, frame: int | None, offset: int | None) -> Diagnostic:
+    """The one diagnostic of a run of ``count`` empty lines from line ``first`` on."""
+    if count == 1:
+        return Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=first, frame=frame, offset=offset)
+    message = f"{count} empty lines, lines {first}-{first + count - 1} (the official reader cannot parse them)"
+    return Diagnostic("line.empty", message, line=first, frame=frame, offset=offset)
+
+
 def _no_table(cells: tuple[int, int, int]) -> None:
     raise AssertionError("only a streamed read keeps compact tables")
 
@@ -436,8 +485,13 @@ class _Reader:
     the issue into a refusal (SPJ:272-300).
     """
 
-    def __init__(self, log: SessionLog, limits: Limits) -> None:
+    def __init__(self, log: SessionLog | StreamedLog, limits: Limits) -> None:
         self.log = log
+        # the events a whole read keeps, or those a streamed read hands over (the other one is left empty)
+        self.events: list[Event] = log.events if isinstance(log, SessionLog) else []
+        self.streamed: StreamedEvents = log.events if isinstance(log, StreamedLog) else StreamedEvents()
+        # every read screens for lossy numbers, so its log's list is there
+        self.suspects: list[range] = log.lossy_suspects if log.lossy_suspects is not None else []
         self.limits = limits
         self.line_bytes = limits.line_bytes
         self.source: TextSource = b""
@@ -465,13 +519,16 @@ class _Reader:
         self.add_row: Callable[[tuple[int, int, int]], None] = _no_table
         self.settle: Callable[[], None] = _nothing  # a streamed read's tables keep what they staged compactly
         self.settle_at = sys.maxsize  # the line number from which they next do
+        # the diagnostic of the last run of empty lines (its index), and the line after that run
+        self.blank_at: int | None = None
+        self.blank_next = 0
 
     def begin_stream(self, first: int, stop: int, head: Event) -> None:
         """The first row of a streamed read: the header is read, so the consumer begins; then it
         takes this row and every later one directly."""
-        consumer = self.consumer
-        assert consumer is not None
-        consumer.begin(self.log)
+        consumer, log = self.consumer, self.log
+        assert consumer is not None and isinstance(log, StreamedLog), "stream_log began the read"
+        consumer.begin(log)
         self.emit = consumer.row
         consumer.row(first, stop, head)
 
@@ -479,9 +536,8 @@ class _Reader:
         """Where the lines' text is read back from (the file, or the frames' plaintext); a streamed
         read's compact lines hold it themselves, so the log never refers back to the reader."""
         self.source = source
-        lines = self.log.lines
-        if isinstance(lines, CompactLines):
-            lines.source = source
+        if isinstance(self.log, StreamedLog):
+            self.log.lines.source = source
 
     def refuse(self, code: str, message: str, **where: Any) -> None:
         if self.log.refusal is None:
@@ -573,20 +629,30 @@ class _Reader:
         # a first line joined from earlier chunks is screened whole; any other lies inside this chunk
         first_exact, first_suspect = screen_numbers(first) if joined else (exact, suspect)
         if first_suspect:
-            self.log.lossy_suspects.append(range(number, number + 1))
+            self.suspects.append(range(number, number + 1))
         if suspect and last > 1:
-            self.log.lossy_suspects.append(range(number + 1, number + last))
+            self.suspects.append(range(number + 1, number + last))
         self._line(first, first_frame, first_offset, first_exact, False)
         offset = start + len(parts[0]) + 1
         line = self._line
         # One bracket count spares almost every chunk the per-line nesting pre-scan.
         shallow = chunk.count(b"[") + chunk.count(b"{") <= depth
-        for i in range(1, last):
+        rest = iter(range(1, last))
+        for i in rest:
             if self.log.limit is not None:
                 return
             raw = parts[i]
-            line(raw, frame, offset, exact, shallow)
-            offset += len(raw) + 1
+            if raw:
+                line(raw, frame, offset, exact, shallow)
+                offset += len(raw) + 1
+                continue
+            # an empty line starts a run of newlines, every one of them an empty line of this chunk
+            at = offset - start
+            match = _NEWLINES.match(chunk, at)
+            taken = self.blanks(match.end() - at if match is not None else 1, frame, offset)
+            offset += taken
+            if taken > 1:
+                deque(islice(rest, taken - 1), maxlen=0)  # skip the run's other lines without a step each
         if parts[last] and self.log.limit is None:
             self._keep_fragment(parts[last], frame, offset)
 
@@ -629,10 +695,7 @@ class _Reader:
         if not raw:
             if self._unreadable_limit(number, frame, offset):
                 return
-            log.lines.append(Line(number, "", MISSING, "empty line", True, frame, offset))
-            rows.append(Row(number, "empty", MISSING, range(0), "empty line", frame))
-            log.diagnostics.append(Diagnostic("line.empty", "empty line (the official reader cannot parse it)", line=number, frame=frame, offset=offset))
-            self._unparsable(number)
+            self._record_blanks(number, 1, frame, offset)
             return
         if exact:
             try:
@@ -651,14 +714,13 @@ class _Reader:
             log.diagnostics.append(Diagnostic("line.not-json", f"line is not JSON: {error}", line=number, frame=frame, offset=offset))
             self._unparsable(number)
             return
-        events = log.events
         tag = value.get("type") if type(value) is dict else None
         if type(tag) is str and tag in CHUNK_ROW_TYPES:
             try:
                 count = validate_storage_row(value)
             except RowDecodeError as exc:
                 if self._unreadable_limit(number, frame, offset):
-                    if emit is None:
+                    if isinstance(log, SessionLog):
                         log.lines.pop()  # the line stays out of the model, as every line past a limit does
                     return
                 if emit is not None:
@@ -668,6 +730,7 @@ class _Reader:
                 self._unparsable(number)
                 return
             if emit is None:
+                events = self.events
                 members = [PackedMember(value, k, number, row_index, frame) for k in range(count)]
                 head = members[0]
                 first_event = len(events)
@@ -676,9 +739,10 @@ class _Reader:
             else:  # a streamed read: the events of this row alone, handed over below, built when read
                 run = PackedRun(value, count, number, row_index, frame)
                 head = run.built[0]
-                first_event = events.first = events.count  # type: ignore[attr-defined]
-                events.row = run  # type: ignore[attr-defined]
-                events.count = first_event + count  # type: ignore[attr-defined]
+                streamed = self.streamed
+                first_event = streamed.first = streamed.length
+                streamed.row = run
+                streamed.length = first_event + count
                 self.add_line((offset, len(raw), -1 if frame is None else frame))
                 self.add_row((number, first_event, -count))
             # Members are contiguous chunk events: the first one decides the scanner's verdict.
@@ -686,15 +750,17 @@ class _Reader:
             if emit is not None:
                 emit(first_event, first_event + count, head)
         elif emit is None:
+            events = self.events
             first_event = len(events)
             events.append(Event(value, number, row_index, None, frame))
             rows.append(Row(number, "event", value, range(first_event, first_event + 1), None, frame))
             self._scan_row(value, number, end, 1)
         else:
             event = Event(value, number, row_index, None, frame)
-            first_event = events.first = events.count  # type: ignore[attr-defined]
-            events.row = (event,)  # type: ignore[attr-defined]
-            events.count = first_event + 1  # type: ignore[attr-defined]
+            streamed = self.streamed
+            first_event = streamed.first = streamed.length
+            streamed.row = (event,)
+            streamed.length = first_event + 1
             self.add_line((offset, len(raw), -1 if frame is None else frame))
             self.add_row((number, first_event, 1))
             # _scan_row's commonest verdict inline: the next seq of an intact committed region
@@ -705,6 +771,43 @@ class _Reader:
             else:
                 self._scan_row(value, number, end, 1)
             emit(first_event, first_event + 1, event)
+
+    def blanks(self, run: int, frame: int | None, offset: int) -> int:
+        """Read the ``run`` empty lines from ``offset`` on (all in ``frame``) at once, as :meth:`_line`
+        reads each; return how many it read (at least one). The run stops short of a line at which a
+        limit stops the read, and a first line is the header: :meth:`_line` reads either alone."""
+        number = self.line_number + 1
+        take = min(run, self.max_lines - number + 1, self.limits.unreadable_lines - self.unreadable)
+        if number == 1 or take <= 0:
+            self._line(b"", frame, offset, True, True)
+            return 1
+        self.unreadable += take
+        self.line_number = number + take - 1
+        self._record_blanks(number, take, frame, offset)
+        return take
+
+    def _record_blanks(self, number: int, count: int, frame: int | None, offset: int) -> None:
+        """``count`` empty lines from line ``number`` on, each a line and an ``empty`` row: a run in a
+        streamed read's tables. Adjacent runs share one ``line.empty`` diagnostic."""
+        log = self.log
+        if isinstance(log, StreamedLog):
+            log.lines.add_blanks(offset, count, frame)
+            log.rows.add_blanks(number, count)
+        else:
+            numbers = range(number, number + count)
+            log.lines.extend([Line(n, "", MISSING, EMPTY_LINE, True, frame, offset + n - number) for n in numbers])
+            log.rows.extend([Row(n, "empty", MISSING, range(0), EMPTY_LINE, frame) for n in numbers])
+        diagnostics = log.diagnostics
+        at = self.blank_at
+        if at is not None and self.blank_next == number:
+            first = diagnostics[at]
+            assert first.line is not None, "a run's diagnostic names its first line"
+            diagnostics[at] = _empty_lines(first.line, number + count - first.line, first.frame, first.offset)
+        else:
+            self.blank_at = len(diagnostics)
+            diagnostics.append(_empty_lines(number, count, frame, offset))
+        self.blank_next = number + count
+        self._unparsable(number)
 
     def _header(self, raw: bytes, frame: int | None, offset: int) -> None:
         log = self.log
@@ -789,7 +892,7 @@ class _Reader:
         self.line_number += 1
         number = self.line_number
         if may_hold_lossy_number(raw):
-            self.log.lossy_suspects.append(range(number, number + 1))
+            self.suspects.append(range(number, number + 1))
         value, error = _parse(raw)
         self.log.lines.append(Line(number, None, value, error, False, frame, offset, len(raw), self.source))
         self.log.diagnostics.append(

@@ -146,11 +146,11 @@ class ChunkPacker:
         if k is None:
             self.close()
             self.emit(event)
-        elif k == self.kind and self.run and _continues(self.run[-1], event, k):  # type: ignore[arg-type]
-            self.run.append(event)  # type: ignore[arg-type]
+        elif k == self.kind and self.run and _continues(self.run[-1], event, k):
+            self.run.append(event)
         else:
             self.close()
-            self.kind, self.run = k, [event]  # type: ignore[list-item]
+            self.kind, self.run = k, [event]
 
     def close(self) -> None:
         """End the current run: packed when it is long enough, else its events verbatim."""
@@ -230,7 +230,7 @@ def _validate_row(value: dict[str, Any], tag: str) -> tuple[list[str], list[int]
         raise _malformed(tag, "data must be an object")
     if tag == "tool-call-chunks":
         with_name = type(data) is dict and _has_exact_keys(data, _NAMED_CALL_ROW_DATA)
-        if not with_name and not (type(data) is dict and _has_exact_keys(data, _CALL_ROW_DATA)):
+        if type(data) is not dict or not (with_name or _has_exact_keys(data, _CALL_ROW_DATA)):
             raise _malformed(tag, "data must be exactly {turn, step, index, id, name?, dt, args}")
         if type(data["id"]) is not str or (with_name and type(data["name"]) is not str):
             raise _malformed(tag, "id (and name when present) must be strings")
@@ -280,6 +280,7 @@ class PackedMember(Event):
     """
 
     __slots__ = ("packed", "_built")
+    member: int  # a packed row's member always has its position
 
     def __init__(self, packed: dict[str, Any], member: int, line: int | None, row: int | None, frame: int | None) -> None:
         self.packed = packed
@@ -289,7 +290,7 @@ class PackedMember(Event):
         self.member = member
         self.frame = frame
 
-    @property  # type: ignore[override]
+    @property
     def raw(self) -> JsonValue:
         built = self._built
         if built is None:
@@ -310,26 +311,26 @@ class PackedRun(Sequence[Event]):
     read and kept (so a member read twice is the same object), the head at once. A consumer
     decides most runs from their head, so a streamed read builds almost no other member."""
 
-    __slots__ = ("packed", "count", "line", "row", "frame", "built")
+    __slots__ = ("packed", "length", "line", "row", "frame", "built")
 
     def __init__(self, packed: dict[str, Any], count: int, line: int | None, row: int | None, frame: int | None) -> None:
         self.packed = packed
-        self.count = count
+        self.length = count
         self.line = line
         self.row = row
         self.frame = frame
         self.built = {0: PackedMember(packed, 0, line, row, frame)}
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
-            return [self[k] for k in range(*index.indices(self.count))]
+            return [self[k] for k in range(*index.indices(self.length))]
         member = self.built.get(index)
         if member is None:
-            if not (index.__class__ is int and 0 <= index < self.count):
-                raise IndexError(f"member {index!r} of a run of {self.count}")
+            if not (index.__class__ is int and 0 <= index < self.length):
+                raise IndexError(f"member {index!r} of a run of {self.length}")
             member = self.built[index] = PackedMember(self.packed, index, self.line, self.row, self.frame)
         return member
 

@@ -1,28 +1,38 @@
-"""The containers of a streamed read (:func:`~dshfuzz.model.stream_log`): the reader hands
-each row's events to a consumer as it reads them and keeps of the physical layer only
-what costs a few bytes a line, so the read costs what its consumer keeps, not the log.
+"""The log of a streamed read (:func:`~dshfuzz.model.stream_log`), :class:`StreamedLog`, and its
+containers: the reader hands each row's events to a consumer as it reads them and keeps of the
+physical layer only what costs a few bytes a line, so the read costs what its consumer keeps,
+not the log.
 
-- :class:`StreamedEvents` stands for ``SessionLog.events``: it counts the events read and
+- :class:`StreamedEvents` is ``StreamedLog.events``: it counts the events read and
   holds those of the row being handed over, nothing else.
-- :class:`CompactLines` stands for ``SessionLog.lines``: 8 bytes a line (its size and frame;
+- :class:`CompactLines` is ``StreamedLog.lines``: 8 bytes a line (its size and frame;
   offsets follow from the sizes); a line that did not parse,
   is not terminated, or is the header is kept whole. An ordinary line comes back as a
   :class:`Line` whose text is read again from the source and whose ``value`` is
   :data:`MISSING` (its parsed value went to the consumer).
-- :class:`CompactRows` stands for ``SessionLog.rows``: 4 bytes a row (its signed count; its line
+- :class:`CompactRows` is ``StreamedLog.rows``: 4 bytes a row (its signed count; its line
   and first event follow); a row that did not decode is kept whole (with its value).
+- A run of empty lines (and their ``empty`` rows), which a hostile log may hold by the ten
+  thousand, is one record in each table (:meth:`CompactLines.add_blanks`,
+  :meth:`CompactRows.add_blanks`): its cells are staged in bulk, and its lines and rows are
+  built only when read, so the reader and the rules that read it pay per run, not per line.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import chain, groupby
 from typing import Any, Protocol, TypeVar
 
-from ._types import MISSING, Event, Frame, Line, Row, RowKind, SessionLog, TextSource
+from dshfuzz.contracts import MISSING
 
-__all__ = ["CompactFrames", "CompactLines", "CompactRows", "RowConsumer", "StreamedEvents"]
+from ._limits import LimitHit
+from ._types import Compression, Diagnostic, Event, Frame, JsonValue, Line, Row, RowKind, SessionHeader, TextSource, TornTail
+
+__all__ = ["CompactFrames", "CompactLines", "CompactRows", "RowConsumer", "StreamedEvents", "StreamedLog"]
 
 
 class RowConsumer(Protocol):
@@ -32,35 +42,35 @@ class RowConsumer(Protocol):
     ``log.events[first:stop]`` (readable until the next row); ``head`` is the first of them.
     ``row`` is looked up once, after ``begin``."""
 
-    def begin(self, log: SessionLog) -> None: ...
+    def begin(self, log: StreamedLog) -> None: ...
 
     def row(self, first: int, stop: int, head: Event) -> None: ...
 
 
 class StreamedEvents(Sequence[Event]):
-    """``SessionLog.events`` of a streamed read: ``len`` is the number of events read so far,
+    """``StreamedLog.events``: ``len`` is the number of events read so far,
     and only the events of the row being handed over can be read; any other position raises
     ``LookupError`` naming it (a consumer that needs an event later keeps it)."""
 
-    __slots__ = ("count", "first", "row")
+    __slots__ = ("length", "first", "row")
 
     def __init__(self) -> None:
-        self.count = 0
+        self.length = 0
         self.first = 0
         self.row: Sequence[Event] = ()
 
     def append(self, event: Event) -> None:
-        self.first = self.count
+        self.first = self.length
         self.row = (event,)
-        self.count += 1
+        self.length += 1
 
     def extend(self, events: Sequence[Event]) -> None:
-        self.first = self.count
+        self.first = self.length
         self.row = events
-        self.count += len(events)
+        self.length += len(events)
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is int:
@@ -76,10 +86,12 @@ class StreamedEvents(Sequence[Event]):
         raise LookupError("a streamed read keeps no events to iterate over")
 
     def __repr__(self) -> str:
-        return f"StreamedEvents(count={self.count}, row={self.first}..{self.first + len(self.row) - 1})"
+        return f"StreamedEvents(count={self.length}, row={self.first}..{self.first + len(self.row) - 1})"
 
 
 _T = TypeVar("_T")
+EMPTY_LINE = "empty line"
+"""The error of an empty line and its row."""
 _BATCH = 4096
 """Lines (and rows) settle in batches of this many: a batch's first offset (first event) is kept,
 and any other is the sum of the sizes (counts) before it in the batch."""
@@ -113,9 +125,11 @@ class _Staged(_Indexed[_T]):
     """A table of three cells an entry: staged as the reader writes them (``staged``), then kept
     compactly a batch of :data:`_BATCH` entries at a time by :meth:`settle` (``marks`` holds each
     batch's first offset or event, or -1 for a batch that did not fit its rule and stays as staged
-    in ``loose``). Entries that are not ordinary are also kept whole (``whole``, by index)."""
+    in ``loose``). Entries that are not ordinary are also kept whole (``whole``, by index), but
+    for runs of blank entries (empty lines, their rows): staged like any other, and recorded as
+    one run each (``blank_starts``, ``blank_counts``), whose entries are built when read."""
 
-    __slots__ = ("staged", "settled", "marks", "loose", "whole")
+    __slots__ = ("staged", "settled", "marks", "loose", "whole", "blank_starts", "blank_counts")
 
     def __init__(self) -> None:
         self.staged = array("q")
@@ -123,6 +137,27 @@ class _Staged(_Indexed[_T]):
         self.marks = array("q")
         self.loose: dict[int, array[int]] = {}
         self.whole: dict[int, _T] = {}
+        # runs of empty lines or rows: the index of each run's first entry, and its length
+        self.blank_starts = array("q")
+        self.blank_counts = array("q")
+
+    def _stage_blanks(self, count: int, first: int, step: int, second: int, third: int) -> None:
+        """Stage ``count`` entries at once, the first cell running from ``first`` by ``step`` and the
+        others constant, as one run of blank entries (built by :meth:`_blank` when read)."""
+        cells = array("q", (0, second, third)) * count
+        cells[0::3] = array("q", range(first, first + step * count, step)) if step else array("q", (first,)) * count
+        self.blank_starts.append(len(self))
+        self.blank_counts.append(count)
+        self.staged.extend(cells)
+
+    def _blank(self, index: int, a: int, b: int, c: int) -> _T:
+        """The blank entry at ``index`` from its cells."""
+        raise NotImplementedError
+
+    def _in_blank_run(self, index: int) -> bool:
+        starts = self.blank_starts
+        i = bisect_right(starts, index) - 1
+        return i >= 0 and index < starts[i] + self.blank_counts[i]
 
     def settle(self) -> None:
         """Keep the whole batches staged so far compactly."""
@@ -174,17 +209,25 @@ class _Staged(_Indexed[_T]):
 
     def _entry(self, index: int) -> _T:
         kept = self.whole.get(index)
-        return kept if kept is not None else self._build(index, *self.cells(index))
+        if kept is not None:
+            return kept
+        if self.blank_starts and self._in_blank_run(index):
+            return self._blank(index, *self.cells(index))
+        return self._build(index, *self.cells(index))
+
+    def blank_runs(self) -> Iterator[tuple[int, int]]:
+        """``(first index, count)`` of each run of blank entries, in order."""
+        return zip(self.blank_starts, self.blank_counts)
 
 
 class CompactLines(_Staged[Line]):
-    """``SessionLog.lines`` of a streamed read: 8 bytes a line. A line's offset, size and frame are
+    """``StreamedLog.lines``: 8 bytes a line. A line's offset, size and frame are
     staged (three cells, as the reader extends ``staged``) until :meth:`settle` keeps of each whole
     batch only the sizes and frames: lines are contiguous in the text they are read from, so an
     offset is its batch's first offset plus the sizes before it (the reader stages them end to end,
     and a sum over the batch is the tripwire for one that is not: it stays loose, as do sizes or
     frames beyond 32 bits). A line that did not parse, is not terminated, or is the header is kept
-    whole. An ordinary line comes back as a :class:`Line` whose text is read again from ``source``
+    whole; a run of empty lines is one record (:meth:`add_blanks`). An ordinary line comes back as a :class:`Line` whose text is read again from ``source``
     (the file, or the frames decoded again; the reader sets it before the first line) and whose
     ``value`` is :data:`MISSING`."""
 
@@ -224,6 +267,14 @@ class CompactLines(_Staged[Line]):
     def _build(self, index: int, offset: int, size: int, frame: int) -> Line:
         return Line(index + 1, None, MISSING, None, True, None if frame < 0 else frame, offset, size, self.source)
 
+    def add_blanks(self, offset: int, count: int, frame: int | None) -> None:
+        """Append ``count`` empty lines, the first at ``offset``, all starting in ``frame``: one
+        run, whose lines are built when read (each as the reader builds an empty line)."""
+        self._stage_blanks(count, offset, 1, 0, -1 if frame is None else frame)
+
+    def _blank(self, index: int, offset: int, size: int, frame: int) -> Line:
+        return Line(index + 1, "", MISSING, EMPTY_LINE, True, None if frame < 0 else frame, offset)
+
     def frame_of(self, number: int) -> int | None:
         """The frame line ``number`` starts in (``None`` for a plain log)."""
         frame = self.cells(number - 1)[2]
@@ -243,14 +294,15 @@ class CompactLines(_Staged[Line]):
 
 
 class CompactRows(_Staged[Row]):
-    """``SessionLog.rows`` of a streamed read: 4 bytes a row. A row's line, first event and signed
+    """``StreamedLog.rows``: 4 bytes a row. A row's line, first event and signed
     count are staged (three cells: a packed row's count is minus its member count, so one number
     says kind and size; its frame is its line's, in ``lines``) until :meth:`settle` keeps of each
     whole batch only the counts: row ``i`` is line ``i + 2`` and the events follow on, so a first
     event is its batch's first plus the counts before it (sums over the batch are the tripwire
     for one that does not: it stays loose). An event or packed row comes back without its
     ``value`` (:data:`MISSING`: its parsed value went to the consumer); a row of any other kind
-    is kept whole. :meth:`settle` settles the lines too."""
+    is kept whole, but for the rows of a run of empty lines: one record (:meth:`add_blanks`).
+    :meth:`settle` settles the lines too."""
 
     __slots__ = ("counts", "lines", "events")
     what = "row"
@@ -297,9 +349,19 @@ class CompactRows(_Staged[Row]):
         kind: RowKind = "packed" if count < 0 else "event"
         return Row(number, kind, MISSING, range(first, first + abs(count)), None, self.lines.frame_of(number))
 
+    def add_blanks(self, number: int, count: int) -> None:
+        """Append the ``empty`` rows of ``count`` empty lines from line ``number`` on: one run,
+        whose rows are built when read (each as the reader builds an empty line's row)."""
+        staged = self.staged
+        self._stage_blanks(count, number, 1, staged[-2] + abs(staged[-1]) if staged else self.events, 0)
+
+    def _blank(self, index: int, number: int, first: int, count: int) -> Row:
+        return Row(number, "empty", MISSING, range(0), EMPTY_LINE, self.lines.frame_of(number))
+
     @property
     def irregular(self) -> dict[int, Row]:
-        """The rows kept whole (kinds other than event and packed), by index."""
+        """The rows kept whole (kinds other than event and packed, but for the runs of empty
+        rows: :meth:`blank_runs`), by index."""
         return self.whole
 
 
@@ -309,7 +371,7 @@ _NO_CELLS = (0,) * 6
 
 
 class CompactFrames(_Indexed[Frame]):
-    """``SessionLog.frames`` of a streamed read: about 48 bytes a frame. The frame being read is
+    """``StreamedLog.frames``: about 48 bytes a frame. The frame being read is
     kept as it is (``current``: the reader still sets its status, error and lines); appending the
     next one keeps that one, if complete, as its offset, size, declared size, checksum flag, block
     types (one table entry per distinct sequence) and lines in arrays, and otherwise whole
@@ -380,3 +442,43 @@ class CompactFrames(_Indexed[Frame]):
         """The frames before the last kept whole, by index: every frame whose status is not
         ``complete`` (or that has an error, or declares a size beyond 63 bits)."""
         return self.whole
+
+
+@dataclass(slots=True)
+class StreamedLog:
+    """The log of a streamed read: what a :class:`~dshfuzz.model.SessionLog` says of the same
+    bytes, except the events. ``events`` counts them and holds only the row being handed over
+    (iterating it raises ``LookupError``); ``lines``, ``rows`` and ``frames`` are the compact
+    tables, whose entries equal the whole model's except that an ordinary line's or row's
+    ``value`` is :data:`MISSING` (it went to the consumer). Every other field means what it
+    means on :class:`~dshfuzz.model.SessionLog`. A streamed log is not iterable: its events
+    are gone."""
+
+    header: SessionHeader | None
+    events: StreamedEvents
+    lines: CompactLines
+    rows: CompactRows
+    frames: CompactFrames
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    torn: TornTail | None = None
+    compression: Compression = "none"
+    path: str | None = None
+    size: int = 0
+    refusal: Diagnostic | None = None
+    committed_events: int = 0
+    limit: LimitHit | None = None
+    lossy_suspects: list[range] | None = None
+
+    @classmethod
+    def empty(cls, compression: Compression, path: str | None, size: int) -> StreamedLog:
+        """A log with no line read yet, its tables empty."""
+        lines = CompactLines()
+        return cls(None, StreamedEvents(), lines, CompactRows(lines), CompactFrames(),
+                   compression=compression, path=path, size=size, lossy_suspects=[])
+
+    @property
+    def format_version(self) -> JsonValue:
+        return self.header.version if self.header is not None else MISSING
+
+    def __len__(self) -> int:
+        return len(self.events)

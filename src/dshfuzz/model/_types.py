@@ -169,10 +169,9 @@ class SessionHeader:
     delegationDepth = property(lambda self: self._get("delegationDepth"))  # noqa: N815
     agentPreset = property(lambda self: self._get("agentPreset"))  # noqa: N815
 
+    # an __eq__ without a __hash__ leaves __hash__ None: a header's JSON is mutable, so it is unhashable
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SessionHeader) and self.raw == other.raw
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"SessionHeader({self.raw!r})"
@@ -182,9 +181,10 @@ RowKind = Literal["event", "packed", "malformed-packed", "not-json", "empty"]
 
 
 class TextSource(Protocol):
-    """Bytes addressable by offset: a plain file, or the plaintext of a zstd file's frames."""
+    """Bytes addressable by offset: a plain file, or the plaintext of a zstd file's frames. A
+    slice of a file in memory may be a view of it, not a copy."""
 
-    def __getitem__(self, span: slice, /) -> bytes: ...
+    def __getitem__(self, span: slice, /) -> bytes | memoryview: ...
 
 
 class Line:
@@ -239,14 +239,13 @@ class Line:
             return self._text
         return self.data.decode("utf-8", errors="replace")
 
+    # an __eq__ without a __hash__ leaves __hash__ None: a line's parsed value is mutable, so it is unhashable
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Line):
             return NotImplemented
         return (self.number, self.text, self.value, self.error, self.terminated, self.frame, self.offset) == (
             other.number, other.text, other.value, other.error, other.terminated, other.frame, other.offset
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Line(number={self.number!r}, size={self.size!r}, error={self.error!r}, frame={self.frame!r}, offset={self.offset!r})"
@@ -298,7 +297,7 @@ class Frame:
     source: TextSource = field(default=b"", repr=False, compare=False)
 
     @property
-    def data(self) -> bytes:
+    def data(self) -> bytes | memoryview:
         return self.source[self.offset : self.offset + self.size]
 
     @property

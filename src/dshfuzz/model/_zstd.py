@@ -17,9 +17,11 @@ parseable, so a reader can show every frame of a damaged file.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 import zstandard
+
+from ._file import FileBytes
 
 __all__ = [
     "ZSTD_MAGIC",
@@ -73,7 +75,7 @@ class FrameLayout(NamedTuple):
         return self.end - self.offset
 
 
-def scan_frames(data: bytes) -> list[FrameLayout]:
+def scan_frames(data: bytes | FileBytes) -> list[FrameLayout]:
     """Split ``data`` into frames by their headers, exactly where the official scanner would.
 
     Never raises. Stops after an incomplete frame (end of file) or at bytes that
@@ -83,7 +85,7 @@ def scan_frames(data: bytes) -> list[FrameLayout]:
     return list(iter_frames(data))
 
 
-def iter_frames(data: bytes) -> Iterator[FrameLayout]:
+def iter_frames(data: bytes | FileBytes) -> Iterator[FrameLayout]:
     """:func:`scan_frames`, one frame at a time (a streamed read keeps no list of them)."""
     offset = 0
     n = len(data)
@@ -95,12 +97,12 @@ def iter_frames(data: bytes) -> Iterator[FrameLayout]:
         offset = layout.end
 
 
-def _scan_one(data: bytes, start: int, n: int) -> FrameLayout:
+def _scan_one(data: bytes | FileBytes, start: int, n: int) -> FrameLayout:
     if n - start < 4:
         return FrameLayout(start, n, "zstd", complete=False)
     magic = int.from_bytes(data[start : start + 4], "little")
     if magic & 0xFFFFFFF0 == _SKIPPABLE_BASE:
-        error = f"invalid frame magic at byte {start}"
+        error: str | None = f"invalid frame magic at byte {start}"
         if n - start < 8:
             return FrameLayout(start, n, "skippable", complete=False, error=error)
         end = start + 8 + int.from_bytes(data[start + 4 : start + 8], "little")
@@ -219,7 +221,7 @@ def _inflate(data: bytes | memoryview, limit: int | None) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def frame_compressor(*, checksum: bool = True) -> Any:
+def frame_compressor(*, checksum: bool = True) -> zstandard.ZstdCompressionObj:
     """A zstd stream writing one frame as :func:`compress_frame` writes it (``compress(piece)``
     for each piece, then ``flush()``): the frame does not depend on how its content is split
     into pieces, so a long batch can be compressed as it is written, never held whole."""

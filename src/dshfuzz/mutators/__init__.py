@@ -14,7 +14,7 @@ mutators registered under the ``dshfuzz.mutators`` entry-point group;
 """
 
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, Mutator, applicable_rules, mutator
-from ._draft import Inapplicable
+from ._draft import DraftSource, Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, get_edit, load_mutators
@@ -50,6 +50,6 @@ __all__ = [
 ]
 
 
-def apply(mutator: Mutator | str, log: object, data: object) -> Mutant:
+def apply(mutator: Mutator | str, log: DraftSource, data: object) -> Mutant:
     """Apply the mutator (or the one named) to ``log`` with choices drawn from ``data``."""
     return (get(mutator) if isinstance(mutator, str) else mutator).apply(log, data)

@@ -24,7 +24,7 @@ from dshfuzz.contracts.layers import OfficialLayer
 from dshfuzz.contracts.rules import ALL_FORMATS, RULES, RuleId
 from dshfuzz.model import Compression
 
-from ._draft import EventDraft, Inapplicable, as_draft
+from ._draft import DraftSource, EventDraft, Inapplicable, as_draft
 
 __all__ = [
     "CompressionPolicy",
@@ -95,7 +95,7 @@ class Edit:
     fn: MutateFn
     compression: CompressionPolicy
 
-    def apply(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
+    def apply(self, log: DraftSource, data: Any, *, compression: Compression | None = None) -> Mutant:
         """Edit ``log`` (a generated log, a draft or a read :class:`~dshfuzz.model.SessionLog`),
         drawing every choice from the Hypothesis ``data`` object; deterministic given its
         draws. ``compression`` pins the container (otherwise drawn, unless the edit pins
@@ -106,7 +106,7 @@ class Edit:
             reject()
             raise AssertionError("unreachable") from why
 
-    def apply_or_raise(self, log: object, data: Any, *, compression: Compression | None = None) -> Mutant:
+    def apply_or_raise(self, log: DraftSource, data: Any, *, compression: Compression | None = None) -> Mutant:
         """:meth:`apply`, raising :class:`Inapplicable` (with the reason) instead of rejecting."""
         if compression is not None and self.compression not in ("any", compression):
             raise Inapplicable(f"{self.name} writes {self.compression} logs only")
@@ -240,7 +240,7 @@ def mutator(
             incident=" ".join(incident.split()),
             level=level,
             expects=frozenset(RuleId(r) for r in expects),
-            official=frozenset(str(OfficialLayer(layer)) for layer in official),
+            official=frozenset(str(OfficialLayer(layer)) for layer in official),  # type: ignore[call-arg]  # mypy reads a lookup by value as a call to the enum's two-argument __new__
             fn=fn,
             compression=compression,
             min_batches=min_batches,

@@ -17,6 +17,8 @@ append batch. An edit that cannot apply to a given log raises :class:`Inapplicab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Protocol, TypeGuard
 
 from dshfuzz.contracts import seq_refs
 from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, pack_chunk_runs
@@ -63,7 +65,7 @@ def _copy_containers(value: JsonValue) -> JsonValue:
     return value
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return type(value) is int
 
 
@@ -165,7 +167,10 @@ class EventDraft:
                     container[key] += delta
 
     def lower(self) -> RowDraft:
-        return RowDraft(self.header, [pack_chunk_runs(copy_json(b)) for b in self.batches()])
+        """The storage rows of this draft, which hands them its events (plain events pass
+        through ``pack_chunk_runs`` as the same objects): a draft is lowered once, when its
+        edit is done, and is not used after (``run_edit``), so nothing is copied."""
+        return RowDraft(self.header, [pack_chunk_runs(b) for b in self.batches()])
 
 
 @dataclass(slots=True)
@@ -234,7 +239,24 @@ class ByteDraft:
     compression: Compression = "none"
 
 
-def as_draft(log: object) -> EventDraft:
+class GeneratedLike(Protocol):
+    """A generated log as :func:`as_draft` reads it: a header value, event values and batch end indices."""
+
+    @property
+    def header(self) -> JsonValue: ...
+
+    @property
+    def events(self) -> Iterable[JsonValue]: ...
+
+    @property
+    def batches(self) -> Iterable[int]: ...
+
+
+DraftSource = EventDraft | SessionLog | GeneratedLike
+"""What a mutator edits: a draft, a read log or a generated one."""
+
+
+def as_draft(log: DraftSource) -> EventDraft:
     """A detached :class:`EventDraft` of ``log``.
 
     Accepts an :class:`EventDraft`, a generated log (``.header``, ``.events``,

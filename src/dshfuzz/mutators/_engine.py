@@ -3,7 +3,7 @@ keys, null turns, append markers, malformed turn/end, and orphan inbox splices."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from hypothesis import strategies as st
 
@@ -17,7 +17,7 @@ from ._select import choose, data_of, replace_guard, steps
 _ENGINE = (L.INVARIANTS, L.METER, L.RELEASED)
 
 
-def _int(value: object) -> bool:
+def _int(value: object) -> TypeGuard[int]:
     return type(value) is int
 
 
@@ -101,6 +101,7 @@ def step_key_reuse(draft: EventDraft, data: Any) -> str:
     closed = [s for s in steps(draft) if s.end is not None and _int(s.turn) and _int(s.step)]
     pairs = [(a, b) for b in closed for a in closed if a.turn == b.turn and a.start < b.start and a.step != b.step]
     earlier, later = choose(data, pairs, "two steps of one turn")
+    assert later.end is not None  # drawn from the closed steps
     for i in range(later.start, later.end + 1):
         payload = data_of(draft.events[i])
         if payload.get("turn") == later.turn and payload.get("step") == later.step:
@@ -205,9 +206,11 @@ def _pending(draft: EventDraft, until: int) -> dict[str, int]:
         if i >= until or i < first:
             continue
         payload = data_of(draft.events[i])
-        queue = queues.get(payload.get("target"))
+        target = payload.get("target")
+        queue = queues.get(target) if type(target) is str else None
         start, removed = payload.get("start"), payload.get("removedCount", 0)
-        inserted = payload.get("inserted") if type(payload.get("inserted")) is list else []
+        inserted = payload.get("inserted")
+        inserted = inserted if type(inserted) is list else []
         if queue is not None and _int(start) and _int(removed) and start + removed <= len(queue):
             queue[start : start + removed] = inserted
     return {k: len(v) for k, v in queues.items()}
@@ -243,7 +246,8 @@ def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
     # Splices a fork inherited (before seedLength) are never replayed, so no excess there is refused.
     i = choose(data, [j for j in splices if j >= first], "replayed inbox splice")
     payload = data_of(draft.events[i])
-    queue = _pending(draft, i).get(payload.get("target"))
+    target = payload.get("target")
+    queue = _pending(draft, i).get(target) if type(target) is str else None
     start = payload.get("start")
     if queue is None or not _int(start):
         raise Inapplicable("splice with an unknown target or start")

@@ -40,8 +40,8 @@ _CATALOG_HEADER_FIELDS = ("createdAt", "cwd", "id", "origin", "version")
 def time_near(draft: EventDraft, index: int) -> int:
     """A plausible time for an event inserted at ``index``: its predecessor's time."""
     for event in reversed(draft.events[:index]):
-        if type(event) is dict and type(event.get("time")) is int:
-            return event["time"]
+        if type(event) is dict and type(time := event.get("time")) is int:
+            return time
     created = draft.header.get("createdAt") if type(draft.header) is dict else None
     return created if type(created) is int else 0
 
@@ -289,8 +289,10 @@ def message_shape(draft: EventDraft, data: Any) -> str:
     if not message:
         raise Inapplicable("message is not an object")
     how = data.draw(st.sampled_from(_message_breaks(event["type"])), label="break")
-    source = message.get("source") if type(message.get("source")) is dict else {}
-    blocks = message.get("content") if type(message.get("content")) is list else []
+    source = message.get("source")
+    source = source if type(source) is dict else {}
+    blocks = message.get("content")
+    blocks = blocks if type(blocks) is list else []
     if how == "id missing":
         message.pop("id", None)
     elif how == "id empty":
@@ -379,7 +381,7 @@ def request_header_field(draft: EventDraft, data: Any) -> str:
     i = choose(data, draft.of_type("request/header"), "request/header")
     header = data_of(draft.events[i]).get("header")
     config = header.get("config") if type(header) is dict else None
-    if type(config) is not dict:
+    if type(header) is not dict or type(config) is not dict:
         raise Inapplicable("request/header without a config object")
     breaks = _V3_HEADER_BREAKS if draft.format_version == 3 else _V0_HEADER_BREAKS
     how = data.draw(st.sampled_from(breaks), label="break")

@@ -73,7 +73,7 @@ def _headers_with_tools(lines: LineDraft) -> list[tuple[int, int, Any]]:
     return found
 
 
-def _schemas(row: Any) -> list[dict]:
+def _schemas(row: Any) -> list[dict[str, Any]]:
     """The ``properties`` objects of the tool schemas a request/header row advertises."""
     data = row.get("data")
     header = data.get("header") if type(data) is dict else None

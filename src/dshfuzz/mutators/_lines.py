@@ -175,7 +175,7 @@ def chunk_row_overflow(rows: RowDraft, data: Any) -> str:
 _LOSSY = b"1e400"
 
 
-def _number_paths(value: Any, path: tuple = ()) -> list[tuple]:
+def _number_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
     if type(value) in (int, float):
         return [path]
     if type(value) is dict:

@@ -4,6 +4,7 @@ historical types are ``unknown-type-ignorable``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -133,7 +134,7 @@ def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
     """Precondition: an llm/retry, llm/retry-started, compaction/end or compaction/start with
     object data. Breaks a drawn relation of a drawn such record; every edited member keeps a
     payload the migration accepts (a count, a non-empty string). Deterministic given its draws."""
-    targets = {
+    targets: dict[str, tuple[str, str, Callable[[Any], object]]] = {
         "retry step": ("llm/retry", "step", lambda v: v + 1 if type(v) is int else 1),
         "retry provider": ("llm/retry", "provider", lambda v: f"{v}-elsewhere"),
         "retry-started unpaired": ("llm/retry-started", "retry", lambda v: v + 1 if type(v) is int else 1),

@@ -101,7 +101,7 @@ def _same_type(a: JsonValue, b: JsonValue) -> bool:
     return (type(a) in number and type(b) in number) or type(a) is type(b)
 
 
-def _paths(value: JsonValue, prefix: tuple = ()) -> list[tuple]:
+def _paths(value: JsonValue, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
     out = [prefix] if prefix else []
     if type(value) is dict:
         out += [p for k, v in value.items() for p in _paths(v, (*prefix, k))]
@@ -242,7 +242,7 @@ def _all_paths(value: JsonValue) -> list[_Path]:
 
 def _at(event: JsonValue, path: _Path) -> JsonValue:
     for step in path:
-        event = event[step]  # type: ignore[index]
+        event = event[step]
     return event
 
 
@@ -264,7 +264,7 @@ def _replace(draft: EventDraft, i: int, path: _Path, value: JsonValue) -> None:
     if not path:
         draft.events[i] = value
     else:
-        _at(draft.events[i], path[:-1])[path[-1]] = value  # type: ignore[index]
+        _at(draft.events[i], path[:-1])[path[-1]] = value
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,15 +318,15 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     paths = _all_paths(event)
     if variant == "drop-key":
         path = _by_depth(data, [p for p in paths if p and type(_at(event, p[:-1])) is dict], "key")
-        del _at(event, path[:-1])[path[-1]]  # type: ignore[union-attr]
+        del _at(event, path[:-1])[path[-1]]
         return Confusion(variant, i, path, None, f"seq {i}: {_show(path)} dropped")
     if variant == "unknown-key":
         where = _by_depth(data, [p for p in paths if type(_at(event, p)) is dict], "object")
         holder = _at(event, where)
-        absent = [k for k in _UNKNOWN_KEYS if k not in holder]  # type: ignore[operator]
+        absent = [k for k in _UNKNOWN_KEYS if k not in holder]
         key = choose(data, absent, "unknown key")
         value = data.draw(st.sampled_from((None, 1, "x", True, [], {})), label="value")
-        holder[key] = value  # type: ignore[index]
+        holder[key] = value
         shown = f"seq {i}: {_show(where)} gains the unknown key {key!r}"
         return Confusion(variant, i, (*where, key), value, shown)
     if variant == "content-element":
@@ -346,7 +346,8 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     elif variant == "other-type":
         candidates = [v for v in _OTHER_TYPES if not _same_type(v, current)]
     elif variant == "empty-container":
-        candidates = [v for v in ([], {}) if not (type(v) is type(current) and not current)]
+        empties: tuple[JsonValue, ...] = ([], {})
+        candidates = [v for v in empties if not (type(v) is type(current) and not current)]
     elif variant == "huge-number":
         candidates = [v for v in _HUGE_NUMBERS if not (v == current and _same_type(v, current))]
     else:
@@ -356,7 +357,7 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     value = choose(data, candidates, f"{variant} value")
     _replace(draft, i, path, value)
     long = variant == "long-string"
-    shown = f"{len(value)}-character string" if long else repr(value)  # type: ignore[arg-type]
+    shown = f"{len(value)}-character string" if long else repr(value)
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
 

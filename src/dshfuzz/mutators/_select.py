@@ -34,20 +34,20 @@ __all__ = [
 T = TypeVar("T")
 
 
-def choose(data: Any, items: Sequence[T], label: str) -> T:
+def choose(data: st.DataObject, items: Sequence[T], label: str) -> T:
     """One of ``items`` (shrinks to the first); :class:`Inapplicable` when there is none."""
     if not items:
         raise Inapplicable(f"no {label} in the log")
     return data.draw(st.sampled_from(list(items)), label=label)
 
 
-def data_of(event: JsonValue) -> dict:
+def data_of(event: JsonValue) -> dict[str, Any]:
     """The event's ``data`` object (``{}`` when absent or not an object)."""
     data = event.get("data") if type(event) is dict else None
     return data if type(data) is dict else {}
 
 
-def message_of(event: JsonValue) -> dict:
+def message_of(event: JsonValue) -> dict[str, Any]:
     """The message a message event carries (``user/message``: the data itself)."""
     if type(event) is not dict:
         return {}
@@ -56,9 +56,9 @@ def message_of(event: JsonValue) -> dict:
     return message if type(message) is dict else {}
 
 
-def surface_at(draft: EventDraft, end: int | None = None) -> list[int]:
+def surface_at(draft: EventDraft, end: int | None = None) -> list[JsonValue]:
     """The surface node seqs after folding the events before ``end`` (all by default)."""
-    nodes: list[int] = []
+    nodes: list[JsonValue] = []
     for event in draft.events[:end]:
         if type(event) is not dict:
             continue

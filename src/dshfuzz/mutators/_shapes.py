@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from dshfuzz.contracts.layers import OfficialLayer as L
-from dshfuzz.model import compress_frame, decode_frame
+from dshfuzz.model import JsonValue, compress_frame, decode_frame
 
 from ._base import Level, mutator
 from ._draft import EventDraft, FrameDraft, Inapplicable
@@ -71,7 +71,7 @@ def header_frame_shape(frames: FrameDraft, data: Any) -> str:
 
 
 _MESSAGE_TYPES = ("user/message", "assistant/message", "tool/result")
-_BAD_ELEMENTS = (None, 0, "text", [], {}, {"text": "x"}, {"type": ""}, {"type": 7}, {"type": None, "text": "x"})
+_BAD_ELEMENTS: tuple[JsonValue, ...] = (None, 0, "text", [], {}, {"text": "x"}, {"type": ""}, {"type": 7}, {"type": None, "text": "x"})
 
 
 @mutator(

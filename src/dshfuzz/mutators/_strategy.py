@@ -13,7 +13,7 @@ from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import Compression
 
 from ._base import DrawAdapter, Edit, Mutant, Mutator
-from ._draft import Inapplicable, as_draft
+from ._draft import DraftSource, Inapplicable, as_draft
 from ._registry import get
 
 __all__ = ["apply_seeded", "incident_logs", "incident_weights", "logs_for", "mutants"]
@@ -68,7 +68,7 @@ def logs_for(mutator: Mutator | str, *, max_events: int = 150) -> st.SearchStrat
     return st.one_of(options)
 
 
-def mutants(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
+def mutants(mutator: Edit | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
     """Mutants of ``mutator`` applied to logs drawn from ``logs`` (default:
     :func:`incident_logs`). Logs that miss the mutator's precondition are rejected."""
     m = get(mutator) if isinstance(mutator, str) else mutator
@@ -87,7 +87,7 @@ _EXAMPLES = 3
 so the last of a few examples is the seeded mutant."""
 
 
-def apply_seeded(mutator: Edit, log: object, seed_value: int, *, compression: Compression | None = None) -> Mutant:
+def apply_seeded(mutator: Edit, log: DraftSource, seed_value: int, *, compression: Compression | None = None) -> Mutant:
     """Apply ``mutator`` (or any other edit) to one fixed ``log`` with choices drawn by Hypothesis seeded with
     ``seed_value``: the same seed (and Hypothesis version) gives the same mutant. Raises
     :class:`Inapplicable` with the reason when the log misses the precondition."""

@@ -244,7 +244,7 @@ def tool_result_rewrite(draft: EventDraft, data: Any) -> str:
     return f"seq {i} tool/result rewrite also changes {how}"
 
 
-def _model_source(draft: EventDraft) -> dict:
+def _model_source(draft: EventDraft) -> dict[str, Any]:
     for i in draft.of_type("assistant/message"):
         source = message_of(draft.events[i]).get("source")
         if type(source) is dict and source.get("kind") == "model":

@@ -23,7 +23,7 @@ def _answered_once(draft: EventDraft) -> list[ToolCall]:
     return [c for c in tool_calls(draft) if c.call is not None and len(c.results) == 1]
 
 
-def _coordinates(draft: EventDraft, index: int) -> dict:
+def _coordinates(draft: EventDraft, index: int) -> dict[str, Any]:
     payload = data_of(draft.events[index])
     return {"turn": payload.get("turn"), "step": payload.get("step")}
 
@@ -113,6 +113,7 @@ def id_positions_disagree(draft: EventDraft, data: Any) -> str:
     drawn position (for the result: its source and its wrapper block together).
     Deterministic given its draws."""
     call = choose(data, _answered_once(draft), "answered tool call")
+    assert call.call is not None  # an answered call has its tool/call
     position = data.draw(st.sampled_from(("block", "tool/call", "tool/result")), label="position")
     new = f"{call.call_id}-renamed"
     if position == "block":
@@ -129,7 +130,7 @@ def id_positions_disagree(draft: EventDraft, data: Any) -> str:
     return f"call {call.call_id!r}: {position} id renamed to {new!r}"
 
 
-def _tool_pair(draft: EventDraft, at: int, coordinates: dict, call_id: str) -> None:
+def _tool_pair(draft: EventDraft, at: int, coordinates: dict[str, Any], call_id: str) -> None:
     """Insert a tool/call and its tool/result for ``call_id`` at ``at`` and ``at + 1``."""
     time = time_near(draft, at)
     draft.insert(at, {"type": "tool/call", "seq": at, "time": time,
@@ -242,6 +243,7 @@ def scheduler_failure(draft: EventDraft, data: Any) -> str:
                   and type(_coordinates(draft, c.call)["turn"]) is int
                   and any(s.contains(c.call) for s in enclosures)]
     call = choose(data, candidates, "tool/call in a step")
+    assert call.call is not None  # every candidate has its tool/call
     coordinates = _coordinates(draft, call.call)
     draft.truncate(call.call + 1)
     time = time_near(draft, len(draft.events))

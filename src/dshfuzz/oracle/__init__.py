@@ -31,14 +31,15 @@ from typing import TYPE_CHECKING
 
 from dshfuzz._lazy import lazy_attributes
 
-if TYPE_CHECKING:
-    from ._enclosure import EnclosureState, check_enclosure
-    from ._fold import Replacement, SurfaceFold, fold_surface
-    from ._inbox import InboxState, replay_inbox
-    from ._lifecycle import LifecycleState, check_lifecycle
-    from ._meter import MeterState, check_meter
-    from ._verdict import Accepted, Verdict, Violation
-    from ._wire import HiddenCall, WireIssue, WireMessage, WireStream, check_wire, wire_stream
+if TYPE_CHECKING:  # the names the lazy __getattr__ binds, re-exported for the type checker
+    from ._enclosure import EnclosureState as EnclosureState, check_enclosure as check_enclosure
+    from ._fold import Replacement as Replacement, SurfaceFold as SurfaceFold, fold_surface as fold_surface
+    from ._inbox import InboxState as InboxState, replay_inbox as replay_inbox
+    from ._lifecycle import LifecycleState as LifecycleState, check_lifecycle as check_lifecycle
+    from ._meter import MeterState as MeterState, check_meter as check_meter
+    from ._verdict import Accepted as Accepted, Verdict as Verdict, Violation as Violation
+    from ._wire import HiddenCall as HiddenCall, WireIssue as WireIssue, WireMessage as WireMessage
+    from ._wire import WireStream as WireStream, check_wire as check_wire, wire_stream as wire_stream
 
 _HOME = {
     "EnclosureState": "_enclosure", "check_enclosure": "_enclosure",

@@ -162,8 +162,8 @@ def _validate(trace: _Trace, event: Any) -> _Transition:
             call_id = _js.get(_js.get(message, "source"), "callId")
             first = _js.get(_js.get(message, "content"), 0)
             error = _data(event, "error")
-            code = MISSING if error is None or error is MISSING else _js.get(error, "code")
-            synthetic = _js.get(first, "isError") is True and _js.strict_equal(code, "TOOL_NOT_STARTED")
+            error_code = MISSING if error is None or error is MISSING else _js.get(error, "code")
+            synthetic = _js.get(first, "isError") is True and _js.strict_equal(error_code, "TOOL_NOT_STARTED")
             if _js.number_key(call_id) not in trace.pending and not synthetic:
                 raise _Fail(
                     "tool-result-without-call",

@@ -25,7 +25,7 @@ surface types. Format versions 1 and 2 fold exactly like version 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 from dshfuzz.contracts import is_event_seq
 from dshfuzz.contracts import js as _js
@@ -109,7 +109,7 @@ class SurfaceFolder:
         self.nodes[start_idx : end_idx + 1] = [index]
         return Replacement(index, start, end, shadowed)
 
-    def _surface_op(self, event: dict[str, Any]) -> str | tuple[int, int] | None:
+    def _surface_op(self, event: dict[str, Any]) -> Literal["append"] | tuple[int, int] | None:
         """``surfaceOpOf``: ``None`` off the surface, ``"append"``, or the replace range."""
         etype = event["type"] if "type" in event else MISSING
         name = _js.js_string(etype)

@@ -71,7 +71,8 @@ def _same(a: Any, b: Any) -> bool:
     """``a === b``: :func:`_js.strict_equal`, with two ints or two strings compared inline."""
     kind = type(a)
     if kind is type(b) and (kind is int or kind is str):
-        return a == b
+        same: bool = a == b
+        return same
     return _js.strict_equal(a, b)
 
 

@@ -1,7 +1,9 @@
-"""The checker's reports for a reader: ``dshfuzz check``'s tables and ``--prewrite``'s verdict.
+"""The checker's reports for a reader: ``dshfuzz check``'s tables, ``--prewrite``'s verdict and
+``dshfuzz recover``'s plan.
 
 The checker builds typed reports (:class:`dshfuzz.checker.Report`,
-:class:`dshfuzz.checker.PrewriteResult`) and never prints; these render them. A
+:class:`dshfuzz.checker.PrewriteResult`, :class:`dshfuzz.checker.RecoveryPlan`) and never
+prints; these render them. A
 report's root findings are grouped by rule layer, and each is followed by the
 findings that follow from it (``caused_by``), wherever their layer.
 """
@@ -16,9 +18,9 @@ from dshfuzz.checker import RULES, Finding, Report, RuleLayer, Severity
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from dshfuzz.checker import PrewriteResult
+    from dshfuzz.checker import PrewriteResult, RecoveryPlan
 
-__all__ = ["prewrite_lines", "render_check"]
+__all__ = ["check_json", "prewrite_lines", "recovery_lines", "render_check"]
 
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
@@ -42,6 +44,19 @@ def _by_layer(findings: list[tuple[int, Finding]]) -> Iterator[tuple[RuleLayer, 
         group = [(i, f) for i, f in findings if f.layer is layer]
         if group:
             yield layer, group
+
+
+def check_json(report: Report, *, roots_only: bool = False) -> str:
+    """One line of ``dshfuzz check --json``: the report's JSON; ``roots_only`` drops the findings
+    that follow from another and counts them (``consequencesOmitted``)."""
+    from dshfuzz.model import dumps
+
+    out = report.to_json()
+    if roots_only:
+        kept = [f for f in out["findings"] if f["causedBy"] is None]
+        out["consequencesOmitted"] = len(out["findings"]) - len(kept)
+        out["findings"] = kept
+    return dumps(out)
 
 
 def render_check(report: Report, console: Console, *, roots_only: bool = False) -> None:
@@ -112,4 +127,29 @@ def prewrite_lines(result: PrewriteResult, log: str) -> list[str]:
     for f in added:
         where = f"seq {f.seq}" if f.seq is not None else f"line {f.line}"
         lines.append(f"  {f.rule} {where}: {f.message}  (refused by: {', '.join(map(str, f.refused_by)) or 'none'})")
+    return lines
+
+
+def recovery_lines(plan: RecoveryPlan) -> list[str]:
+    """``dshfuzz recover``'s plan: FORK and where to cut, or NEW SESSION; then each skipped
+    turn with its blocking findings, and the notes."""
+    fork = plan.fork
+    anchor = "the end of the log" if plan.at is None else f"seq {plan.at}"
+    if fork is not None:
+        where = f"line {fork.line}"
+        if fork.frame is not None:
+            where += f", zstd frame {fork.frame}"
+        cut = (f"byte offset {fork.offset}" if fork.offset is not None
+               else f"re-frame frame {fork.frame} (starts at byte {fork.frame_offset})")
+        lines = [f"FORK  {plan.file}: after turn {fork.turn} (turn/end seq {fork.seq}, {fork.events} events, "
+                 f"{where}; {cut})"]
+    else:
+        lines = [f"NEW SESSION  {plan.file}: no complete turn at or before {anchor} is safe to fork at"]
+    for rejected in plan.rejected:
+        point = rejected.point
+        lines.append(f"  skipped turn {point.turn} (turn/end seq {point.seq}): {rejected.total} blocking finding(s)")
+        for f in rejected.findings:
+            layers = ", ".join(map(str, f.refused_by)) or "none"
+            lines.append(f"    {f.rule} seq {f.seq}: {f.message}  (refused by: {layers})")
+    lines += [f"  note: {note}" for note in plan.notes]
     return lines

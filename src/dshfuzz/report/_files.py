@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
-def _lost(s: dict) -> str:
+def _lost(s: dict[str, Any]) -> str:
     """The lost cluster workers in one line: address, the slots it ran, when."""
     return "; ".join(
         f"{w['worker']} (slot{'s' if len(w['slots']) != 1 else ''} {', '.join(map(str, w['slots'])) or 'none'}, "
@@ -179,7 +180,7 @@ def _heatmap(summary: CampaignSummary) -> str:
     head = "".join(f"<th class=r>{e(r)}</th>" for r in rules)
     rows = []
     for mutator, n in sorted(summary.mutator_examples.items()):
-        fired = summary.coverage.get(mutator, {})
+        fired: Mapping[str, int] = summary.coverage.get(mutator, {})
         expected = summary.expected.get(mutator, set())
         cells = []
         for r in rules:
@@ -204,8 +205,8 @@ def _throughput_svg(summary: CampaignSummary) -> str:
     mark at the moment it was found. Plain SVG: no script, no network."""
     e = html.escape
     s = summary.to_json()
-    bucket = s["bucketSeconds"]
-    elapsed = max(s["elapsedSeconds"], bucket)
+    bucket: float = s["bucketSeconds"]
+    elapsed: float = max(s["elapsedSeconds"], bucket)
     points = []
     for p in s["throughput"]:
         width = min(bucket, max(elapsed - p["t"], 1e-9))
@@ -213,9 +214,14 @@ def _throughput_svg(summary: CampaignSummary) -> str:
     if not points:
         return "<p>No log judged.</p>"
     w, h, left, bottom, top = 720, 200, 48, 28, 10
-    peak = max(rate for _, rate in points) or 1.0
-    x = lambda t: left + (w - left - 10) * t / elapsed  # noqa: E731
-    y = lambda r: top + (h - top - bottom) * (1 - r / peak)  # noqa: E731
+    peak: float = max(rate for _, rate in points) or 1.0
+
+    def x(t: float) -> float:
+        return left + (w - left - 10) * t / elapsed
+
+    def y(r: float) -> float:
+        return top + (h - top - bottom) * (1 - r / peak)
+
     line = " ".join(f"{x(t):.1f},{y(r):.1f}" for t, r in points)
     area = f"{x(points[0][0]):.1f},{y(0):.1f} {line} {x(points[-1][0]):.1f},{y(0):.1f}"
     ticks = []
@@ -332,5 +338,5 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
 
 
 
-def _time_line(s: dict) -> str | None:
-    return time_line(s.get("timeBreakdown", []), s.get("harnessOverhead"))
+def _time_line(s: dict[str, Any]) -> str | None:
+    return time_line(s.get("timeBreakdown", []), s.get("harnessOverhead"), s.get("officialServerMsPerLog"))

@@ -94,7 +94,7 @@ def rule_order(rule: str) -> tuple[str, int, str]:
 
 
 TIME_PARTS = (
-    "drawing", "checker", "reference checker", "official layers", "reference oracle", "files",
+    "drawing", "mutating", "checker", "reference checker", "official layers", "reference oracle", "files",
     "shrinking", "minimising", "other",
 )
 """The parts of a worker's time (:class:`TimeSpent`), in the order reports show them."""
@@ -102,14 +102,18 @@ TIME_PARTS = (
 JUDGING_PARTS = ("checker", "reference checker", "official layers", "reference oracle", "files")
 """The judges' own parts while exploring: what the harness overhead divides by."""
 
-def time_line(breakdown: list[dict[str, Any]], overhead: float | None) -> str | None:
+def time_line(breakdown: list[dict[str, Any]], overhead: float | None, server_ms: float | None = None) -> str | None:
     """A time breakdown (``Summary.time_breakdown``, or summary.json's) in one line: milliseconds
-    per judged log, largest parts first, and the harness overhead."""
+    per judged log, largest parts first, the official server's own (it judges beside the
+    worker, which waits only for the rest) and the harness overhead."""
     rows = [r for r in breakdown if r.get("msPerLog") is not None and r.get("seconds", 0) > 0]
     if not rows:
         return None
     shown = ", ".join(f"{r['part']} {r['msPerLog']:.1f}" for r in sorted(rows, key=lambda r: -r["seconds"]))
-    return f"ms per judged log: {shown}" + (f" (harness overhead {overhead:.1f}x)" if overhead else "")
+    notes = [f"official server {server_ms:.1f} beside the worker" if server_ms else "",
+             f"harness overhead {overhead:.1f}x" if overhead else ""]
+    said = "; ".join(n for n in notes if n)
+    return f"ms per judged log: {shown}" + (f" ({said})" if said else "")
 
 
 _KEYED_BY_REASON = frozenset({"miss", "miss-model-only"})
@@ -169,6 +173,8 @@ class CampaignSummary:
 
     time_spent: Counter[str] = field(default_factory=Counter)
     """Seconds of worker time per part (:class:`TimeSpent`), summed over workers."""
+    official_server: float = 0.0
+    """Seconds the official servers spent judging explored logs, by their own clocks."""
 
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
@@ -186,6 +192,7 @@ class CampaignSummary:
             self.round_cuts[event.stratum or "valid"] += 1
         elif isinstance(event, TimeSpent):
             self.time_spent.update(event.seconds)
+            self.official_server += event.official_server
         elif isinstance(event, WorkerFailed):
             self.worker_errors.append(event)
         elif isinstance(event, WorkerLost):
@@ -315,14 +322,19 @@ class CampaignSummary:
     @property
     def harness_overhead(self) -> float | None:
         """Worker time per judged log over the judges' own time per judged log while
-        exploring: how much the campaign spends around each judgement (1.0: nothing)."""
-        judging = sum(self.time_spent[p] for p in JUDGING_PARTS)
+        exploring: how much the campaign spends around each judgement (1.0: nothing). The
+        official layers' own time is their servers' (the worker only waits for the part of
+        it that the other judges did not cover)."""
+        judging: float = sum(self.time_spent[p] for p in JUDGING_PARTS)
+        if self.official_server > 0:
+            judging += self.official_server - self.time_spent["official layers"]
         total = sum(self.time_spent.values())
         return round(total / judging, 2) if judging > 0 else None
 
     def time_line(self) -> str | None:
         """The breakdown in one line (:func:`time_line`)."""
-        return time_line(self.time_breakdown(), self.harness_overhead)
+        server = 1000 * self.official_server / self.examples if self.examples else None
+        return time_line(self.time_breakdown(), self.harness_overhead, server)
 
     @property
     def elapsed(self) -> float:
@@ -431,6 +443,7 @@ class CampaignSummary:
             "scorecard": self.scorecard(),
             "startupAdvice": self.startup_advice,
             "timeBreakdown": self.time_breakdown(),
+            "officialServerMsPerLog": round(1000 * self.official_server / self.examples, 2) if self.examples else None,
             "harnessOverhead": self.harness_overhead,
             "checkerSecondsPerLog": round(self.checker_seconds / self.examples, 4) if self.examples else None,
             "coverage": {m: dict(c) for m, c in sorted(self.coverage.items())},

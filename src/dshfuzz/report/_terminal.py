@@ -284,7 +284,7 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
     if summary.time_line():
         run.add_row("time", summary.time_line() or "")
     run.add_row("verdict", verdict)
-    parts: list[RenderableType] = [run]
+    parts: list[Table] = [run]
     if summary.findings:
         parts.append(final_table(summary))
     low = summary.low_recall()

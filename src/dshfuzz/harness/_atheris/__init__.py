@@ -4,7 +4,8 @@ The targets (``TARGETS``) are the JSONL and zstd readers, the chunk-row decoder
 and the whole checker on both containers; each must return on any input. The
 runner fuzzes them in a child process with a structure-aware custom mutator
 that applies dshfuzz's own edits, and turns every crash, hang or memory blow-up
-into a minimised corpus witness that replays as a regression test.
+into a minimised corpus witness that replays as a regression test. A run returns an
+:class:`AtherisSummary` and prints nothing; ``dshfuzz.report`` renders and writes it.
 """
 
 from ._findings import (
@@ -18,10 +19,10 @@ from ._findings import (
 )
 from ._libfuzzer import FuzzStats, OutputParser
 from ._mutator import StructuredMutator, edits
-from ._runner import AtherisConfig, AtherisError, StatusCallback, fuzz, fuzz_target
+from ._runner import AtherisConfig, AtherisError, StatusCallback, fuzz_target, run_atheris
 from ._seeds import SeedSources, write_seeds
 from ._summary import SUMMARY_FORMAT, AtherisSummary, TargetSummary
-from ._targets import TARGETS, CheckerInternalError, Target, resolve_target, target_names
+from ._targets import TARGETS, CheckerInternalError, Target, atheris_targets, resolve_target
 
 __all__ = [
     "HANG_SECONDS",
@@ -41,13 +42,13 @@ __all__ = [
     "Target",
     "TargetFailure",
     "TargetSummary",
+    "atheris_targets",
     "edits",
-    "fuzz",
     "fuzz_target",
     "replay_witness",
     "resolve_target",
+    "run_atheris",
     "save_finding",
-    "target_names",
     "witness_signature",
     "write_seeds",
 ]

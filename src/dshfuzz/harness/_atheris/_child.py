@@ -29,7 +29,7 @@ _INSTRUMENTED = ("dshfuzz.model", "dshfuzz.checker", "dshfuzz.oracle")
 def _import_instrumented(target: str) -> None:
     import atheris
 
-    names = _INSTRUMENTED
+    names: tuple[str, ...] = _INSTRUMENTED
     if target.startswith("py:"):
         names = (target[3:].partition(":")[0],)
         sys.path.insert(0, os.getcwd())
@@ -59,9 +59,9 @@ def main(argv: list[str]) -> None:
         from dshfuzz.harness._atheris._mutator import StructuredMutator
 
         def byte_mutate(data: bytes, max_size: int) -> bytes:
-            return atheris.Mutate(
-                data, max_size
-            )  # looked up per call: Fuzz() rebinds it to the live libFuzzer
+            # looked up per call: Fuzz() rebinds it to the live libFuzzer
+            mutated: bytes = atheris.Mutate(data, max_size)
+            return mutated
 
         mutator = StructuredMutator(
             target.compression, target.shape, byte_mutate, structured_share=float(share)

@@ -30,7 +30,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshfuzz.model import Compression, parse_log, scan_frames
+from dshfuzz.model import Compression, SessionLog, parse_log, scan_frames
 from dshfuzz.mutators import METAMORPHIC, MUTATORS, PERTURBATIONS, Edit, Inapplicable, Mutant
 
 from ._targets import Shape
@@ -68,7 +68,7 @@ class _Applier:
     """
 
     def __init__(self) -> None:
-        self._job: tuple[Edit, object, Compression] | None = None
+        self._job: tuple[Edit, SessionLog, Compression] | None = None
         self._result: Mutant | None = None
 
         @settings(database=None)
@@ -78,9 +78,12 @@ class _Applier:
             edit, log, compression = self._job
             self._result = edit.apply_or_raise(log, data, compression=compression)
 
-        self._run = body.hypothesis.fuzz_one_input
+        # the handle @given sets on the test, which its type does not declare
+        self._run = getattr(body, "hypothesis").fuzz_one_input
 
-    def __call__(self, edit: Edit, log: object, compression: Compression, choices: bytes) -> Mutant | None:
+    def __call__(
+        self, edit: Edit, log: SessionLog, compression: Compression, choices: bytes
+    ) -> Mutant | None:
         self._job, self._result = (edit, log, compression), None
         try:
             self._run(choices)
@@ -128,7 +131,8 @@ class StructuredMutator:
         log = parse_log(wrapped, compression=self.compression)
         if log.header is None or not log.events:
             return None
-        if max((line.offset + line.size for line in log.lines), default=0) > _MAX_INFLATION * max_size:
+        end = max((line.offset + line.size for line in log.lines if line.offset is not None), default=0)
+        if end > _MAX_INFLATION * max_size:
             return None  # a small zstd input inflating to megabytes: re-encoding it would take seconds
         for _ in range(_ATTEMPTS):
             mutant = self._apply(rng.choice(edits()), log, self.compression, rng.randbytes(_CHOICE_BYTES))

@@ -37,7 +37,7 @@ from ._seeds import SeedSources, write_seeds
 from ._summary import AtherisSummary, TargetSummary
 from ._targets import resolve_target
 
-__all__ = ["AtherisConfig", "AtherisError", "StatusCallback", "fuzz", "fuzz_target"]
+__all__ = ["AtherisConfig", "AtherisError", "StatusCallback", "fuzz_target", "run_atheris"]
 
 StatusCallback = Callable[[str, FuzzStats], None]
 """Called with the target's name and each status line libFuzzer prints."""
@@ -208,7 +208,9 @@ def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | No
         launcher = write_launcher(Path(tmp) / "fuzz", name, structured_share=config.structured_share)
         # the minimiser needs no coverage, and restarts the child at every step
         minimiser = write_launcher(Path(tmp) / "minimise", name, structured_share=0.0, instrument=False)
-        total, findings, log, sessions = FuzzStats(), [], [], 0
+        total, sessions = FuzzStats(), 0
+        findings: list[Finding] = []
+        log: list[str] = []
         started = time.monotonic()
         while len(findings) < config.max_findings and sessions <= config.max_findings:
             budget = _budget(config, total, time.monotonic() - started)
@@ -245,12 +247,12 @@ def fuzz_target(name: str, config: AtherisConfig, on_status: StatusCallback | No
     return TargetSummary(name, total, sessions, seed_count, tuple(findings))
 
 
-def fuzz(
+def run_atheris(
     names: Sequence[str], config: AtherisConfig, *, jobs: int = 1, on_status: StatusCallback | None = None
 ) -> AtherisSummary:
-    """Fuzz each target (``jobs`` at a time, one child each); writes the summary into ``config.out``."""
+    """Fuzz each target (``jobs`` at a time, one child each). Each target's working files and
+    findings go under ``config.out`` (and the findings into ``config.corpus``); the summary is
+    returned, not written (``dshfuzz.report.write_atheris_summary`` writes it)."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         targets = tuple(pool.map(lambda n: fuzz_target(n, config, on_status), names))
-    summary = AtherisSummary({"targets": list(names), **config.settings()}, targets)
-    summary.write(config.out)
-    return summary
+    return AtherisSummary({"targets": list(names), **config.settings()}, targets)

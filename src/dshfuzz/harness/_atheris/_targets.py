@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["TARGETS", "CheckerInternalError", "Shape", "Target", "resolve_target", "target_names"]
+__all__ = ["TARGETS", "CheckerInternalError", "Shape", "Target", "atheris_targets", "resolve_target"]
 
 Shape = Literal["log", "row"]
 """What an input is: a whole log file, or one storage row (a JSON text)."""
@@ -113,7 +113,7 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def target_names(spec: str) -> list[str]:
+def atheris_targets(spec: str = "all") -> list[str]:
     """The targets ``spec`` names (``all``, one name, or ``py:module:function``); raises ``KeyError``
     naming the choices."""
     if spec == "all":

@@ -18,10 +18,11 @@ import itertools
 import os
 import queue
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dshfuzz.model import dumps, loads
 
@@ -67,6 +68,13 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return self.decode_error is None and all(v.ok for v in self.layers.values())
+
+
+def _answered(results: list[Reply | OracleError | None]) -> list[Reply | OracleError]:
+    """``results`` once every request has its reply or its error (collecting fills every slot)."""
+    answered = [result for result in results if result is not None]
+    assert len(answered) == len(results), "every request has its reply or its error"
+    return answered
 
 
 def _raw(value: Any) -> Any:
@@ -230,7 +238,7 @@ class OfficialOracle:
             todo = list(range(len(pending_requests)))
             while todo:
                 todo = self._pipeline_once(pending_requests, todo, results, max(1, window), timeout or self.timeout)
-        return results  # type: ignore[return-value]
+        return _answered(results)
 
     def _pipeline_once(
         self,
@@ -265,6 +273,106 @@ class OfficialOracle:
                 results[index] = failure
                 return [i for i, _ in in_flight] + todo[cursor:]
         return []
+
+    @contextmanager
+    def in_flight(
+        self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> Iterator[Callable[[], list[Reply | OracleError]]]:
+        """Send every request now and yield the function that collects their replies, in
+        request order, with :meth:`pipeline`'s guarantees: the caller works while the server
+        judges. The server is the caller's until the block ends (other callers wait);
+        replies not collected by then are collected on the way out, and when the block
+        raises, the server is discarded instead (the next call starts a fresh one)."""
+        asked = list(requests)
+        results: list[Reply | OracleError | None] = [None] * len(asked)
+        with self._lock:
+            server = self._ensure()
+            sent = [(index, next(self._ids)) for index in range(len(asked))]
+            # one write for all of them: one wake-up of the server, not one per request
+            if sent and not server.send(b"".join(self._encode(asked[i], rid) for i, rid in sent)):
+                sent = []  # the server is gone: _collect asks a fresh one
+            collected = False
+
+            def collect() -> list[Reply | OracleError]:
+                nonlocal collected
+                if not collected:
+                    collected = True
+                    self._collect(server, asked, sent, results, timeout or self.timeout)
+                return _answered(results)
+
+            try:
+                yield collect
+            except BaseException:
+                if not collected and sent:  # unread replies would answer the next caller's requests
+                    self._discard(server, kill=True)
+                raise
+            collect()
+
+    def _collect(
+        self,
+        server: ServerProcess,
+        requests: list[Mapping[str, Any]],
+        sent: list[tuple[int, int]],
+        results: list[Reply | OracleError | None],
+        timeout: float,
+    ) -> None:
+        """Read the replies to ``sent``; what failed or was never sent goes to a fresh server."""
+        todo = list(range(len(sent), len(requests)))
+        for position, (index, rid) in enumerate(sent):
+            try:
+                op, path = str(requests[index].get("op")), requests[index].get("path")
+                results[index] = self._await(server, rid, op, path, timeout)
+            except (OracleTimeout, OracleCrashed) as failure:
+                results[index] = failure
+                todo = [i for i, _ in sent[position + 1 :]] + todo
+                break
+        while todo:
+            todo = self._pipeline_once(requests, todo, results, 64, timeout)
+
+    @contextmanager
+    def checking(
+        self,
+        files: Sequence[tuple[PathLike, Iterable[str]]],
+        *,
+        timeout: float | None = None,
+        server_seconds: Callable[[float], None] | None = None,
+    ) -> Iterator[Callable[[], list[dict[str, LayerVerdict] | OracleError]]]:
+        """:meth:`check` of each ``(path, layers)`` at once (:meth:`in_flight`): yields the
+        function that collects each file's verdicts, or the :class:`OracleError` that
+        stopped them, in order. A file with no layers gets no request and no verdicts.
+        ``server_seconds`` hears the seconds the server spent judging them (its own clock)."""
+        wanted = [list(dict.fromkeys(layers)) for _, layers in files]
+        for layers in wanted:
+            unknown = [n for n in layers if n not in LAYERS]
+            if unknown:
+                raise ValueError(f"unknown layer(s) {', '.join(unknown)}; expected a subset of {', '.join(LAYERS)}")
+        asked = [i for i, layers in enumerate(wanted) if layers]
+        requests = [
+            {"op": "all", "path": os.fspath(files[i][0]), "options": {"layers": wanted[i]}} for i in asked
+        ]
+        with self.in_flight(requests, timeout=timeout) as replies:
+
+            def collect() -> list[dict[str, LayerVerdict] | OracleError]:
+                verdicts: list[dict[str, LayerVerdict] | OracleError] = [{} for _ in files]
+                got = replies()
+                for i, reply in zip(asked, got, strict=True):
+                    verdicts[i] = self._verdicts_of(reply, files[i][0])
+                if server_seconds is not None:
+                    server_seconds(sum(r.ms for r in got if isinstance(r, Reply)) / 1000)
+                return verdicts
+
+            yield collect
+
+    @staticmethod
+    def _verdicts_of(reply: Reply | OracleError, path: PathLike) -> dict[str, LayerVerdict] | OracleError:
+        if isinstance(reply, OracleError):
+            return reply
+        if not reply.ok:
+            assert reply.error is not None
+            if reply.error.name == "ProtocolError":
+                return OracleProtocolError(f"op 'all': {reply.error.message}")
+            return OfficialRefusal("all", reply.error)
+        return {name: LayerVerdict.from_json(name, value, path=path) for name, value in reply.result["layers"].items()}
 
     # -- verdicts -------------------------------------------------------------
 
@@ -345,25 +453,25 @@ class OfficialOracle:
 
     def fold(self, events: Sequence[Any]) -> dict[str, Any]:
         """``foldSurface(events)`` -> ``{nodes, replacements}``; raises :class:`OfficialRefusal`."""
-        return self._value("fold", events=[_raw(e) for e in events])
+        return cast("dict[str, Any]", self._value("fold", events=[_raw(e) for e in events]))
 
     def pack(self, events: Sequence[Any]) -> list[Any]:
         """``packChunkRuns(events)`` -> storage rows."""
-        return self._value("pack", events=[_raw(e) for e in events])
+        return cast("list[Any]", self._value("pack", events=[_raw(e) for e in events]))
 
     def unpack(self, rows: Sequence[Any]) -> list[Any]:
         """``rows.flatMap(decodeStorageRecord)`` -> events; raises :class:`OfficialRefusal`
         carrying the official message for a malformed row."""
-        return self._value("unpack", rows=[_raw(r) for r in rows])
+        return cast("list[Any]", self._value("unpack", rows=[_raw(r) for r in rows]))
 
     def closers(self, events: Sequence[Any]) -> list[Any]:
         """``interruptedTurnClosers(events)``: what a crash repair would append."""
-        return self._value("closers", events=[_raw(e) for e in events])
+        return cast("list[Any]", self._value("closers", events=[_raw(e) for e in events]))
 
     def wire(self, events: Sequence[Any]) -> dict[str, Any] | None:
         """The DeepSeek request body for the surface at the end of the log (offline),
         or None when the log has no request/header."""
-        return self._value("wire", events=[_raw(e) for e in events])["body"]
+        return cast("dict[str, Any] | None", self._value("wire", events=[_raw(e) for e in events])["body"])
 
     def read_raw(self, path: PathLike) -> RawLog:
         """The official raw read of a file: header, rows, torn flag."""
@@ -372,7 +480,7 @@ class OfficialOracle:
 
     def version(self) -> dict[str, Any]:
         """Node version, session format version, package versions, layer names."""
-        return self._value("version")
+        return cast("dict[str, Any]", self._value("version"))
 
     def ping(self) -> bool:
-        return self._value("ping") == "pong"
+        return bool(self._value("ping") == "pong")

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
+from typing import IO
 
 __all__ = ["JS_DIR", "ServerProcess", "node_executable", "unavailable_reason"]
 
@@ -80,7 +81,8 @@ def _terminate(proc: subprocess.Popen[bytes], grace: float, scratch: str) -> Non
 def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
     if proc.poll() is None:
         try:
-            proc.stdin.close()  # type: ignore[union-attr]
+            if proc.stdin is not None:  # a pipe: the server was started with all three
+                proc.stdin.close()
         except OSError:
             pass
         try:
@@ -105,22 +107,25 @@ class ServerProcess:
         except OSError:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None, "the server was started with three pipes"
+        self.stdin = stdin
         self.replies: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
-        threading.Thread(target=self._drain_stdout, name="dshfuzz-oracle-stdout", daemon=True).start()
-        threading.Thread(target=self._drain_stderr, name="dshfuzz-oracle-stderr", daemon=True).start()
+        threading.Thread(target=self._drain_stdout, args=(stdout,), name="dshfuzz-oracle-stdout", daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(stderr,), name="dshfuzz-oracle-stderr", daemon=True).start()
         # Also runs at interpreter exit, so no server outlives its Python process.
         self._finalizer = weakref.finalize(self, _terminate, self.proc, grace, self.scratch)
 
-    def _drain_stdout(self) -> None:
-        with self.proc.stdout:  # type: ignore[union-attr]
-            for line in self.proc.stdout:  # type: ignore[union-attr]
+    def _drain_stdout(self, stdout: IO[bytes]) -> None:
+        with stdout:
+            for line in stdout:
                 self.replies.put(line)
         self.replies.put(_EOF)
 
-    def _drain_stderr(self) -> None:
-        with self.proc.stderr:  # type: ignore[union-attr]
-            for line in self.proc.stderr:  # type: ignore[union-attr]
+    def _drain_stderr(self, stderr: IO[bytes]) -> None:
+        with stderr:
+            for line in stderr:
                 self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
 
     @property
@@ -130,8 +135,8 @@ class ServerProcess:
     def send(self, data: bytes) -> bool:
         """Write request lines; False when the server is gone (the pipe broke)."""
         try:
-            self.proc.stdin.write(data)  # type: ignore[union-attr]
-            self.proc.stdin.flush()  # type: ignore[union-attr]
+            self.stdin.write(data)
+            self.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             return False
         return True

@@ -48,19 +48,32 @@ export async function allLayers({ events, header, path }, only) {
   const layers = {};
   let decodeError;
   let input = { events, header, path };
+  // released reads the file exactly as the event layers do: one read serves both (a zstd bomb inflates once, not twice)
+  let rawRead;
   if (path !== undefined) {
+    rawRead = readRaw(path).then((raw) => ({ raw }), (error) => ({ error }));
+    const { raw, error } = await rawRead;
     try {
-      const raw = await readRaw(path);
+      if (error !== undefined) throw error;
       input = deepFreeze({ path, header: raw.header, events: unpack(raw.rows) });
     } catch (e) {
       decodeError = errorJson(e);
       input = { path };
     }
   }
+  const releasedOnRead = async () => {
+    const { raw, error } = await rawRead;
+    if (error !== undefined) throw error;
+    // an unfrozen copy, as released's own read would give it (the event layers' input is frozen)
+    let copy;
+    try { copy = structuredClone(raw); } catch { return FILE_LAYERS.released({ path }); } // too deep to clone: read again
+    return released(copy.header, copy.rows);
+  };
   for (const name of LAYER_NAMES) {
     if (!wanted(name)) continue;
     let fn;
-    if (path !== undefined && name in FILE_LAYERS) fn = FILE_LAYERS[name];
+    if (path !== undefined && name === 'released') fn = releasedOnRead;
+    else if (path !== undefined && name in FILE_LAYERS) fn = FILE_LAYERS[name];
     else if (name in EVENT_LAYERS && input.events !== undefined) fn = EVENT_LAYERS[name];
     else if (name === 'released' && path === undefined && header !== undefined) fn = releasedInline;
     if (fn !== undefined) layers[name] = await verdict(fn, input);
