@@ -59,6 +59,25 @@ def test_a_campaign_against_a_checker_that_sleeps_5s_a_log_ends_within_budget_pl
 
 
 @pytest.mark.slow
+def test_a_campaign_of_zstd_bombs_ends_within_budget_plus_10s_whatever_the_server_still_has_queued(
+    tmp_path, official
+):
+    # every log inflates 64 MiB in the official loader: the worker runs ahead of its server,
+    # and at the budget it drops what the server has not judged yet instead of waiting
+    out = tmp_path / "run"
+    began = time.monotonic()
+    proc = _fuzz("--mutators", "frame-over-limit", "--budget", "20s", "--workers", "1", "--seed", "3",
+                 "--out", str(out))
+    stdout, stderr = proc.communicate(timeout=120)
+    took = time.monotonic() - began
+    assert proc.returncode in (0, 1), stdout + stderr
+    assert took <= 30, f"a 20 s campaign took {took:.0f} s\n{stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop"] == "budget"
+    assert summary["examples"] > 0
+
+
+@pytest.mark.slow
 def test_ctrl_c_during_minimisation_ends_the_campaign_within_5s_with_the_findings_so_far(tmp_path):
     out = tmp_path / "run"
     proc = _fuzz("--checker", _sleeping_checker(tmp_path, 0.2), "--budget", "10m", "--workers", "1", "--seed", "1",

@@ -24,7 +24,7 @@ from ._events import (
     WorkerFailed,
     WorkerLost,
 )
-from ._judge import Example, Judge, JudgedExample
+from ._judge import Example, Judge, JudgedExample, PendingJudgement
 from ._judges import (
     CHECKER_SPEC_HELP,
     CheckerSpecError,
@@ -70,6 +70,7 @@ __all__ = [
     "FindingRecorder",
     "Judge",
     "JudgedExample",
+    "PendingJudgement",
     "KillMatrix",
     "MatrixConfig",
     "MatrixRow",

@@ -22,6 +22,15 @@ little more than its first rounds did. A cut round is reported (:class:`RoundCut
 Campaigns on an example budget are never cut, so their example sequence does not
 depend on the machine's load.
 
+The official layers run beside Python: a worker submits a family of logs to its Node
+server and judges it with every other judge, then leaves the official verdicts in flight
+while Hypothesis draws the next family (``Judge.submit``). A family whose other judges
+already disagree in a new way is waited for, so that its finding shrinks in Hypothesis;
+a finding only the official layers reveal arrives a family or more later and is
+minimised by the delta-debugger alone. On an example budget exactly one family lags (the
+example sequence stays independent of the machine's speed); on a time budget the queue
+runs deeper (``MAX_LAG_LOGS``, ``MAX_LAG_SECONDS``) and a stop drops what it still holds.
+
 Each round steers: ``target()`` scores hard shapes (open tool calls, zstd frames,
 replace depth) and Hypothesis optimises them during generation, which it does only
 with ``Phase.target`` enabled; ``event()`` labels each example's incident class in
@@ -78,7 +87,7 @@ if TYPE_CHECKING:
 
     from dshfuzz.oracle.official import LayerVerdict, OfficialOracle
 
-    from ._judge import Example, JudgedExample, Shape
+    from ._judge import Example, JudgedExample, PendingJudgement, Shape
 
 
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
@@ -124,6 +133,16 @@ PROGRESS_SECONDS = 2.0
 """A minimisation sends its best witness so far at most this often: what a stopped
 campaign reports."""
 
+
+MAX_LAG_LOGS = 256
+MAX_LAG_SECONDS = 5.0
+"""At most this many logs, and about this much of the official server's time (by each
+stratum's cost so far), wait for their official verdicts while the worker draws on; beyond
+either the worker waits for the oldest. A judgement that must wait for the queue (shrinking,
+minimising) drains it first, watching for the stop; a stop drops what is still queued."""
+
+DRAIN_POLL_SECONDS = 0.002
+"""How often a drain looks for the server's next replies and for the stop."""
 
 SETTLED = frozenset({"minimal", "cut", "off"})
 """The stages after which a finding's witness no longer changes."""
@@ -648,6 +667,77 @@ def _worker(
     # a batch checker's logs wait here until there are BATCH_LOGS of them (one process start)
     held_back: list[Example] = []
 
+    # One family's official verdicts may stay in flight while Hypothesis draws the next (the
+    # server judges beside Python); a family the other judges already find suspicious is
+    # waited for, so that a finding they can see still shrinks in Hypothesis.
+    lag = batch_logs == 1 and official is not None
+    # On a time budget, families stay in flight while the server catches up (a costly log,
+    # a zstd bomb, no longer stalls Python), up to MAX_LAG_LOGS; on an example budget exactly
+    # one family lags, so that the example sequence does not depend on the machine's speed.
+    deep = lag and capped
+    lagging: collections.deque[tuple[tuple[Example, ...], PendingJudgement, float]] = collections.deque()
+    late: list[_Witness] = []  # fresh findings of a family judged in full after it left Hypothesis
+    waited_for: set[str] = set()  # provisional signatures already waited for once
+
+    server_cost: dict[str | None, float] = {}  # the server's seconds per log, per stratum (moving average)
+
+    def lagged() -> int:
+        return sum(len(family) for family, _, _ in lagging)
+
+    def queued_seconds() -> float:
+        """The server's expected seconds on the logs in flight, by their strata's costs so far."""
+        usual = sorted(server_cost.values())[len(server_cost) // 2] if server_cost else 0.0
+        return sum(len(family) * server_cost.get(family[0].mutator, usual) for family, _, _ in lagging)
+
+    def learn_cost(family: tuple[Example, ...], judgement: PendingJudgement) -> None:
+        per_log = judgement.server_seconds / len(family)
+        known = server_cost.get(family[0].mutator)
+        server_cost[family[0].mutator] = per_log if known is None else 0.8 * known + 0.2 * per_log
+
+    def settle_lagging(*, wait: bool = False) -> list[_Witness]:
+        """Resolve the families left in flight that are due: count them, and return their
+        fresh findings. Due: every one (``wait``, or one family's lag), else the oldest ones
+        whose verdicts have arrived, and any beyond MAX_LAG_LOGS or MAX_LAG_SECONDS."""
+        found: list[_Witness] = []
+        while lagging and (
+            wait or not deep or lagging[0][1].ready() or lagged() > MAX_LAG_LOGS
+            or queued_seconds() > MAX_LAG_SECONDS
+        ):
+            family, judgement, seconds = lagging.popleft()
+            before = time.monotonic()
+            verdicts = judgement.result()
+            learn_cost(family, judgement)
+            found += record(list(family), verdicts, (seconds + time.monotonic() - before) / len(family), every=True)
+        return found
+
+    def drain() -> bool:
+        """Settle every family in flight before judging anything else (the server answers in
+        order), watching for the stop as it waits; False when the campaign stopped instead."""
+        while lagging:
+            if should_stop():
+                abandon_lagging()
+                return False
+            if lagging[0][1].ready():
+                late.extend(settle_lagging())
+            else:
+                time.sleep(DRAIN_POLL_SECONDS)
+        return True
+
+    def abandon_lagging() -> None:
+        """A stopping campaign does not wait for the server: what it still judges is dropped."""
+        while lagging:
+            lagging.pop()[1].abandon()
+
+    def worth_waiting(judgement: PendingJudgement) -> bool:
+        """Whether the judges other than the official layers already disagree in a way not
+        yet found (nor already waited for): then the family's full verdict decides at once."""
+        suspects = {
+            d.signature for judged in judgement.provisional() for d in judged.defects
+        } - seen - waited_for
+        suspects = {s for s in suspects if not claims.known(s)}
+        waited_for.update(suspects)
+        return bool(suspects)
+
     try:
         with Judge(checker, official=official, reference=reference) as judge:
             round_no = 0
@@ -662,6 +752,11 @@ def _worker(
                         break
                     adopt(judged_batch(judge, replay[at : at + batch_logs]), judge)
             while not should_stop() and (budget is None or hunted + len(held_back) < budget):
+                if (late or pending) and not drain():
+                    break
+                if late:  # found one family late, after the log had left Hypothesis: minimised alone
+                    adopt(late[:], judge)
+                    late.clear()
                 while pending and not should_stop() and exploring.may_minimise():
                     if batch_logs > 1:  # every deferred finding at once: their questions share invocations
                         deferred = list(pending)
@@ -712,7 +807,7 @@ def _worker(
                         witness = next(iter(hunt.values()))
                         cut_check(witness, shrink_deadline[0])
                         return kept(witness, family)
-                    if should_stop() or (budget is not None and hunted + len(held_back) >= budget):
+                    if should_stop() or (budget is not None and hunted + len(held_back) + lagged() >= budget):
                         raise _Stop
                     if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
@@ -726,7 +821,7 @@ def _worker(
                     # a round and the example budget count logs, whatever the families' sizes
                     family = family[: size - in_round]
                     if budget is not None:
-                        family = family[: budget - hunted - len(held_back)]
+                        family = family[: budget - hunted - len(held_back) - lagged()]
                     judged_logs.update(e.data for e in family)
                     in_round += len(family)
                     if batch_logs > 1:
@@ -741,8 +836,17 @@ def _worker(
                             raise _Found
                         return False
                     before = time.monotonic()
-                    verdicts = judge.judge_many(family)
-                    _steer(family, [v.shape for v in verdicts])
+                    judgement = judge.submit(family)
+                    _steer(family, judgement.shapes)
+                    late.extend(settle_lagging())
+                    if lag and not worth_waiting(judgement):
+                        # the server judges this family while Hypothesis draws the next
+                        lagging.append((family, judgement, time.monotonic() - before))
+                        return False
+                    if not drain():
+                        judgement.abandon()
+                        raise _Stop
+                    verdicts = judgement.result()
                     fresh = record(list(family), verdicts, (time.monotonic() - before) / len(family))
                     if not fresh:
                         return False
@@ -770,6 +874,7 @@ def _worker(
                                      settings=round_settings(families_for(stratum, size), shrink=config.shrink),
                                      random=random.Random(_round_seed(config.seed, worker, round_no)))
                     finally:
+                        late.extend(settle_lagging())
                         close_round(shrink_began, judged_before)
                         ledger.flush()
                 except (NoSuchExample, Unsatisfiable, _RoundFull):  # also: filters rejected every draw this round
@@ -785,6 +890,9 @@ def _worker(
                         witnesses = judged_batch(judge, held_back[:])
                         held_back.clear()
                         adopt(witnesses, judge)
+                    if late and not should_stop():
+                        adopt(late[:], judge)
+                        late.clear()
                     break
                 except _Cut:
                     witness = next(iter(hunt.values()))
@@ -805,11 +913,16 @@ def _worker(
                     pending.append(witness)
                     continue
                 polish(witness, judge)
-            for witness in pending:  # their best so far, for the report
+            if should_stop():
+                abandon_lagging()
+            else:
+                late.extend(settle_lagging(wait=True))
+            for witness in [*pending, *late]:  # their best so far, for the report
                 announce(witness, "cut")
     except _Stop:
         pass
     finally:
+        abandon_lagging()  # never wait past the budget for logs no one will count
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
         ledger.flush(final=True)

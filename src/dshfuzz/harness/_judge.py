@@ -6,6 +6,10 @@ that must read a file (the official layers, an external checker) get one, writte
 once per log to a private scratch directory (in RAM where the platform offers
 one) and removed after judging.
 
+:meth:`Judge.submit` leaves the official verdicts in flight (a :class:`PendingJudgement`)
+so that a campaign draws its next logs while the server judges; judgements resolve in
+the order they were submitted, because the server answers in order.
+
 Minimising a finding judges hundreds of candidates, so the minimiser's predicate
 (:meth:`Judge.still_fails`) runs only the judges the finding's signature depends on
 (:func:`scope_of`): the checker always, a ``miss`` of one layer that layer's official
@@ -38,6 +42,7 @@ from ._reference import MODEL_LAYERS
 
 if TYPE_CHECKING:
     from dshfuzz.model import Compression
+    from dshfuzz.oracle.official import Flight
 
 __all__ = [
     "CAMPAIGN_LAYERS",
@@ -46,6 +51,7 @@ __all__ = [
     "Example",
     "Judge",
     "JudgedExample",
+    "PendingJudgement",
     "Scope",
     "Shape",
     "official_layers_for",
@@ -259,6 +265,7 @@ class Judge:
         self._own_scratch = scratch is None
         self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-", dir=_ram_dir())) if scratch is None else scratch
         self._counter = 0
+        self._open: collections.deque[PendingJudgement] = collections.deque()
         self.server_seconds = 0.0
         """Seconds the official server spent judging (its own clock, while the other judges ran)."""
         self.seconds: collections.Counter[str] = collections.Counter()
@@ -274,6 +281,8 @@ class Judge:
             charge(self.seconds, part, time.perf_counter() - began)
 
     def close(self) -> None:
+        while self._open:  # a judgement never asked for: its server is not waited for
+            self._open[-1].abandon()
         if self._own_scratch:
             for child in self.scratch.iterdir():
                 child.unlink(missing_ok=True)
@@ -297,22 +306,22 @@ class Judge:
     @contextmanager
     def _official_in_flight(
         self, files: Sequence[tuple[Path, tuple[str, ...]]]
-    ) -> Iterator[Callable[[], list[dict[str, Any]]]]:
-        """The official layers asked about every file at once; yields the function that
+    ) -> Iterator[Flight[list[dict[str, Any]]]]:
+        """The official layers asked about every file at once; yields the flight that
         waits for their verdicts (``{}`` for a file when the oracle timed out or crashed: that
         is not the checker's defect). Only the wait is charged to the official layers: the
         judge works while the server judges."""
-        from dshfuzz.oracle.official import OracleError
+        from dshfuzz.oracle.official import Flight, OracleError
 
         if self.official is None or not any(layers for _, layers in files):
-            yield lambda: [{} for _ in files]
+            yield Flight(lambda: [{} for _ in files], lambda: True)
             return
         try:
             with self._timed("official layers"):
                 flight = self.official.checking(files, server_seconds=self._served)
                 collect = flight.__enter__()
         except OracleError:
-            yield lambda: [{} for _ in files]
+            yield Flight(lambda: [{} for _ in files], lambda: True)
             return
         answered: list[list[dict[str, Any]]] = []
 
@@ -328,7 +337,7 @@ class Judge:
             return answered[0]
 
         try:
-            yield verdicts
+            yield Flight(verdicts, lambda: bool(answered) or collect.ready())
         except BaseException as exc:
             if not answered:
                 flight.__exit__(type(exc), exc, exc.__traceback__)
@@ -381,11 +390,23 @@ class Judge:
         them first and answered while the checker, the reference checker and the reference
         oracle run (the server's judging overlaps Python's); a batch checker is asked once for
         all of them (``check_many``: one process)."""
+        return self.submit(examples, scope).result()
+
+    def submit(self, examples: Sequence[Example], scope: Scope = EVERY_JUDGE) -> PendingJudgement:
+        """Start judging ``examples``: the official layers are asked now and every other judge
+        runs before this returns; :meth:`PendingJudgement.result` waits for the official
+        verdicts and classifies. The caller may draw its next logs while the server judges.
+
+        Judgements resolve in the order they were submitted (the server answers in order):
+        asking for a later one's result, or judging anything else, resolves the earlier ones
+        first."""
         twins = [_twin(e) if scope.twin else None for e in examples]
         present = [t for t in twins if t is not None]
         layers = [self._official_wanted(e, scope.layers) for e in examples]
         files = not isinstance(self.checker, BuiltinChecker)
-        with ExitStack() as stack:
+        stack = ExitStack()
+        with ExitStack() as unwind:  # a judge that raises here leaves no flight and no file behind
+            unwind.push(stack)
             paths = [
                 stack.enter_context(self._on_disk(e)) if files or wanted else None for e, wanted in zip(examples, layers)
             ]
@@ -402,12 +423,11 @@ class Judge:
                 for e, path, (verdict, _) in zip(examples, paths, checked)
             ]
             models = [self._modelled(e) if scope.oracle else None for e in examples]
-            answers = iter(official())
-            verdicts = [next(answers) if p is not None and w else {} for p, w in zip(paths, layers)]
-        return [
-            self._judged(e, checked[i], references[i], verdicts[i], twin_verdicts[i], models[i])
-            for i, e in enumerate(examples)
-        ]
+            unwind.pop_all()
+        asked = [p is not None and bool(w) for p, w in zip(paths, layers)]
+        pending = PendingJudgement(self, tuple(examples), stack, official, asked, checked, references, twin_verdicts, models)
+        self._open.append(pending)
+        return pending
 
     def judge(self, example: Example, scope: Scope = EVERY_JUDGE) -> JudgedExample:
         """Every disagreement on ``example`` among the judges in ``scope`` (all by default)."""
@@ -522,6 +542,101 @@ class Judge:
         if self._batch_width is not None:
             return self._batch_width
         return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
+
+
+class _Abandoned(Exception):
+    """Closes a judgement's flight without collecting it (:meth:`PendingJudgement.abandon`)."""
+
+
+class PendingJudgement:
+    """A judgement of some logs whose official verdicts may still be on their way
+    (:meth:`Judge.submit`): every other judge has spoken. :meth:`result` waits for the
+    official layers and classifies; it is idempotent, and resolves every judgement
+    submitted before this one first, so the server's in-order replies reach their owners."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        examples: tuple[Example, ...],
+        stack: ExitStack,
+        official: Flight[list[dict[str, Any]]],
+        asked: list[bool],
+        checked: list[tuple[CheckerVerdict, float]],
+        references: list[CheckerVerdict | None],
+        twin_verdicts: list[CheckerVerdict | None],
+        models: list[tuple[Shape, frozenset[str], bool] | Disagreement | None],
+    ) -> None:
+        self.examples = examples
+        self._judge = judge
+        self._stack = stack
+        self._official = official
+        self._asked = asked
+        self._checked = checked
+        self._references = references
+        self._twins = twin_verdicts
+        self._models = models
+        self._result: list[JudgedExample] | None = None
+        self.server_seconds = 0.0
+        """The official server's own seconds on these logs, once resolved."""
+
+    @property
+    def shapes(self) -> list[Shape]:
+        """Each log's shape, as the reference oracle read it (known before the official verdicts)."""
+        return [m[0] if isinstance(m, tuple) else Shape(0, 0, 0, 0) for m in self._models]
+
+    @property
+    def resolved(self) -> bool:
+        return self._result is not None
+
+    def ready(self) -> bool:
+        """Whether :meth:`result` would return without waiting for the server (exact for the
+        oldest judgement not yet resolved: the server answers in order)."""
+        return self._result is not None or self._official.ready()
+
+    def abandon(self) -> None:
+        """Give up on the official verdicts (a stopping campaign): the server, still judging,
+        is discarded rather than waited for, and the logs count as never judged."""
+        if self._result is None:
+            self._close(_Abandoned())
+
+    def provisional(self) -> list[JudgedExample]:
+        """The judgement as it stands without the official layers: what the checker, the
+        reference checker, the reference oracle and the mutator's declaration say. A campaign
+        reads it to decide whether a log is worth waiting for; it is never a finding."""
+        return [
+            self._judge._judged(e, self._checked[i], self._references[i], {}, self._twins[i], self._models[i])
+            for i, e in enumerate(self.examples)
+        ]
+
+    def result(self) -> list[JudgedExample]:
+        """Every disagreement on each log among the judges, the official layers included."""
+        if self._result is None:
+            opened = self._judge._open
+            while opened and opened[0] is not self:
+                opened[0].result()
+            served = self._judge.server_seconds
+            try:
+                answers = iter(self._official())
+                verdicts = [next(answers) if asked else {} for asked in self._asked]
+                self.server_seconds = self._judge.server_seconds - served
+            except BaseException as exc:
+                self._close(exc)
+                raise
+            self._close(None)
+            self._result = [
+                self._judge._judged(e, self._checked[i], self._references[i], verdicts[i], self._twins[i], self._models[i])
+                for i, e in enumerate(self.examples)
+            ]
+        return self._result
+
+    def _close(self, exc: BaseException | None) -> None:
+        opened = self._judge._open
+        if self in opened:
+            opened.remove(self)
+        if exc is None:
+            self._stack.close()
+        else:
+            self._stack.__exit__(type(exc), exc, exc.__traceback__)
 
 
 def _ask(checker: CheckerUnderTest, example: Example, path: Path | None) -> CheckerVerdict:

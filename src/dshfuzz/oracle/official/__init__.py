@@ -9,7 +9,7 @@ imports nothing heavy; the server starts on the first call.
         verdicts = oracle.check(path="log.jsonl.zstd")   # {layer: LayerVerdict}
 """
 
-from ._client import CheckReport, OfficialOracle, RawLog
+from ._client import CheckReport, Flight, OfficialOracle, RawLog
 from ._layers import EVENT_LAYERS, FILE_LAYERS, LAYERS, MANIFEST_LAYER_NAMES
 from ._server import unavailable_reason
 from ._verdict import (
@@ -32,6 +32,7 @@ __all__ = [
     "LAYERS",
     "MANIFEST_LAYER_NAMES",
     "CheckReport",
+    "Flight",
     "LayerVerdict",
     "OfficialError",
     "OfficialOracle",

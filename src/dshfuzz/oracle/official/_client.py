@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from dshfuzz.model import dumps, loads
 
@@ -40,7 +40,7 @@ from ._verdict import (
     Reply,
 )
 
-__all__ = ["CheckReport", "OfficialOracle", "RawLog"]
+__all__ = ["CheckReport", "Flight", "OfficialOracle", "RawLog"]
 
 PathLike = str | os.PathLike[str]
 
@@ -68,6 +68,29 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return self.decode_error is None and all(v.ok for v in self.layers.values())
+
+
+T = TypeVar("T")
+
+
+class Flight(Generic[T]):
+    """Requests sent at once (:meth:`OfficialOracle.in_flight`, :meth:`OfficialOracle.checking`):
+    call it to collect their replies (once; later calls return the same). :meth:`ready` says
+    whether collecting would return at once."""
+
+    __slots__ = ("_collect", "_ready")
+
+    def __init__(self, collect: Callable[[], T], ready: Callable[[], bool]) -> None:
+        self._collect = collect
+        self._ready = ready
+
+    def __call__(self) -> T:
+        return self._collect()
+
+    def ready(self) -> bool:
+        """Every reply has arrived, or the server is gone (collecting reports it). Exact for the
+        oldest flight not yet collected: the server answers in the order it was asked."""
+        return self._ready()
 
 
 def _answered(results: list[Reply | OracleError | None]) -> list[Reply | OracleError]:
@@ -277,8 +300,8 @@ class OfficialOracle:
     @contextmanager
     def in_flight(
         self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
-    ) -> Iterator[Callable[[], list[Reply | OracleError]]]:
-        """Send every request now and yield the function that collects their replies, in
+    ) -> Iterator[Flight[list[Reply | OracleError]]]:
+        """Send every request now and yield the :class:`Flight` that collects their replies, in
         request order, with :meth:`pipeline`'s guarantees: the caller works while the server
         judges. The server is the caller's until the block ends (other callers wait);
         replies not collected by then are collected on the way out, and when the block
@@ -300,8 +323,12 @@ class OfficialOracle:
                     self._collect(server, asked, sent, results, timeout or self.timeout)
                 return _answered(results)
 
+            def ready() -> bool:
+                # the replies of flights sent earlier come first: exact for the oldest uncollected one
+                return collected or not sent or server.replies.qsize() >= len(sent) or not server.alive
+
             try:
-                yield collect
+                yield Flight(collect, ready)
             except BaseException:
                 if not collected and sent:  # unread replies would answer the next caller's requests
                     self._discard(server, kill=True)
@@ -336,9 +363,9 @@ class OfficialOracle:
         *,
         timeout: float | None = None,
         server_seconds: Callable[[float], None] | None = None,
-    ) -> Iterator[Callable[[], list[dict[str, LayerVerdict] | OracleError]]]:
+    ) -> Iterator[Flight[list[dict[str, LayerVerdict] | OracleError]]]:
         """:meth:`check` of each ``(path, layers)`` at once (:meth:`in_flight`): yields the
-        function that collects each file's verdicts, or the :class:`OracleError` that
+        :class:`Flight` that collects each file's verdicts, or the :class:`OracleError` that
         stopped them, in order. A file with no layers gets no request and no verdicts.
         ``server_seconds`` hears the seconds the server spent judging them (its own clock)."""
         wanted = [list(dict.fromkeys(layers)) for _, layers in files]
@@ -361,7 +388,7 @@ class OfficialOracle:
                     server_seconds(sum(r.ms for r in got if isinstance(r, Reply)) / 1000)
                 return verdicts
 
-            yield collect
+            yield Flight(collect, replies.ready)
 
     @staticmethod
     def _verdicts_of(reply: Reply | OracleError, path: PathLike) -> dict[str, LayerVerdict] | OracleError:
