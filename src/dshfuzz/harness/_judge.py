@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
 from dshfuzz.contracts.layers import OfficialLayer as L
@@ -425,7 +425,8 @@ class Judge:
             models = [self._modelled(e) if scope.oracle else None for e in examples]
             unwind.pop_all()
         asked = [p is not None and bool(w) for p, w in zip(paths, layers)]
-        pending = PendingJudgement(self, tuple(examples), stack, official, asked, checked, references, twin_verdicts, models)
+        heard = [_Heard(*each) for each in zip(checked, references, twin_verdicts, models)]
+        pending = PendingJudgement(self, tuple(examples), heard, stack, official, asked)
         self._open.append(pending)
         return pending
 
@@ -448,16 +449,10 @@ class Judge:
             detail = traceback.format_exc(limit=6)
             return Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:], example.format_version)
 
-    def _judged(
-        self,
-        example: Example,
-        checked: tuple[CheckerVerdict, float],
-        reference: CheckerVerdict | None,
-        official: dict[str, Any],
-        twin_verdict: CheckerVerdict | None,
-        modelled: tuple[Shape, frozenset[str], bool] | Disagreement | None,
-    ) -> JudgedExample:
-        verdict, checker_seconds = checked
+    def _judged(self, example: Example, heard: _Heard, official: dict[str, Any]) -> JudgedExample:
+        """Classify what every judge said of ``example``: ``heard`` the judges but the
+        official layers, ``official`` their verdicts (none: the judgement without them)."""
+        (verdict, checker_seconds), reference, twin_verdict, modelled = heard
         metamorphic = () if twin_verdict is None else self._metamorphic(example, verdict, twin_verdict)
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
         oracle_crash: tuple[Disagreement, ...] = ()
@@ -544,6 +539,15 @@ class Judge:
         return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
 
 
+class _Heard(NamedTuple):
+    """What every judge but the official layers said of one log."""
+
+    checked: tuple[CheckerVerdict, float]
+    reference: CheckerVerdict | None
+    twin: CheckerVerdict | None
+    model: tuple[Shape, frozenset[str], bool] | Disagreement | None
+
+
 class _Abandoned(Exception):
     """Closes a judgement's flight without collecting it (:meth:`PendingJudgement.abandon`)."""
 
@@ -558,23 +562,17 @@ class PendingJudgement:
         self,
         judge: Judge,
         examples: tuple[Example, ...],
+        heard: list[_Heard],
         stack: ExitStack,
         official: Flight[list[dict[str, Any]]],
         asked: list[bool],
-        checked: list[tuple[CheckerVerdict, float]],
-        references: list[CheckerVerdict | None],
-        twin_verdicts: list[CheckerVerdict | None],
-        models: list[tuple[Shape, frozenset[str], bool] | Disagreement | None],
     ) -> None:
         self.examples = examples
         self._judge = judge
+        self._heard = heard
         self._stack = stack
         self._official = official
         self._asked = asked
-        self._checked = checked
-        self._references = references
-        self._twins = twin_verdicts
-        self._models = models
         self._result: list[JudgedExample] | None = None
         self.server_seconds = 0.0
         """The official server's own seconds on these logs, once resolved."""
@@ -582,7 +580,7 @@ class PendingJudgement:
     @property
     def shapes(self) -> list[Shape]:
         """Each log's shape, as the reference oracle read it (known before the official verdicts)."""
-        return [m[0] if isinstance(m, tuple) else Shape(0, 0, 0, 0) for m in self._models]
+        return [h.model[0] if isinstance(h.model, tuple) else Shape(0, 0, 0, 0) for h in self._heard]
 
     @property
     def resolved(self) -> bool:
@@ -603,10 +601,7 @@ class PendingJudgement:
         """The judgement as it stands without the official layers: what the checker, the
         reference checker, the reference oracle and the mutator's declaration say. A campaign
         reads it to decide whether a log is worth waiting for; it is never a finding."""
-        return [
-            self._judge._judged(e, self._checked[i], self._references[i], {}, self._twins[i], self._models[i])
-            for i, e in enumerate(self.examples)
-        ]
+        return [self._judge._judged(e, h, {}) for e, h in zip(self.examples, self._heard)]
 
     def result(self) -> list[JudgedExample]:
         """Every disagreement on each log among the judges, the official layers included."""
@@ -623,10 +618,7 @@ class PendingJudgement:
                 self._close(exc)
                 raise
             self._close(None)
-            self._result = [
-                self._judge._judged(e, self._checked[i], self._references[i], verdicts[i], self._twins[i], self._models[i])
-                for i, e in enumerate(self.examples)
-            ]
+            self._result = [self._judge._judged(e, h, v) for e, h, v in zip(self.examples, self._heard, verdicts)]
         return self._result
 
     def _close(self, exc: BaseException | None) -> None:
