@@ -197,3 +197,30 @@ def test_a_type_confusion_example_is_judged_by_the_layers_alone(example: Example
     assert [(d.kind, d.rules) for d in classify(erring, accepted)] == [("false-alarm", ("E1",))]
     assert [d.kind for d in classify(crashed, refused)] == ["crash"]
     assert classify(silent, accepted) == []
+
+
+@settings(max_examples=200, derandomize=True, database=None)
+@given(log=LOGS, data=st.data())
+def test_content_element_applies_to_every_log_that_holds_a_content_element(log: Any, data: st.DataObject):
+    # it draws among the events holding one: a blind draw of the event would miss on most logs
+    # (and a property over it, rejecting most of its examples, failed Hypothesis' filter health check)
+    draft = EventDraft.of(log.header, log.events, log.batches)
+    holds = any(p[-2:-1] == ("content",) and type(p[-1]) is int for e in draft.events for p in _paths_of(e))
+    try:
+        confuse(draft, data, "content-element")
+    except Inapplicable:
+        assert not holds, "a log with a content element was refused"
+        return
+    assert holds
+
+
+def _paths_of(value: Any, path: tuple = ()) -> list[tuple]:
+    """Every path in ``value`` (this test's own walk, apart from the perturbation's)."""
+    out = [path]
+    if type(value) is dict:
+        for key, child in value.items():
+            out += _paths_of(child, (*path, key))
+    elif type(value) is list:
+        for index, child in enumerate(value):
+            out += _paths_of(child, (*path, index))
+    return out

@@ -296,6 +296,11 @@ def type_confusion(draft: EventDraft, data: Any) -> str:
     return confuse(draft, data, variant).description
 
 
+def _is_content_element(path: _Path) -> bool:
+    """Whether ``path`` leads to an element of an array held under a ``content`` key."""
+    return len(path) >= 2 and type(path[-1]) is int and path[-2] == "content"
+
+
 def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     """Applies ``variant`` to a drawn event (of any JSON type: the log may be damaged already)
     at a drawn place (a depth first, then a path of that depth: the event itself at depth 0):
@@ -312,8 +317,14 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
       or another non-object.
 
     The edit always changes the event, and nothing else in the log. :class:`Inapplicable`
-    when the drawn event has no place for the variant."""
-    i = choose(data, range(len(draft.events)), "event")
+    when the drawn event has no place for the variant. ``content-element`` draws among the
+    events that hold a content element (most events hold none: a blind draw would mostly
+    miss), every other variant among all events."""
+    if variant == "content-element":
+        holders = [i for i, e in enumerate(draft.events) if any(_is_content_element(p) for p in _all_paths(e))]
+        i = choose(data, holders, "event with a content element")
+    else:
+        i = choose(data, range(len(draft.events)), "event")
     event = draft.events[i]
     paths = _all_paths(event)
     if variant == "drop-key":
@@ -330,7 +341,7 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
         shown = f"seq {i}: {_show(where)} gains the unknown key {key!r}"
         return Confusion(variant, i, (*where, key), value, shown)
     if variant == "content-element":
-        elements = [p for p in paths if len(p) >= 2 and type(p[-1]) is int and p[-2] == "content"]
+        elements = [p for p in paths if _is_content_element(p)]
         path = _by_depth(data, elements, "content element")
         current = _at(event, path)
         others = [v for v in _NON_OBJECTS if not (v == current and _same_type(v, current))]
