@@ -68,3 +68,42 @@ def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches
     assert planted is not None, f"{module}: the planted defect was not found; found instead: {seen}"
     witness = planted.data.decode("utf-8", "replace")
     assert planted.events_minimal <= MAX_MINIMAL_EVENTS, f"witness not minimal ({planted.events_minimal} events):\n{witness}"
+
+
+@pytest.mark.slow
+def test_misses_only_the_official_layers_see_arrive_after_their_log_left_hypothesis_each_minimised(
+    official, tmp_path, monkeypatch
+):
+    # on a time budget the worker draws on while the server judges: a layer's refusal that the
+    # other judges cannot see comes back after Hypothesis moved on, so every such miss of the log
+    # is a finding at once (the same log found for several signatures), minimised by the
+    # delta-debugger alone
+    monkeypatch.chdir(REPO)
+    config = CampaignConfig(
+        checker="py:tests.broken_checkers.accepts_all:check",
+        seed=1,
+        workers=1,
+        budget_seconds=120,
+        mutators=("seq-gap",),
+        out=tmp_path,
+        minimise_seconds=60,
+    )
+    found_on: dict[bytes, set[str]] = {}
+    first_log: dict[str, bytes] = {}
+    minimal = None
+    campaign = run_campaign(config)
+    for event in campaign:
+        if not isinstance(event, DisagreementFound):
+            continue
+        if event.stage == "found":
+            found_on.setdefault(event.data, set()).add(event.signature)
+            first_log[event.signature] = event.data
+        elif event.stage == "minimal" and event.layer not in (None, "expected"):
+            together = found_on.get(first_log.get(event.signature, b""), set())
+            if len(together) >= 2 and event.events_found > MAX_MINIMAL_EVENTS:
+                minimal = event
+                break
+    campaign.close()
+    assert minimal is not None, f"no log was found for several layers' misses at once: {found_on.values()}"
+    witness = minimal.data.decode("utf-8", "replace")
+    assert minimal.events_minimal <= MAX_MINIMAL_EVENTS, f"witness not minimal ({minimal.events_minimal}):\n{witness}"
