@@ -230,3 +230,26 @@ def test_cli_rejects_a_bad_event_range(tmp_path: Path, bad: str) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["generate", "--count", "1", "--out", str(tmp_path), "--events", bad])
     assert exc.value.code == 2
+
+
+_DRAW_KNOBS = FeatureWeights(working_step=1.0, full_turns=1.0, compact_all=1.0, compaction=1.0, tool_calls=1.0)
+
+
+def test_the_draw_knobs_are_off_by_default() -> None:
+    """Off, the knobs make no draw, so every existing strategy and seed keeps its logs."""
+    default = FeatureWeights()
+    assert (default.working_step, default.full_turns, default.compact_all) == (0.0, 0.0, 0.0)
+
+
+@given(session_logs(turns=(2, 3), max_events=120, weights=_DRAW_KNOBS))
+def test_logs_drawn_with_every_draw_knob_on_keep_the_agent_loop_invariants(log: GeneratedLog) -> None:
+    assert _write_order_problems(log) == [], _dump(log)
+
+
+def test_the_draw_knobs_put_answered_calls_before_whole_surface_compactions() -> None:
+    """On, every own turn with steps leads with a working step that calls tools, and every
+    compaction keeps nothing of the surface."""
+    for log in generate(40, 9, turns=(2, 3), max_events=400, weights=_DRAW_KNOBS):
+        for turn in log.plan.turns:
+            assert not turn.steps or turn.steps[0].calls or len(turn.steps) == 1
+            assert turn.compaction is None or turn.compaction.keep == 0

@@ -69,6 +69,20 @@ class FeatureWeights:
     The defaults make 300 logs cover the whole v0 vocabulary while keeping the
     real sessions' shape: mostly completed turns of 1-3 steps, tool calls in
     about half the steps.
+
+    ``working_step`` is the probability that a turn with steps leads with one
+    working step (a step that may call tools, answered by the steps after it)
+    drawn on its own rather than as a member of the working-step list, which
+    Hypothesis draws empty most of the time. At its default 0 the grammar makes
+    no draw for it, so the same seed gives the same plan as without the knob.
+
+    ``full_turns`` is the probability that the turns a session's minimum count
+    requires are drawn in full, each feature at its weight, ahead of the turn
+    list; otherwise a turn list drawn short is padded with minimal turns (no
+    optional feature at all). At its default 0 it makes no draw either.
+
+    ``compact_all`` is the probability that a compaction keeps none of the surface
+    (``keep=0``) instead of drawing how many nodes it keeps; no draw at 0 either.
     """
 
     tool_calls: float = 0.6
@@ -102,6 +116,9 @@ class FeatureWeights:
     end_max_tokens: float = 0.04
     end_blocked: float = 0.04
     empty: float = 0.02
+    working_step: float = 0.0
+    full_turns: float = 0.0
+    compact_all: float = 0.0
 
     def endings(self) -> list[tuple[str, float]]:
         return [
@@ -325,9 +342,11 @@ def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
     # Blocked and hook-aborted turns stop before any step; some provider errors do too (subagent snapshot).
     if end.kind != "blocked" and end.cause != "hook" and not (end.kind == "error" and d.chance(0.3)):
         # Most turns take 1-2 steps; a few run long (the 5-step subagent-continuable turn).
-        most = d.weighted([(1, 0.75), (max_steps - 1, 0.25)])
-        working = d.many(_step, 0, max(0, min(most, max_steps - 1)), w, True)
-        steps = (*working, _step(d, w, end.kind == "interrupted"))
+        most = max(0, min(d.weighted([(1, 0.75), (max_steps - 1, 0.25)]), max_steps - 1))
+        # ``working_step`` leads with a working step of its own (no draw at 0; shrinks to off).
+        lead = (_step(d, w, True),) if most > 0 and d.chance(w.working_step) else ()
+        working = d.many(_step, 0, most - len(lead), w, True)
+        steps = (*lead, *working, _step(d, w, end.kind == "interrupted"))
     source = d.pick(USER_SOURCE_KINDS[1:]) if d.chance(w.non_user_source) else "user"
     prompt = _words(d, 2, 20)
     before = tuple(d.many(_side, 1, 3, BETWEEN_TURN_SIDES)) if d.chance(w.side) else ()
@@ -341,7 +360,8 @@ def _turn(d: Draw, w: FeatureWeights, max_steps: int) -> TurnPlan:
         prompt=prompt,
         before=before,
         compaction=(
-            CompactionPlan(keep=d.integer(0, 3), manual=d.chance(0.3), failed=d.chance(0.15))
+            CompactionPlan(keep=0 if d.chance(w.compact_all) else d.integer(0, 3), manual=d.chance(0.3),
+                           failed=d.chance(0.15))
             if compaction
             else None
         ),
@@ -366,7 +386,12 @@ def draw_session(
     prefix = tuple(d.many(_turn, 1, 2, weights, max_steps)) if origin == "fork" else ()
     # A prompt blocked before anything was written leaves a header-only log (v1 snapshot).
     empty = turns[0] == 0 and d.chance(weights.empty)
-    own = () if empty else tuple(d.many(_turn, max(1, turns[0]), turns[1], weights, max_steps))
+    own: tuple[TurnPlan, ...] = ()
+    if not empty:
+        # ``full_turns`` draws the required turns ahead of the list (no draw at 0; shrinks to off).
+        required = max(1, turns[0])
+        own = tuple(_turn(d, weights, max_steps) for _ in range(required)) if d.chance(weights.full_turns) else ()
+        own += tuple(d.many(_turn, required - len(own), turns[1] - len(own), weights, max_steps))
     return SessionPlan(
         turns=own,
         origin=origin,
