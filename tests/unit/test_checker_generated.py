@@ -5,10 +5,12 @@ generators write on purpose, and no pass raises."""
 from __future__ import annotations
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from dshfuzz.checker import CheckOptions, RuleId, check_log
 from dshfuzz.generators import GeneratedLog, session_logs
 from dshfuzz.model import parse_log
+from dshfuzz.mutators import MUTATORS, LogShape, logs_for
 
 
 def _report(data: bytes):
@@ -47,4 +49,14 @@ def test_generated_v1_logs_check_clean(log: GeneratedLog) -> None:
 @given(session_logs(format_version=0, max_events=60))
 def test_generated_zstd_logs_check_clean(log: GeneratedLog) -> None:
     report = _report(log.to_zstd())
+    assert _unexpected(report, log) == [], _explain(report, log)
+
+
+_SHAPED = sorted(name for name, m in MUTATORS.items() if m.logs != LogShape())
+
+
+@given(st.sampled_from(_SHAPED).flatmap(lambda name: logs_for(name, max_events=120)))
+def test_logs_of_every_declared_mutator_shape_check_clean(log: GeneratedLog) -> None:
+    """A mutator's declared :class:`LogShape` only reweights the one generator: its logs are valid."""
+    report = _report(log.to_jsonl())
     assert _unexpected(report, log) == [], _explain(report, log)

@@ -130,6 +130,7 @@ PUBLIC = {
         "Edit",
         "Inapplicable",
         "Level",
+        "LogShape",
         "METAMORPHIC",
         "MUTATORS",
         "Mutant",

@@ -13,7 +13,7 @@ mutators registered under the ``dshfuzz.mutators`` entry-point group;
 ``apply_seeded`` the seeded one-shot form behind ``dshfuzz mutate``.
 """
 
-from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, Mutator, applicable_rules, mutator
+from ._base import CompressionPolicy, DrawAdapter, Edit, Level, LogShape, Mutant, Mutator, applicable_rules, mutator
 from ._draft import DraftSource, Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
@@ -30,6 +30,7 @@ __all__ = [
     "Edit",
     "Inapplicable",
     "Level",
+    "LogShape",
     "Mutant",
     "Mutator",
     "Perturbation",

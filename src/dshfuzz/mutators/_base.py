@@ -32,6 +32,7 @@ __all__ = [
     "Edit",
     "Edited",
     "Level",
+    "LogShape",
     "MutateFn",
     "Mutant",
     "Mutator",
@@ -58,6 +59,25 @@ MutateFn = Callable[[Any, Any], str]
 """``fn(draft, data) -> description``: edits the level's draft in place, drawing
 every choice from ``data``; raises :class:`Inapplicable` when its precondition does
 not hold; returns what it injected where."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogShape:
+    """The valid logs a mutator's incident needs, as generator knobs: the logs drawn for it
+    (``logs_for``) have ``turns`` own turns (lo..hi) and the incident feature weights with
+    ``weights`` (:class:`~dshfuzz.generators.FeatureWeights` field, probability) overriding
+    them. The default is the incident logs every mutator shares. A mutator whose precondition
+    those logs rarely meet declares the shape that meets it, so that its draws are not
+    rejected; every shape is still a Hypothesis draw of the one generator, so logs stay valid
+    and shrink. (This module does not import the generators: ``logs_for`` applies the weights,
+    and an unknown weight name fails there.)"""
+
+    turns: tuple[int, int] = (1, 3)
+    weights: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.turns[0] <= self.turns[1]:
+            raise ValueError(f"turns must satisfy 1 <= lo <= hi, got {self.turns}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +153,8 @@ class Mutator(Edit):
     ``fn`` is the level-specific edit; ``compression`` pins the container when
     the incident only exists in one (a torn zstd frame, a torn JSONL line).
     ``min_batches`` is the number of append batches (zstd frames after the
-    header) the edit needs; ``formats`` the format versions the incident exists in.
+    header) the edit needs; ``formats`` the format versions the incident exists in;
+    ``logs`` the shape of the valid logs a campaign draws for it (:class:`LogShape`).
     """
 
     name: str
@@ -145,6 +166,7 @@ class Mutator(Edit):
     compression: CompressionPolicy = "any"
     min_batches: int = 1
     formats: frozenset[int] = ALL_FORMATS
+    logs: LogShape = LogShape()
 
     @property
     def doc(self) -> str:
@@ -230,6 +252,7 @@ def mutator(
     compression: CompressionPolicy = "any",
     min_batches: int = 1,
     formats: frozenset[int] = ALL_FORMATS,
+    logs: LogShape = LogShape(),
 ) -> Callable[[MutateFn], Mutator]:
     """Declare the decorated edit as the incident mutator ``name`` (``expects`` must be
     registry rule ids and ``official`` official layers: a typo fails at import)."""
@@ -245,6 +268,7 @@ def mutator(
             compression=compression,
             min_batches=min_batches,
             formats=formats,
+            logs=logs,
         )
 
     return wrap

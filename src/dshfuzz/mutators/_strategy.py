@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, reject, seed, settings
@@ -12,7 +13,7 @@ from hypothesis.errors import Unsatisfiable
 from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import Compression
 
-from ._base import DrawAdapter, Edit, Mutant, Mutator
+from ._base import DrawAdapter, Edit, LogShape, Mutant, Mutator
 from ._draft import DraftSource, Inapplicable, as_draft
 from ._registry import get
 
@@ -25,9 +26,12 @@ def incident_weights() -> FeatureWeights:
     return FeatureWeights(tool_calls=0.9, compaction=0.3, prune=0.4, title=0.9, fork=0.15, subagent=0.15)
 
 
-def incident_logs(*, format_version: int = 0, max_events: int = 150) -> st.SearchStrategy[Any]:
-    """Valid generated logs of one to three turns drawn with :func:`incident_weights`."""
-    return session_logs(format_version=format_version, turns=(1, 3), max_events=max_events, weights=incident_weights())
+def incident_logs(*, format_version: int = 0, max_events: int = 150, shape: LogShape = LogShape()) -> st.SearchStrategy[Any]:
+    """Valid generated logs of ``shape``: by default one to three turns drawn with
+    :func:`incident_weights`; a mutator's declared :class:`LogShape` changes the turn count
+    and overrides some of those weights."""
+    weights = replace(incident_weights(), **dict(shape.weights)) if shape.weights else incident_weights()
+    return session_logs(format_version=format_version, turns=shape.turns, max_events=max_events, weights=weights)
 
 
 def _as_v3(log: Any) -> Any:
@@ -59,12 +63,14 @@ def _as_v3(log: Any) -> Any:
 
 
 def logs_for(mutator: Mutator | str, *, max_events: int = 150) -> st.SearchStrategy[Any]:
-    """Valid logs of the formats ``mutator``'s incident exists in: v0 and v1 generated. There
-    is no v3 generator, so a v3-only incident gets v0 logs rewritten in the v3 shapes."""
-    formats = (get(mutator) if isinstance(mutator, str) else mutator).formats
-    options = [incident_logs(format_version=v, max_events=max_events) for v in (0, 1) if v in formats]
+    """Valid logs of the formats ``mutator``'s incident exists in, of the shape it declares
+    (:attr:`Mutator.logs`): v0 and v1 generated. There is no v3 generator, so a v3-only
+    incident gets v0 logs rewritten in the v3 shapes."""
+    m = get(mutator) if isinstance(mutator, str) else mutator
+    formats, shape = m.formats, m.logs
+    options = [incident_logs(format_version=v, max_events=max_events, shape=shape) for v in (0, 1) if v in formats]
     if not options and 3 in formats:
-        options.append(incident_logs(max_events=max_events).map(_as_v3))
+        options.append(incident_logs(max_events=max_events, shape=shape).map(_as_v3))
     return st.one_of(options)
 
 

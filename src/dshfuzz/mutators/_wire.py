@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._base import Level, mutator
-from ._draft import EventDraft, copy_json
+from ._base import Level, LogShape, mutator
+from ._draft import EventDraft, copy_json, seq_refs
 from ._envelope import time_near
 from ._select import ToolCall, choose, data_of, replace_guard, message_of, steps, surface_at, tool_calls
 
@@ -49,6 +49,18 @@ def orphan_tool_call(draft: EventDraft, data: Any) -> str:
     return f"tool/result of call {call.call_id!r} (seq {call.results[0]}) removed"
 
 
+_COMPACTED_CALLS = LogShape(
+    turns=(2, 3),
+    weights=(("tool_calls", 1.0), ("working_step", 1.0), ("full_turns", 1.0),
+             ("compaction", 1.0), ("compact_all", 1.0), ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+)
+"""Logs whose earlier turns answer tool calls that a later turn's compaction shadows: at least
+two turns drawn in full, each leading with a working step that calls tools (the final step
+answers them), and a compaction of the whole surface before every turn (one that keeps the last
+nodes keeps the answer visible or makes it the range's endpoint). Prunes, queued prompts and
+prompt hooks share the compaction's draw (``_rare``), so they are off to leave it certain."""
+
+
 @mutator(
     "compacted-orphan-tool-call",
     level=Level.EVENT,
@@ -58,6 +70,7 @@ def orphan_tool_call(draft: EventDraft, data: Any) -> str:
     compaction has already hidden -- the assistant message asking for the call is no longer
     on the provider-visible surface. Requests are fine, but the execution log still has an
     unresolved call: a warning, not a blocking defect.""",
+    logs=_COMPACTED_CALLS,
 )
 def compacted_orphan_tool_call(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool call answered exactly once whose assistant/message and result are
@@ -65,7 +78,9 @@ def compacted_orphan_tool_call(draft: EventDraft, data: Any) -> str:
     tool/result and drops it from every seq list, renumbering later events. Deterministic
     given its draws."""
     visible = set(surface_at(draft))
-    candidates = [c for c in _answered_once(draft) if c.assistant not in visible and c.results[0] not in visible]
+    endpoints = {c[k] for e in draft.events for c, k in seq_refs(e) if type(c) is dict}
+    candidates = [c for c in _answered_once(draft)
+                  if c.assistant not in visible and c.results[0] not in visible and c.results[0] not in endpoints]
     call = choose(data, candidates, "compacted answered tool call")
     draft.remove(call.results[0])
     return f"shadowed tool/result of call {call.call_id!r} (seq {call.results[0]}) removed"
