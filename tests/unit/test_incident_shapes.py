@@ -34,7 +34,9 @@ def applicability(name: str) -> Counter[str]:
     return seen
 
 
-@pytest.mark.parametrize("name", ["compacted-orphan-tool-call"])
+@pytest.mark.parametrize(
+    "name", ["compacted-orphan-tool-call", "partial-coverage", "tool-result-rewrite", "retry-compaction-relations"]
+)
 def test_logs_drawn_for_a_shaped_mutator_mostly_meet_its_precondition(name: str) -> None:
     seen = applicability(name)
     assert seen["applied"] >= 2 * SAMPLE // 3, seen

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._base import Level, mutator
+from ._base import Level, LogShape, mutator
 from ._draft import EventDraft, Inapplicable
 from ._envelope import time_near
 from ._select import choose, data_of, message_of
@@ -115,6 +115,16 @@ def title_sources(draft: EventDraft, data: Any) -> str:
     return f"seq {i} {draft.events[i]['type']}: {how}"
 
 
+_RETRIED_AND_COMPACTED = LogShape(
+    turns=(2, 3),
+    weights=(("full_turns", 1.0), ("compaction", 1.0), ("retry", 0.3),
+             ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+)
+"""Logs with compaction and retry records: at least two turns drawn in full (before the first
+turn the surface is empty, and only a failed compaction is written there), a compaction before
+every turn and retried steps more often than in the incident logs. Prunes, queued prompts and prompt hooks share
+the compaction's draw (``_rare``), so they are off to leave it certain."""
+
 _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "compaction owner", "compaction turn")
 
 
@@ -128,7 +138,7 @@ _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "c
     naming another step or provider than the open one, an llm/retry-started pairing no
     scheduled attempt, a compaction/end naming another compaction, or a compaction/start in
     another turn. Every rc.8 read layer loads it; the released relation walk refuses it, so the
-    session cannot be upgraded (format 0) or restored (format 1).""",
+    session cannot be upgraded (format 0) or restored (format 1).""",    logs=_RETRIED_AND_COMPACTED,
 )
 def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
     """Precondition: an llm/retry, llm/retry-started, compaction/end or compaction/start with

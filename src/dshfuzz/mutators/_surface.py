@@ -10,13 +10,33 @@ from hypothesis import strategies as st
 from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import SURFACE_TYPES
 
-from ._base import Level, mutator
+from ._base import Level, LogShape, mutator
 from ._draft import EventDraft, Inapplicable, type_of
 from ._envelope import time_near
 from ._select import choose, data_of, message_of, surface_at
 
 _SURFACE_LAYERS = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.LOAD_APP)
 _ALL_SURFACE_LAYERS = (*_SURFACE_LAYERS, L.RELEASED)
+
+_COMPACTED = LogShape(
+    turns=(2, 3),
+    weights=(("full_turns", 1.0), ("working_step", 1.0), ("compaction", 1.0),
+             ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+)
+"""Logs whose later turns compact what the earlier ones wrote: at least two turns drawn in full,
+each leading with a working step, and a compaction before every turn (it keeps a drawn number
+of nodes). Prunes, queued prompts and prompt hooks share the compaction's draw (``_rare``), so
+they are off to leave it certain."""
+
+_PRUNED = LogShape(
+    turns=(2, 3),
+    weights=(("full_turns", 1.0), ("working_step", 1.0), ("tool_calls", 1.0), ("prune", 1.0),
+             ("compaction", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+)
+"""Logs whose later turns prune the tool results the earlier ones got: at least two turns drawn
+in full, each leading with a working step that calls tools, and a prune before every turn. A
+compaction would shadow the results a prune rewrites, so it is off (as are the queued prompts and
+prompt hooks that share its draw)."""
 _MARKER_PREFIXES = ("retrace-", "message-editor-")
 
 
@@ -189,7 +209,7 @@ def emptied_source_seqs(draft: EventDraft, data: Any) -> str:
     official=_ALL_SURFACE_LAYERS,
     incident="""A surface replace whose sourceEventSeqs omit one of the nodes it shadows (a
     compaction or marker written with a stale node list). Every shadowed node must be cited;
-    missing one makes the whole-log fold, and so the load, fail.""",
+    missing one makes the whole-log fold, and so the load, fail.""",    logs=_COMPACTED,
 )
 def partial_coverage(draft: EventDraft, data: Any) -> str:
     """Precondition: a surface replace over a valid range. Drops a drawn shadowed node from
@@ -217,7 +237,7 @@ def partial_coverage(draft: EventDraft, data: Any) -> str:
     official=_SURFACE_LAYERS,
     incident="""A tool/result replace (a prune or a redaction) that changes more than the
     result's content: it flips isError, renames the message, re-targets the call id or adds
-    metadata. Only message.content may change in a tool/result rewrite.""",
+    metadata. Only message.content may change in a tool/result rewrite.""",    logs=_PRUNED,
 )
 def tool_result_rewrite(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool/result replace. Changes one drawn field other than the content
