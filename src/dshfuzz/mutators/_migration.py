@@ -122,8 +122,8 @@ _RETRIED_AND_COMPACTED = LogShape(
 )
 """Logs with compaction and retry records: at least two turns drawn in full (before the first
 turn the surface is empty, and only a failed compaction is written there), a compaction before
-every turn and retried steps more often than in the incident logs. Prunes, queued prompts and prompt hooks share
-the compaction's draw (``_rare``), so they are off to leave it certain."""
+every turn and retried steps more often than in the incident logs. Prunes, queued prompts and
+prompt hooks share the compaction's draw (``_rare``), so they are off to leave it certain."""
 
 _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "compaction owner", "compaction turn")
 
@@ -138,7 +138,8 @@ _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "c
     naming another step or provider than the open one, an llm/retry-started pairing no
     scheduled attempt, a compaction/end naming another compaction, or a compaction/start in
     another turn. Every rc.8 read layer loads it; the released relation walk refuses it, so the
-    session cannot be upgraded (format 0) or restored (format 1).""",    logs=_RETRIED_AND_COMPACTED,
+    session cannot be upgraded (format 0) or restored (format 1).""",
+    logs=_RETRIED_AND_COMPACTED,
 )
 def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
     """Precondition: an llm/retry, llm/retry-started, compaction/end or compaction/start with

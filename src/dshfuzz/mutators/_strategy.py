@@ -26,7 +26,9 @@ def incident_weights() -> FeatureWeights:
     return FeatureWeights(tool_calls=0.9, compaction=0.3, prune=0.4, title=0.9, fork=0.15, subagent=0.15)
 
 
-def incident_logs(*, format_version: int = 0, max_events: int = 150, shape: LogShape = LogShape()) -> st.SearchStrategy[Any]:
+def incident_logs(
+    *, format_version: int = 0, max_events: int = 150, shape: LogShape = LogShape()
+) -> st.SearchStrategy[Any]:
     """Valid generated logs of ``shape``: by default one to three turns drawn with
     :func:`incident_weights`; a mutator's declared :class:`LogShape` changes the turn count
     and overrides some of those weights."""

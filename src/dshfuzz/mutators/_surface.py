@@ -209,7 +209,8 @@ def emptied_source_seqs(draft: EventDraft, data: Any) -> str:
     official=_ALL_SURFACE_LAYERS,
     incident="""A surface replace whose sourceEventSeqs omit one of the nodes it shadows (a
     compaction or marker written with a stale node list). Every shadowed node must be cited;
-    missing one makes the whole-log fold, and so the load, fail.""",    logs=_COMPACTED,
+    missing one makes the whole-log fold, and so the load, fail.""",
+    logs=_COMPACTED,
 )
 def partial_coverage(draft: EventDraft, data: Any) -> str:
     """Precondition: a surface replace over a valid range. Drops a drawn shadowed node from
@@ -237,7 +238,8 @@ def partial_coverage(draft: EventDraft, data: Any) -> str:
     official=_SURFACE_LAYERS,
     incident="""A tool/result replace (a prune or a redaction) that changes more than the
     result's content: it flips isError, renames the message, re-targets the call id or adds
-    metadata. Only message.content may change in a tool/result rewrite.""",    logs=_PRUNED,
+    metadata. Only message.content may change in a tool/result rewrite.""",
+    logs=_PRUNED,
 )
 def tool_result_rewrite(draft: EventDraft, data: Any) -> str:
     """Precondition: a tool/result replace. Changes one drawn field other than the content
