@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from dshfuzz.generators import GeneratedLog, session_logs
+from dshfuzz.mutators import MUTATORS, LogShape, logs_for
 
 _ZSTD_LAYERS = ("load", "loadApp")
 
@@ -44,4 +46,19 @@ def test_generated_v1_logs_pass_the_released_v1_restore(official, log: Generated
         plain = Path(tmp) / "log.jsonl"
         plain.write_bytes(log.to_jsonl())
         refusals = _refusals(official.check(path=plain, layers=("released",)), "jsonl")
+    assert refusals == [], _explain(log, refusals)
+
+
+_SHAPED = sorted(name for name, m in MUTATORS.items() if m.logs != LogShape())
+
+
+@given(st.sampled_from(_SHAPED).flatmap(lambda name: logs_for(name, max_events=120)))
+def test_logs_of_every_declared_mutator_shape_pass_the_official_layers(official, log: GeneratedLog) -> None:
+    """A mutator's declared :class:`LogShape` only reweights the generator: format 0 passes every
+    layer, format 1 the released v1 restore."""
+    with tempfile.TemporaryDirectory(prefix="dshfuzz-gen-") as tmp:
+        plain = Path(tmp) / "log.jsonl"
+        plain.write_bytes(log.to_jsonl())
+        layers = None if log.format_version == 0 else ("released",)
+        refusals = _refusals(official.check(path=plain, layers=layers), "jsonl")
     assert refusals == [], _explain(log, refusals)
