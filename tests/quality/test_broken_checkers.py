@@ -20,6 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 MAX_MINIMAL_EVENTS = 12
 
 
+def _assert_minimal(found: DisagreementFound) -> None:
+    witness = found.data.decode("utf-8", "replace")
+    assert found.events_minimal <= MAX_MINIMAL_EVENTS, f"witness not minimal ({found.events_minimal} events):\n{witness}"
+
+
 def _planted(kind: str, rule: str | None):
     # a false alarm as format 0 shows it: a later format's log needs more events to stay clean for
     # every judge (a false alarm's witness must), so its 1-minimal witness is larger
@@ -66,8 +71,7 @@ def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches
                 break
     campaign.close()
     assert planted is not None, f"{module}: the planted defect was not found; found instead: {seen}"
-    witness = planted.data.decode("utf-8", "replace")
-    assert planted.events_minimal <= MAX_MINIMAL_EVENTS, f"witness not minimal ({planted.events_minimal} events):\n{witness}"
+    _assert_minimal(planted)
 
 
 @pytest.mark.slow
@@ -105,5 +109,4 @@ def test_misses_only_the_official_layers_see_arrive_after_their_log_left_hypothe
                 break
     campaign.close()
     assert minimal is not None, f"no log was found for several layers' misses at once: {found_on.values()}"
-    witness = minimal.data.decode("utf-8", "replace")
-    assert minimal.events_minimal <= MAX_MINIMAL_EVENTS, f"witness not minimal ({minimal.events_minimal}):\n{witness}"
+    _assert_minimal(minimal)
