@@ -210,32 +210,32 @@ def mutators_tables(width: int) -> list[Table]:
 
     from ._terminal import fit
 
-    mutators = Table(title=f"incident mutators ({len(MUTATORS)})", title_justify="left",
-                     caption="expects: the rules that must fire on every mutant; official: the official layers "
-                             "that must refuse a format-v0 mutant; the whole incident: dshfuzz mutators --markdown",
-                     caption_justify="left")
+    def table(title: str, caption: str, columns: tuple[str, ...]) -> Table:
+        made = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+        for column in columns:
+            made.add_column(column)
+        return made
+
     wide = width >= _WIDE
-    for column in ("mutator", "level", "expects", "official", "incident") if wide else \
-            ("mutator: incident", "level", "expects", "official"):
-        mutators.add_column(column)
+    mutators = table(f"incident mutators ({len(MUTATORS)})",
+                     "expects: the rules that must fire on every mutant; official: the official layers "
+                     "that must refuse a format-v0 mutant; the whole incident: dshfuzz mutators --markdown",
+                     ("mutator", "level", "expects", "official", "incident") if wide
+                     else ("mutator: incident", "level", "expects", "official"))
     for m in MUTATORS.values():
         cells = [_ids(m.expects), _ids(m.official)]
         if wide:
             mutators.add_row(m.name, str(m.level), *cells, one_line(m.incident))
         else:
             mutators.add_row(Text.assemble((m.name, "bold"), "\n", (one_line(m.incident), "dim")), str(m.level), *cells)
-    transforms = Table(title=f"metamorphic transforms ({len(METAMORPHIC)})", title_justify="left",
-                       caption="a checker's verdict must not change under these (a framing-only one may change "
-                               "framing (Z) verdicts)", caption_justify="left")
-    for column in ("transform", "level", "framing-only", "what it does"):
-        transforms.add_column(column)
+    transforms = table(f"metamorphic transforms ({len(METAMORPHIC)})",
+                       "a checker's verdict must not change under these (a framing-only one may change "
+                       "framing (Z) verdicts)", ("transform", "level", "framing-only", "what it does"))
     for t in METAMORPHIC.values():
         transforms.add_row(t.name, str(t.level), "yes" if t.framing_only else "no", t.summary)
-    perturbations = Table(title=f"robustness perturbations ({len(PERTURBATIONS)})", title_justify="left",
-                          caption="a checker must return a report on these, never crash; must find: with at least "
-                                  "one finding", caption_justify="left")
-    for column in ("perturbation", "level", "must find", "what it does"):
-        perturbations.add_column(column)
+    perturbations = table(f"robustness perturbations ({len(PERTURBATIONS)})",
+                          "a checker must return a report on these, never crash; must find: with at least "
+                          "one finding", ("perturbation", "level", "must find", "what it does"))
     for p in PERTURBATIONS.values():
         perturbations.add_row(p.name, str(p.level), "yes" if p.must_find else "no", p.summary)
     mutators.columns[3].max_width = 24  # the layer lists wrap, the incidents get the room
