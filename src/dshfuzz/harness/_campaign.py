@@ -752,7 +752,8 @@ def _worker(
                         break
                     adopt(judged_batch(judge, replay[at : at + batch_logs]), judge)
             while not should_stop() and (budget is None or hunted + len(held_back) < budget):
-                if (late or pending) and not drain():
+                # judging anything now waits for the queue: drain it only when something will be judged
+                if (late or pending) and exploring.may_minimise() and not drain():
                     break
                 if late:  # found one family late, after the log had left Hypothesis: minimised alone
                     adopt(late[:], judge)
