@@ -31,7 +31,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import date
 from typing import Any
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, js_string
@@ -233,6 +233,9 @@ def _earlier(value: Any, seq: int, label: str) -> int:
 
 
 def _seqs(value: Any, seq: int, label: str, non_empty: bool) -> list[int]:
+    if value.__class__ is list and (value or not non_empty):  # the common case, without a label per member
+        if all(n.__class__ is int and 0 <= n < seq for n in value) and len(set(value)) == len(value):
+            return value
     seen: set[int] = set()
     out: list[int] = []
 
@@ -322,57 +325,58 @@ def _image(value: Any, label: str) -> None:
         _positive(dims["height"], f"{label} original height")
 
 
-_MESSAGE_KEYS = frozenset({"id", "role", "content", "source"})
-_TEXT_KEYS = frozenset({"type", "text"})
-_CALL_KEYS = frozenset({"type", "id", "name", "arguments"})
-_MODEL_KEYS = frozenset({"kind", "provider", "model"})
-_TOOL_KEYS = frozenset({"kind", "callId"})
-_RESULT_KEYS = frozenset({"type", "toolCallId", "content", "isError"})
+# The shortcuts read exact member sets as a count and a read of each member: a missing member
+# reads None, which no check here accepts (cheaper than comparing key views).
+
+
+def _nonempty_str(value: Any) -> bool:
+    return value.__class__ is str and value != ""
+
+
+def _plain_blocks(content: list[Any]) -> bool:
+    """Text, reasoning and tool-call blocks with exactly their members."""
+    for block in content:
+        if block.__class__ is not dict:
+            return False
+        kind = block.get("type")
+        if kind == "text" or kind == "reasoning":
+            if len(block) != 2 or block.get("text").__class__ is not str:
+                return False
+        elif kind == "tool-call":
+            if len(block) != 4 or not _nonempty_str(block.get("id")) or not _nonempty_str(block.get("name")) \
+                    or block.get("arguments").__class__ is not str:
+                return False
+        else:
+            return False
+    return True
 
 
 def _plain_message(m: Any, expected: str | None) -> bool:
     """Whether ``m`` is a message of the most common shape that :func:`_message` accepts: text,
     reasoning and tool-call blocks, a user, model or tool source with exactly its members. A
     ``False`` decides nothing (the full check follows)."""
-    if m.__class__ is not dict or m.keys() != _MESSAGE_KEYS or expected is None:
+    if m.__class__ is not dict or len(m) != 4:
         return False
-    mid, content, source = m["id"], m["content"], m["source"]
-    if mid.__class__ is not str or not mid or content.__class__ is not list or source.__class__ is not dict:
+    role, content, source = m.get("role"), m.get("content"), m.get("source")
+    if not _nonempty_str(m.get("id")) or content.__class__ is not list or source.__class__ is not dict:
         return False
-    if expected == "tool":
-        if m["role"] != "user" or source.keys() != _TOOL_KEYS or source["kind"] != "tool" or len(content) != 1:
-            return False
-        call, block = source["callId"], content[0]
-        if call.__class__ is not str or not call or block.__class__ is not dict or block.keys() != _RESULT_KEYS:
-            return False
-        inner = block["content"]
-        return (block["type"] == "tool-result" and block["toolCallId"] == call and block["isError"].__class__ is bool
-                and inner.__class__ is list
-                and all(b.__class__ is dict and b.keys() == _TEXT_KEYS and b["type"] == "text"
-                        and b["text"].__class__ is str for b in inner))
     if expected == "assistant":
-        if m["role"] != "assistant" or source.keys() != _MODEL_KEYS or source["kind"] != "model":
-            return False
-        provider, model = source["provider"], source["model"]
-        if provider.__class__ is not str or not provider or model.__class__ is not str or not model:
-            return False
-    elif m["role"] != "user" or source != {"kind": "user"}:
+        return (role == "assistant" and len(source) == 3 and source.get("kind") == "model"
+                and _nonempty_str(source.get("provider")) and _nonempty_str(source.get("model"))
+                and _plain_blocks(content))
+    if expected == "user":
+        return role == "user" and len(source) == 1 and source.get("kind") == "user" and _plain_blocks(content)
+    if expected != "tool" or role != "user" or len(source) != 2 or source.get("kind") != "tool" or len(content) != 1:
         return False
-    for block in content:
-        if block.__class__ is not dict:
-            return False
-        kind = block.get("type")
-        if kind == "text" or kind == "reasoning":
-            if block.keys() != _TEXT_KEYS or block["text"].__class__ is not str:
-                return False
-        elif kind == "tool-call":
-            if block.keys() != _CALL_KEYS:
-                return False
-            bid, name, arguments = block["id"], block["name"], block["arguments"]
-            if bid.__class__ is not str or not bid or name.__class__ is not str or not name \
-                    or arguments.__class__ is not str:
-                return False
-        else:
+    call, block = source.get("callId"), content[0]
+    if not _nonempty_str(call) or block.__class__ is not dict or len(block) != 4:
+        return False
+    inner = block.get("content")
+    if block.get("type") != "tool-result" or block.get("toolCallId") != call \
+            or block.get("isError").__class__ is not bool or inner.__class__ is not list:
+        return False
+    for b in inner:
+        if b.__class__ is not dict or len(b) != 2 or b.get("type") != "text" or b.get("text").__class__ is not str:
             return False
     return True
 
@@ -663,7 +667,7 @@ def _instant(value: Any, label: str) -> None:
     ok = value.__class__ is str and _INSTANT.fullmatch(value) is not None
     if ok:
         try:
-            datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+            date(int(value[:4]), int(value[5:7]), int(value[8:10]))
         except ValueError:  # a day the month does not have: Date.parse rolls it over, toISOString differs
             ok = False
     if not ok:
@@ -1104,20 +1108,85 @@ def _count_of(value: Any) -> bool:
     return value.__class__ is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
-def _plain(kind: str, data: dict[str, Any]) -> bool:
-    """Whether ``data`` is one of the most frequent records in a shape the validator accepts: a
-    turn/start, step/start or step/end of exactly its counts, a tool/call of its exact members. A
-    ``False`` decides nothing (the full check follows)."""
+# --- the shortcut: the most frequent records in a shape the validator accepts ---------------------
+# Each ``_plain_*`` answers whether ``data`` (a dict) is such a record; a ``False`` decides nothing
+# (the full check follows), a ``True`` is exact: the migration's normalisation leaves the record as
+# it is and the validator accepts it (tests/unit/test_surface_shortcuts.py holds the two together).
+
+def _plain_pair(data: dict[str, Any]) -> bool:
+    turn, step = data.get("turn"), data.get("step")
+    return (len(data) == 2 and turn.__class__ is int and step.__class__ is int
+            and 0 <= turn <= MAX_SAFE_INTEGER and 0 <= step <= MAX_SAFE_INTEGER)
+
+
+def _plain_turn_start(data: dict[str, Any]) -> bool:
+    turn = data.get("turn")
+    return len(data) == 1 and turn.__class__ is int and 0 <= turn <= MAX_SAFE_INTEGER
+
+
+def _plain_tool_call(data: dict[str, Any]) -> bool:
+    turn, step, call, name = data.get("turn"), data.get("step"), data.get("callId"), data.get("name")
+    return (len(data) == 5 and turn.__class__ is int and step.__class__ is int
+            and 0 <= turn <= MAX_SAFE_INTEGER and 0 <= step <= MAX_SAFE_INTEGER
+            and call.__class__ is str and call != "" and name.__class__ is str and name != ""
+            and data.get("arguments").__class__ is str)
+
+
+def _plain_usage(usage: Any) -> bool:
+    """A usage of counts, its two required members and any of the optional ones."""
+    if usage.__class__ is not dict or "inputTokens" not in usage or "outputTokens" not in usage:
+        return False
+    for key, member in usage.items():
+        if not _count_of(member) or (key not in _USAGE_OPTIONAL and key != "inputTokens" and key != "outputTokens"):
+            return False
+    return True
+
+
+def _plain_assistant_message(data: dict[str, Any]) -> bool:
     n = len(data)
-    if kind == "step/start" or kind == "step/end":
-        return n == 2 and _count_of(data.get("turn")) and _count_of(data.get("step"))
-    if kind == "turn/start":
-        return n == 1 and _count_of(data.get("turn"))
-    if kind == "tool/call" and n == 5:
-        call, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")
-        return (_count_of(data.get("turn")) and _count_of(data.get("step")) and call.__class__ is str and call != ""
-                and name.__class__ is str and name != "" and arguments.__class__ is str)
-    return False
+    if not (n == 3 or (n == 4 and _plain_usage(data.get("usage")))):
+        return False
+    return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "assistant")
+
+
+def _plain_tool_result(data: dict[str, Any]) -> bool:
+    n = len(data)
+    if not (n == 3 or (n == 4 and "meta" in data)):
+        return False
+    return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "tool")
+
+
+def _plain_user_message(data: dict[str, Any]) -> bool:
+    return _plain_message(data, "user")
+
+
+def _plain_inbox(data: dict[str, Any]) -> bool:
+    n = len(data)
+    if n != 3:  # the optional members, when present, hold their one plain value
+        if n > 5 or n - ("removedCount" in data) - ("outcome" in data) != 3 \
+                or not _count_of(data.get("removedCount", 0)) or data.get("outcome", "canceled") != "canceled":
+            return False
+    target, inserted = data.get("target"), data.get("inserted")
+    if not (target == "next-turn" or target == "next-step") or not _count_of(data.get("start")) \
+            or inserted.__class__ is not list:
+        return False
+    for message in inserted:
+        if not _plain_message(message, "user"):
+            return False
+    return True
+
+
+_PLAIN: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "step/start": _plain_pair,
+    "step/end": _plain_pair,
+    "turn/start": _plain_turn_start,
+    "tool/call": _plain_tool_call,
+    "assistant/message": _plain_assistant_message,
+    "tool/result": _plain_tool_result,
+    "user/message": _plain_user_message,
+    "agent/inbox/spliced": _plain_inbox,
+}
+"""The format-0 types frequent enough for a shortcut, each with its test of a plain record."""
 
 
 _SUBSCRIBED = tuple(sorted((RELEASED_V0_EVENT_TYPES | {"steering/message", *_COMPACT_RENAMES}) - _SKIPPED))
@@ -1147,7 +1216,8 @@ class ReleasedSchema:
         if kind.__class__ is not str:
             return None
         data = raw.get("data", MISSING)
-        if data.__class__ is dict and self.v0 and _plain(kind, data):
+        plain = _PLAIN.get(kind)
+        if plain is not None and data.__class__ is dict and self.v0 and plain(data):
             return None  # the common well-formed records, decided without the validator
         seq = ev.seq if ev.seq.__class__ is int else index
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
