@@ -225,3 +225,28 @@ def test_g4_and_the_oracle_walk_name_released_refusal_of_each_witness(why: str) 
     _same_verdict(data)
     report = check_stream(data, options=_ONLY_G4)
     assert [f.message for f in report.findings] == [refusal], why
+
+
+_OFF_STEP = {"step 2 in step 1": {"step": 2}, "turn 2 in turn 1": {"turn": 2}, "step \"1\"": {"step": "1"},
+             "turn true": {"turn": True}, "no step": {"step": MISSING}}
+
+
+@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("how", sorted(_OFF_STEP))
+def test_a_chunk_off_the_open_step_ends_the_walk_before_a_later_relation_break(how: str, version: int) -> None:
+    """Released refuses a chunk outside the open turn and step (another rule's finding), so it
+    never reaches the unmatched command/done after it: G4 reports nothing, as the oracle's walk.
+    With the chunk as it was, G4 reports the command/done (the log is a real witness)."""
+    events = _witness(("command/done", {"commandId": "c", "kind": "success"}))
+    intact = encode_jsonl({**HEADER, "version": version}, [events], pack=False)
+    assert [f.message for f in check_stream(intact, options=_ONLY_G4).findings] == ["command/done c has no prior command/run"]
+    chunk = events[7]["data"]
+    assert events[7]["type"] == "assistant/chunk"
+    for key, value in _OFF_STEP[how].items():
+        if value is MISSING:
+            del chunk[key]
+        else:
+            chunk[key] = value
+    data = encode_jsonl({**HEADER, "version": version}, [events], pack=False)
+    _same_verdict(data)
+    assert check_stream(data, options=_ONLY_G4).findings == [], how

@@ -212,11 +212,27 @@ class ReleasedRelations:
                           for kind in (*RELEASED_V0_EVENT_TYPES, *_LEGACY_COMPACTION)}
         else:
             self.types = dict.fromkeys(RELEASED_V0_EVENT_TYPES, "visit")
+        self.types["assistant/chunk"] = "chunk"
 
     # -- the loop's handlers
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:
         return self._walk(index, event, event.raw)
+
+    def chunk(self, index: int, event: Event) -> list[Finding] | None:
+        """An assistant/chunk head, the commonest record: one of the open step (integer turn and step
+        equal to the open ones, nothing waiting) passes the general walk unchanged, so it is decided
+        here; any other goes through :meth:`_walk`."""
+        raw = event.raw
+        if not self.waiting and self.refusal is None:
+            data = raw.get("data")
+            if data.__class__ is dict:
+                turn, step, open_turn, open_step = data.get("turn"), data.get("step"), self.open_turn, self.open_step
+                if turn.__class__ is int and step.__class__ is int and open_turn.__class__ is int \
+                        and open_step.__class__ is int and turn == open_turn and step == open_step:
+                    self.handed = index
+                    return None
+        return self._walk(index, event, raw)
 
     def migrated(self, index: int, event: Event) -> list[Finding] | None:
         return self._walk(index, event, self.migration.normalise(event.raw))
@@ -422,6 +438,9 @@ class ReleasedRelations:
         """``requireOpenStep``."""
         turn, step = data.get("turn", MISSING), data.get("step", MISSING)
         open_turn, open_step = self.open_turn, self.open_step
+        if turn.__class__ is int and step.__class__ is int and open_turn.__class__ is int \
+                and open_step.__class__ is int and turn == open_turn and step == open_step:
+            return  # the common case, without the general ===
         if open_turn is None or open_step is None or not _same(turn, open_turn) or not _same(step, open_step):
             raise _Refused("not-in-open-step", f"{kind} does not match an open turn and step")
 
@@ -467,7 +486,9 @@ class ReleasedRelations:
 
     def assistant_message(self, index: int, event: Event, raw: dict[str, Any], data: dict[str, Any], seq: Any) -> None:
         self._open_step("assistant/message", data)
-        message = _record(data.get("message", MISSING), f"assistant/message {js_string(seq)} message")
+        message = data.get("message", MISSING)
+        if message.__class__ is not dict:  # the label only when it refuses
+            _record(message, f"assistant/message {js_string(seq)} message")
         tools = self.tools
         for block in _iterate(message.get("content", MISSING)):
             if block.__class__ is not dict:
@@ -495,12 +516,14 @@ class ReleasedRelations:
                 raise _Refused("tool-result-replace-outside-turn", "tool/result replacement is outside an open turn")
             return
         self._open_step("tool/result", data)
-        label = f"tool/result {js_string(seq)}"
-        message = _record(data.get("message", MISSING), f"{label} message")
-        call_id = _record(message.get("source", MISSING), f"{label} source").get("callId", MISSING)
-        error = data.get("error", MISSING)
-        if error is not MISSING:
+        message, error = data.get("message", MISSING), data.get("error", MISSING)
+        source: Any = message.get("source", MISSING) if message.__class__ is dict else MISSING
+        if source.__class__ is not dict or (error is not MISSING and error.__class__ is not dict):
+            label = f"tool/result {js_string(seq)}"  # the label only when it refuses
+            _record(message, f"{label} message")
+            _record(source, f"{label} source")
             _record(error, f"{label} error")
+        call_id = source.get("callId", MISSING)
         key = _key(call_id)
         entry = self.tools.get(key)
         if entry is None:
