@@ -408,6 +408,128 @@ class _Ledger:
         self.last = now
 
 
+class _LaggingVerdicts:
+    """The official verdicts a worker has asked for and not yet counted: families of logs
+    submitted to the official server (``Judge.submit``) whose verdicts lag behind the hunt.
+
+    Why they lag: every other judge has spoken when ``Judge.submit`` returns, and the server
+    judges beside Python, so Hypothesis draws the next family meanwhile. A family whose other
+    judges already disagree in a way not yet found is not left behind (:meth:`leave`): its
+    full verdict decides at once, so that a finding they can see still shrinks in Hypothesis.
+    A finding only the official layers reveal arrives later, after its log left Hypothesis:
+    it joins :attr:`late` and is minimised by the delta-debugger alone.
+
+    Invariants:
+
+    * first in, first out: families resolve in the order they were submitted (the server
+      answers in order), so only the oldest is ever waited for or asked whether it is ready;
+    * each family is counted (``record``) exactly once, when it resolves, or never, when
+      abandoned: an abandoned family's logs count as never judged;
+    * on an example budget exactly one family lags (the :meth:`settle` before each
+      :meth:`leave` resolves every earlier one), so the example sequence does not depend on
+      the machine's speed; on a time budget (``deep``) families queue up while the server
+      catches up, so that a costly log (a zstd bomb) does not stall Python, until they exceed
+      ``MAX_LAG_LOGS`` logs or ``MAX_LAG_SECONDS`` of the server's expected time (by each
+      stratum's cost so far); then the oldest are waited for;
+    * :meth:`drain` waits for every family, polling for the server's replies and for the
+      stop; a stop abandons what is in flight rather than wait for the server.
+    """
+
+    def __init__(
+        self,
+        *,
+        lags: bool,
+        deep: bool,
+        record: Callable[[list[Example], list[JudgedExample], float], list[_Witness]],
+        known: Callable[[str], bool],
+        should_stop: Callable[[], bool],
+    ) -> None:
+        self.lags = lags
+        """Whether a family may be left in flight at all (else each is waited for at once)."""
+        self.deep = lags and deep
+        """Whether families queue up while the server catches up (a time budget), not one at a time."""
+        self._record = record  # counts and emits each judged log; its fresh findings as witnesses
+        self._known = known  # whether a signature is found already, here or by another worker
+        self._should_stop = should_stop
+        self._families: deque[tuple[tuple[Example, ...], PendingJudgement, float]] = deque()
+        self.late: list[_Witness] = []
+        """Fresh findings of families resolved after they left Hypothesis, not yet minimised."""
+        self._waited_for: set[str] = set()  # provisional signatures already waited for once
+        # the server's seconds per log, per stratum (a moving average): what the queue will cost it
+        self._server_cost: dict[str | None, float] = {}
+
+    @property
+    def logs(self) -> int:
+        """The logs in flight: an example budget counts them as judged already."""
+        return sum(len(family) for family, _, _ in self._families)
+
+    def leave(self, family: tuple[Example, ...], judgement: PendingJudgement, submitted: float) -> bool:
+        """Leave ``family`` in flight (submitted at ``submitted``, monotonic) unless its full
+        verdict must decide now; whether it was left."""
+        if not self.lags or self._worth_waiting(judgement):
+            return False
+        self._families.append((family, judgement, time.monotonic() - submitted))
+        return True
+
+    def settle(self, *, wait: bool = False) -> None:
+        """Resolve the families in flight that are due: count them, and add their fresh findings
+        to :attr:`late`. Due: every one (``wait``, or one family's lag), else the oldest ones
+        whose verdicts have arrived, and any beyond MAX_LAG_LOGS or MAX_LAG_SECONDS."""
+        found: list[_Witness] = []
+        while self._families and (
+            wait or not self.deep or self._families[0][1].ready() or self.logs > MAX_LAG_LOGS
+            or self._queued_seconds() > MAX_LAG_SECONDS
+        ):
+            family, judgement, seconds = self._families.popleft()
+            before = time.monotonic()
+            verdicts = judgement.result()
+            self._learn_cost(family, judgement)
+            found += self._record(list(family), verdicts, (seconds + time.monotonic() - before) / len(family))
+        self.late.extend(found)
+
+    def drain(self) -> bool:
+        """Settle every family in flight before judging anything else (the server answers in
+        order), watching for the stop as it waits; False when the campaign stopped instead."""
+        while self._families:
+            if self._should_stop():
+                self.abandon()
+                return False
+            if self._families[0][1].ready():
+                self.settle()
+            else:
+                time.sleep(DRAIN_POLL_SECONDS)
+        return True
+
+    def abandon(self) -> None:
+        """A stopping campaign does not wait for the server: what it still judges is dropped."""
+        while self._families:
+            self._families.pop()[1].abandon()
+
+    def take_late(self) -> list[_Witness]:
+        """The late findings, handed over for minimisation (:attr:`late` is emptied)."""
+        late, self.late = self.late, []
+        return late
+
+    def _worth_waiting(self, judgement: PendingJudgement) -> bool:
+        """Whether the judges other than the official layers already disagree in a way not
+        yet found (nor already waited for): then the family's full verdict decides at once."""
+        suspects = {d.signature for judged in judgement.provisional() for d in judged.defects}
+        suspects = {s for s in suspects - self._waited_for if not self._known(s)}
+        self._waited_for.update(suspects)
+        return bool(suspects)
+
+    def _queued_seconds(self) -> float:
+        """The server's expected seconds on the logs in flight, by their strata's costs so far."""
+        costs = self._server_cost
+        usual = sorted(costs.values())[len(costs) // 2] if costs else 0.0
+        return sum(len(family) * costs.get(family[0].mutator, usual) for family, _, _ in self._families)
+
+    def _learn_cost(self, family: tuple[Example, ...], judgement: PendingJudgement) -> None:
+        per_log = judgement.server_seconds / len(family)
+        known = self._server_cost.get(family[0].mutator)
+        self._server_cost[family[0].mutator] = per_log if known is None else 0.8 * known + 0.2 * per_log
+
+
 def _events_in(example: Example) -> int:
     from dshfuzz.model import parse_log
 
@@ -461,6 +583,11 @@ def _worker(
     # a batch checker is asked about several logs at once: each Hypothesis example is a list of them
     batch_logs = BATCH_LOGS if isinstance(checker, BatchCommandChecker) else 1
     seen: set[str] = set()
+
+    def known(signature: str) -> bool:
+        """Whether ``signature`` is found already, here or by another worker."""
+        return signature in seen or claims.known(signature)
+
     hunted = 0
     costs: deque[float] = deque(maxlen=256)
     capped = config.budget_seconds is not None and local.budget is None
@@ -611,7 +738,7 @@ def _worker(
             if witnesses and not every:
                 continue
             for defect in judged.defects:
-                if defect.signature in seen or claims.known(defect.signature):
+                if known(defect.signature):
                     continue
                 seen.add(defect.signature)
                 witnesses.append(_Witness(defect.signature, example, judged, judged.events, box))
@@ -667,76 +794,14 @@ def _worker(
     # a batch checker's logs wait here until there are BATCH_LOGS of them (one process start)
     held_back: list[Example] = []
 
-    # One family's official verdicts may stay in flight while Hypothesis draws the next (the
-    # server judges beside Python); a family the other judges already find suspicious is
-    # waited for, so that a finding they can see still shrinks in Hypothesis.
-    lag = batch_logs == 1 and official is not None
-    # On a time budget, families stay in flight while the server catches up (a costly log,
-    # a zstd bomb, no longer stalls Python), up to MAX_LAG_LOGS; on an example budget exactly
-    # one family lags, so that the example sequence does not depend on the machine's speed.
-    deep = lag and capped
-    lagging: collections.deque[tuple[tuple[Example, ...], PendingJudgement, float]] = collections.deque()
-    late: list[_Witness] = []  # fresh findings of a family judged in full after it left Hypothesis
-    waited_for: set[str] = set()  # provisional signatures already waited for once
-
-    server_cost: dict[str | None, float] = {}  # the server's seconds per log, per stratum (moving average)
-
-    def lagged() -> int:
-        return sum(len(family) for family, _, _ in lagging)
-
-    def queued_seconds() -> float:
-        """The server's expected seconds on the logs in flight, by their strata's costs so far."""
-        usual = sorted(server_cost.values())[len(server_cost) // 2] if server_cost else 0.0
-        return sum(len(family) * server_cost.get(family[0].mutator, usual) for family, _, _ in lagging)
-
-    def learn_cost(family: tuple[Example, ...], judgement: PendingJudgement) -> None:
-        per_log = judgement.server_seconds / len(family)
-        known = server_cost.get(family[0].mutator)
-        server_cost[family[0].mutator] = per_log if known is None else 0.8 * known + 0.2 * per_log
-
-    def settle_lagging(*, wait: bool = False) -> list[_Witness]:
-        """Resolve the families left in flight that are due: count them, and return their
-        fresh findings. Due: every one (``wait``, or one family's lag), else the oldest ones
-        whose verdicts have arrived, and any beyond MAX_LAG_LOGS or MAX_LAG_SECONDS."""
-        found: list[_Witness] = []
-        while lagging and (
-            wait or not deep or lagging[0][1].ready() or lagged() > MAX_LAG_LOGS
-            or queued_seconds() > MAX_LAG_SECONDS
-        ):
-            family, judgement, seconds = lagging.popleft()
-            before = time.monotonic()
-            verdicts = judgement.result()
-            learn_cost(family, judgement)
-            found += record(list(family), verdicts, (seconds + time.monotonic() - before) / len(family), every=True)
-        return found
-
-    def drain() -> bool:
-        """Settle every family in flight before judging anything else (the server answers in
-        order), watching for the stop as it waits; False when the campaign stopped instead."""
-        while lagging:
-            if should_stop():
-                abandon_lagging()
-                return False
-            if lagging[0][1].ready():
-                late.extend(settle_lagging())
-            else:
-                time.sleep(DRAIN_POLL_SECONDS)
-        return True
-
-    def abandon_lagging() -> None:
-        """A stopping campaign does not wait for the server: what it still judges is dropped."""
-        while lagging:
-            lagging.pop()[1].abandon()
-
-    def worth_waiting(judgement: PendingJudgement) -> bool:
-        """Whether the judges other than the official layers already disagree in a way not
-        yet found (nor already waited for): then the family's full verdict decides at once."""
-        suspects = {
-            d.signature for judged in judgement.provisional() for d in judged.defects
-        } - seen - waited_for
-        suspects = {s for s in suspects if not claims.known(s)}
-        waited_for.update(suspects)
-        return bool(suspects)
+    # a batch checker's logs are judged together (held_back), never left in flight one family at a time
+    lagging = _LaggingVerdicts(
+        lags=batch_logs == 1 and official is not None,
+        deep=capped,
+        record=lambda batch, verdicts, cost: record(batch, verdicts, cost, every=True),
+        known=known,
+        should_stop=should_stop,
+    )
 
     try:
         with Judge(checker, official=official, reference=reference) as judge:
@@ -753,11 +818,10 @@ def _worker(
                     adopt(judged_batch(judge, replay[at : at + batch_logs]), judge)
             while not should_stop() and (budget is None or hunted + len(held_back) < budget):
                 # judging anything now waits for the queue: drain it only when something will be judged
-                if (late or pending) and exploring.may_minimise() and not drain():
+                if (lagging.late or pending) and exploring.may_minimise() and not lagging.drain():
                     break
-                if late:  # found one family late, after the log had left Hypothesis: minimised alone
-                    adopt(late[:], judge)
-                    late.clear()
+                if lagging.late:  # found one family late, after the log had left Hypothesis: minimised alone
+                    adopt(lagging.take_late(), judge)
                 while pending and not should_stop() and exploring.may_minimise():
                     if batch_logs > 1:  # every deferred finding at once: their questions share invocations
                         deferred = list(pending)
@@ -808,7 +872,7 @@ def _worker(
                         witness = next(iter(hunt.values()))
                         cut_check(witness, shrink_deadline[0])
                         return kept(witness, family)
-                    if should_stop() or (budget is not None and hunted + len(held_back) + lagged() >= budget):
+                    if should_stop() or (budget is not None and hunted + len(held_back) + lagging.logs >= budget):
                         raise _Stop
                     if cap is not None and time.monotonic() - started > cap:
                         raise _RoundOver
@@ -822,7 +886,7 @@ def _worker(
                     # a round and the example budget count logs, whatever the families' sizes
                     family = family[: size - in_round]
                     if budget is not None:
-                        family = family[: budget - hunted - len(held_back) - lagged()]
+                        family = family[: budget - hunted - len(held_back) - lagging.logs]
                     judged_logs.update(e.data for e in family)
                     in_round += len(family)
                     if batch_logs > 1:
@@ -839,12 +903,10 @@ def _worker(
                     before = time.monotonic()
                     judgement = judge.submit(family)
                     _steer(family, judgement.shapes)
-                    late.extend(settle_lagging())
-                    if lag and not worth_waiting(judgement):
-                        # the server judges this family while Hypothesis draws the next
-                        lagging.append((family, judgement, time.monotonic() - before))
-                        return False
-                    if not drain():
+                    lagging.settle()
+                    if lagging.leave(family, judgement, before):
+                        return False  # the server judges this family while Hypothesis draws the next
+                    if not lagging.drain():
                         judgement.abandon()
                         raise _Stop
                     verdicts = judgement.result()
@@ -875,7 +937,7 @@ def _worker(
                                      settings=round_settings(families_for(stratum, size), shrink=config.shrink),
                                      random=random.Random(_round_seed(config.seed, worker, round_no)))
                     finally:
-                        late.extend(settle_lagging())
+                        lagging.settle()
                         close_round(shrink_began, judged_before)
                         ledger.flush()
                 except (NoSuchExample, Unsatisfiable, _RoundFull):  # also: filters rejected every draw this round
@@ -891,9 +953,8 @@ def _worker(
                         witnesses = judged_batch(judge, held_back[:])
                         held_back.clear()
                         adopt(witnesses, judge)
-                    if late and not should_stop():
-                        adopt(late[:], judge)
-                        late.clear()
+                    if lagging.late and not should_stop():
+                        adopt(lagging.take_late(), judge)
                     break
                 except _Cut:
                     witness = next(iter(hunt.values()))
@@ -915,15 +976,15 @@ def _worker(
                     continue
                 polish(witness, judge)
             if should_stop():
-                abandon_lagging()
+                lagging.abandon()
             else:
-                late.extend(settle_lagging(wait=True))
-            for witness in [*pending, *late]:  # their best so far, for the report
+                lagging.settle(wait=True)
+            for witness in [*pending, *lagging.late]:  # their best so far, for the report
                 announce(witness, "cut")
     except _Stop:
         pass
     finally:
-        abandon_lagging()  # never wait past the budget for logs no one will count
+        lagging.abandon()  # never wait past the budget for logs no one will count
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
         ledger.flush(final=True)
