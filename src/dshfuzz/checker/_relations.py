@@ -208,11 +208,9 @@ class ReleasedRelations:
         self.types: dict[str, str] | tuple[()]
         if ctx.version == 0:
             self.migration = _RelationMigration(self.header.get("id", MISSING))
-            self.types = {kind: "migrated" if kind in _MIGRATED_TYPES else "visit"
-                          for kind in (*RELEASED_V0_EVENT_TYPES, *_LEGACY_COMPACTION)}
+            self.types = _HANDLERS_V0
         else:
-            self.types = dict.fromkeys(RELEASED_V0_EVENT_TYPES, "visit")
-        self.types["assistant/chunk"] = "chunk"
+            self.types = _HANDLERS_V1
 
     # -- the loop's handlers
 
@@ -794,6 +792,13 @@ def _not_started_repair(raw: dict[str, Any], message: dict[str, Any], call_id: A
 _MIGRATED_TYPES = frozenset({"llm/retry", "session/end-seed", "compaction/start", "compaction/summary",
                              "compaction/end", "user/message", *_LEGACY_COMPACTION})
 """The records :class:`_RelationMigration` reads or rewrites."""
+
+_HANDLERS_V0: dict[str, str] = {**{kind: "migrated" if kind in _MIGRATED_TYPES else "visit"
+                                   for kind in (*RELEASED_V0_EVENT_TYPES, *_LEGACY_COMPACTION)},
+                                "assistant/chunk": "chunk"}
+_HANDLERS_V1: dict[str, str] = {**dict.fromkeys(RELEASED_V0_EVENT_TYPES, "visit"), "assistant/chunk": "chunk"}
+""":class:`ReleasedRelations`' handler of each type it walks, by format (shared by every walk, never
+mutated: a walk that unsubscribes assigns its ``types`` anew)."""
 
 
 class _RelationMigration:
