@@ -846,224 +846,375 @@ def _workflow(data: dict[str, Any], label: str) -> None:
     _positive(data["seq"], f"{label} seq")
 
 
+# --- each type's semantics (assertReleasedPayloadSemantics, V01:269-559): ``data`` holds exactly its
+# disposition's members already; ``kind`` tells apart the types that share a check
+
+
+def _payload_agent_preset_selected(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _string(data["agentPreset"], f"{label} agentPreset")
+
+
+def _payload_agent_inbox_spliced(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _literal(data["target"], ("next-turn", "next-step"), f"{label} target")
+    _count(data["start"], f"{label} start")
+    if "removedCount" in data:
+        _count(data["removedCount"], f"{label} removedCount")
+    _array(data["inserted"], f"{label} inserted",
+           lambda v, _l: _message(v, f"{label} inserted message", "user"))
+    if "outcome" in data:
+        _literal(data["outcome"], ("canceled",), f"{label} outcome")
+
+
+def _payload_approval_asked(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["id"], f"{label} id")
+    _nonempty(data["toolName"], f"{label} toolName")
+    if "callId" in data:
+        _nonempty(data["callId"], f"{label} callId")
+    if "reason" in data:
+        _string(data["reason"], f"{label} reason")
+
+
+def _payload_approval_decided(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["id"], f"{label} id")
+    _literal(data["outcome"], ("allowed-once", "rejected", "cancelled", "unavailable"), f"{label} outcome")
+
+
+def _payload_approval_policy(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _literal(data["policy"], ("ask", "never"), f"{label} policy")
+    if "source" in data:
+        _literal(data["source"], ("delegation",), f"{label} source")
+
+
+def _payload_assistant_message(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _pair(data, label)
+    _message(data["message"], f"{label} message", "assistant")
+    if "usage" in data:
+        _usage(data["usage"], f"{label} usage")
+    if "interrupted" in data:
+        _literal(data["interrupted"], (True,), f"{label} interrupted")
+
+
+def _payload_command_done(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["commandId"], f"{label} commandId")
+    _literal(data["kind"], ("success", "error"), f"{label} kind")
+    if "text" in data:
+        _string(data["text"], f"{label} text")
+    if "sourceEventSeq" in data:
+        _earlier(data["sourceEventSeq"], seq, f"{label} sourceEventSeq")
+
+
+def _payload_command_run(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["commandId"], f"{label} commandId")
+    _nonempty(data["name"], f"{label} name")
+    if "args" in data:
+        _string(data["args"], f"{label} args")
+    _literal(_exact(data["source"], f"{label} source", ("kind",))["kind"], ("user",), f"{label} source kind")
+
+
+def _payload_compaction_start(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["compactionId"], f"{label} compactionId")
+    if "sourceCommandId" in data:
+        _nonempty(data["sourceCommandId"], f"{label} sourceCommandId")
+    if data["turn"] is not None:
+        _count(data["turn"], f"{label} turn")
+    if "error" in data:
+        _string(data["error"], f"{label} error")
+
+
+def _payload_compaction_prune(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _shadowed(data, seq, label)
+
+
+def _payload_compaction_summary(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    g = data.get
+    if g("llmStreamCall") is True and "rawOutput" not in data:
+        raise _Refused(f"{label} llmStreamCall requires rawOutput")
+    _nonempty(data["compactionId"], f"{label} compactionId")
+    if "sourceCommandId" in data:
+        _nonempty(data["sourceCommandId"], f"{label} sourceCommandId")
+    _blocks(data["summary"], f"{label} summary")
+    _shadowed(data, seq, label)
+    _nonempty(data["provider"], f"{label} provider")
+    _nonempty(data["model"], f"{label} model")
+    if "maxTokens" in data:
+        _count(data["maxTokens"], f"{label} maxTokens")
+    if "usage" in data:
+        _usage(data["usage"], f"{label} usage")
+    if "rawOutput" in data:
+        _blocks(data["rawOutput"], f"{label} rawOutput")
+    if "llmStreamCall" in data:
+        _literal(data["llmStreamCall"], (True,), f"{label} llmStreamCall")
+
+
+def _payload_feedback_record(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["text"], f"{label} text")
+
+
+def _payload_goal_change(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _goal_change(data, label)
+
+
+def _payload_hook_invoked(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _count(data["turn"], f"{label} turn")
+    _nonempty(data["point"], f"{label} point")
+    _literal(data["dialect"], ("claude-code", "codex"), f"{label} dialect")
+    if "matcher" in data:
+        _string(data["matcher"], f"{label} matcher")
+    _nonempty(data["handlerId"], f"{label} handlerId")
+
+
+def _payload_hook_result(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _count(data["turn"], f"{label} turn")
+    for key in ("point", "handlerId", "decision"):
+        _nonempty(data[key], f"{label} {key}")
+    if "exitCode" in data:
+        _safe_integer(data["exitCode"], f"{label} exitCode")
+    if "stderrSummary" in data:
+        _string(data["stderrSummary"], f"{label} stderrSummary")
+    if _finite(data["durationMs"], f"{label} durationMs") < 0:
+        raise _Refused(f"{label} durationMs must be non-negative")
+
+
+def _payload_llm_retry(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    g = data.get
+    _nonempty(data["retryId"], f"{label} retryId")
+    _pair(data, label)
+    _nonempty(data["provider"], f"{label} provider")
+    _literal(data["mode"], ("normal", "always"), f"{label} mode")
+    _nonempty(data["policyKey"], f"{label} policyKey")
+    retry = _positive(data["retry"], f"{label} retry")
+    if data["mode"] == "normal":
+        if retry > _positive(g("maxRetries", MISSING), f"{label} maxRetries"):
+            raise _Refused(f"{label} retry exceeds maxRetries")
+    elif "maxRetries" in data:
+        raise _Refused(f"{label} always mode must omit maxRetries")
+    delay = _finite(data["delayMs"], f"{label} delayMs")
+    if delay < 0:
+        raise _Refused(f"{label} delayMs must be non-negative")
+    if delay > 2147483647:
+        raise _Refused(f"{label} delayMs exceeds the timer range")
+    _failure(data["failure"], f"{label} failure")
+
+
+def _payload_llm_retry_started(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["retryId"], f"{label} retryId")
+    _pair(data, label)
+    _positive(data["retry"], f"{label} retry")
+
+
+def _payload_model_selection(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["provider"], f"{label} provider")
+    _nonempty(data["model"], f"{label} model")
+    if "reasoningEffort" in data:
+        _nonempty(data["reasoningEffort"], f"{label} reasoningEffort")
+    if "contextWindow" in data:
+        _positive(data["contextWindow"], f"{label} contextWindow")
+
+
+def _payload_permission_preset(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["preset"], f"{label} preset")
+
+
+def _payload_plan_mode(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _boolean(data["active"], f"{label} active")
+
+
+def _payload_request_header(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _request_header(data["header"], f"{label} header")
+    _literal(data["reason"], ("initial", "resume", "change", "series"), f"{label} reason")
+    if "startsSeries" in data:
+        _literal(data["startsSeries"], (True,), f"{label} startsSeries")
+
+
+def _payload_sandbox_mode(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _literal(data["mode"], ("read-only", "workspace-write", "danger-full-access"), f"{label} mode")
+    if "source" in data:
+        _literal(data["source"], ("delegation",), f"{label} source")
+
+
+def _payload_schedule_change(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _schedule_change(data, label)
+
+
+def _payload_session_log_deepseek_delivery_accepted(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["sessionId"], f"{label} sessionId")
+    _earlier(data["throughSeq"], seq, f"{label} throughSeq")
+
+
+def _payload_session_title(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["title"], f"{label} title")
+    _seqs(data["messageSeqs"], seq, f"{label} messageSeqs", False)
+    _title_source(data["source"], f"{label} source")
+
+
+def _payload_session_title_llm_request(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["titleProvider"], f"{label} titleProvider")
+    _seqs(data["messageSeqs"], seq, f"{label} messageSeqs", True)
+    _route(data["route"], f"{label} route")
+    _string(data["system"], f"{label} system")
+    _array(data["messages"], f"{label} messages", lambda v, _l: _message(v, f"{label} message", None))
+    _positive(data["maxTokens"], f"{label} maxTokens")
+
+
+def _payload_step_end(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _pair(data, label)
+
+
+def _payload_subagent_descriptor(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _descriptor(data, label)
+
+
+def _payload_subagent_model_selection_policy(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _allowed_models(data["allowedModels"], f"{label} allowedModels")
+
+
+def _payload_team_member(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _team(data, label)
+    _team_member(data["member"], f"{label} member")
+
+
+def _payload_team_message_delivered(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _team(data, label)
+    _nonempty(data["messageId"], f"{label} messageId")
+    _nonempty(data["targetId"], f"{label} targetId")
+
+
+def _payload_team_message_queued(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _team(data, label)
+    _team_message(data["message"], f"{label} message")
+
+
+def _payload_team_task(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _team(data, label)
+    _team_task(data["task"], f"{label} task")
+
+
+def _payload_todo_write(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _array(data["todos"], f"{label} todos", _todo)
+
+
+def _payload_tool_workflow_agent_end(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _workflow(data, label)
+    _literal(data["outcome"], ("completed", "failed", "cancelled"), f"{label} outcome")
+
+
+def _payload_tool_workflow_agent_start(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _workflow(data, label)
+    _string(data["label"], f"{label} label")
+    if "phase" in data:
+        _string(data["phase"], f"{label} phase")
+    _nonempty(data["childId"], f"{label} childId")
+
+
+def _payload_tool_workflow_run_end(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["runId"], f"{label} runId")
+    _literal(data["stopReason"], ("completed", "cancelled", "error"), f"{label} stopReason")
+
+
+def _payload_tool_workflow_run_start(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["runId"], f"{label} runId")
+    _nonempty(data["name"], f"{label} name")
+
+
+def _payload_tool_call(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _pair(data, label)
+    _nonempty(data["callId"], f"{label} callId")
+    _nonempty(data["name"], f"{label} name")
+    _string(data["arguments"], f"{label} arguments")
+
+
+def _payload_tool_code_dispatch(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    for key in ("rootCallId", "parentCallId", "subCallId", "name"):
+        _nonempty(data[key], f"{label} {key}")
+    if kind == "tool/code-dispatch":
+        _boolean(data["isError"], f"{label} isError")
+        _blocks(data["content"], f"{label} content")
+
+
+def _payload_tool_result(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _pair(data, label)
+    _message(data["message"], f"{label} message", "tool")
+    if "error" in data:
+        error = _exact(data["error"], f"{label} error", ("name", "code"))
+        _nonempty(error["name"], f"{label} error name")
+        _nonempty(error["code"], f"{label} error code")
+
+
+def _payload_turn_start(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _count(data["turn"], f"{label} turn")
+
+
+def _payload_user_message(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _message(data, label, "user")
+
+
+def _payload_web_deepseek_search_llm_request(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
+    _nonempty(data["endpoint"], f"{label} endpoint")
+    _nonempty(data["apiVersion"], f"{label} apiVersion")
+    _search_body(data["body"], f"{label} body")
+
+_SEMANTICS: dict[str, Callable[[str, dict[str, Any], int, str], None]] = {
+    "agent-preset/selected": _payload_agent_preset_selected,
+    "agent/inbox/spliced": _payload_agent_inbox_spliced,
+    "approval/asked": _payload_approval_asked,
+    "approval/decided": _payload_approval_decided,
+    "approval/policy": _payload_approval_policy,
+    "assistant/message": _payload_assistant_message,
+    "command/done": _payload_command_done,
+    "command/run": _payload_command_run,
+    "compaction/start": _payload_compaction_start,
+    "compaction/end": _payload_compaction_start,
+    "compaction/prune": _payload_compaction_prune,
+    "compaction/summary": _payload_compaction_summary,
+    "feedback/record": _payload_feedback_record,
+    "goal/change": _payload_goal_change,
+    "hook/invoked": _payload_hook_invoked,
+    "hook/result": _payload_hook_result,
+    "llm/retry": _payload_llm_retry,
+    "llm/retry-started": _payload_llm_retry_started,
+    "model/selection": _payload_model_selection,
+    "request/context": _payload_model_selection,
+    "permission/preset": _payload_permission_preset,
+    "plan/mode": _payload_plan_mode,
+    "request/header": _payload_request_header,
+    "sandbox/mode": _payload_sandbox_mode,
+    "schedule/change": _payload_schedule_change,
+    "session-log-deepseek/delivery-accepted": _payload_session_log_deepseek_delivery_accepted,
+    "session/title": _payload_session_title,
+    "session/title-llm-request": _payload_session_title_llm_request,
+    "step/end": _payload_step_end,
+    "step/start": _payload_step_end,
+    "subagent/descriptor": _payload_subagent_descriptor,
+    "subagent/model-selection-policy": _payload_subagent_model_selection_policy,
+    "team/member": _payload_team_member,
+    "team/message/delivered": _payload_team_message_delivered,
+    "team/message/queued": _payload_team_message_queued,
+    "team/task": _payload_team_task,
+    "todo/write": _payload_todo_write,
+    "tool-workflow/agent-end": _payload_tool_workflow_agent_end,
+    "tool-workflow/agent-start": _payload_tool_workflow_agent_start,
+    "tool-workflow/run-end": _payload_tool_workflow_run_end,
+    "tool-workflow/run-start": _payload_tool_workflow_run_start,
+    "tool/call": _payload_tool_call,
+    "tool/code-dispatch": _payload_tool_code_dispatch,
+    "tool/code-dispatch-start": _payload_tool_code_dispatch,
+    "tool/result": _payload_tool_result,
+    "turn/start": _payload_turn_start,
+    "user/message": _payload_user_message,
+    "web/deepseek-search-llm-request": _payload_web_deepseek_search_llm_request,
+}
+"""Each type's check of its members' types and relations: every type of the inventory but
+session/end-seed (nothing to check), assistant/chunk (never payload-checked) and turn/end (T5's)."""
+
+assert frozenset(_SEMANTICS) == frozenset(DISPOSITIONS) - {"session/end-seed", "assistant/chunk", "turn/end"}
+
+
 def _semantics(kind: str, data: dict[str, Any], seq: int, label: str) -> None:
     """``assertReleasedPayloadSemantics`` (V01:269-559) for format 0, ``data`` holding exactly its
     disposition's members already."""
-    g = data.get
-    if kind == "agent-preset/selected":
-        _string(data["agentPreset"], f"{label} agentPreset")
-    elif kind == "agent/inbox/spliced":
-        _literal(data["target"], ("next-turn", "next-step"), f"{label} target")
-        _count(data["start"], f"{label} start")
-        if "removedCount" in data:
-            _count(data["removedCount"], f"{label} removedCount")
-        _array(data["inserted"], f"{label} inserted",
-               lambda v, _l: _message(v, f"{label} inserted message", "user"))
-        if "outcome" in data:
-            _literal(data["outcome"], ("canceled",), f"{label} outcome")
-    elif kind == "approval/asked":
-        _nonempty(data["id"], f"{label} id")
-        _nonempty(data["toolName"], f"{label} toolName")
-        if "callId" in data:
-            _nonempty(data["callId"], f"{label} callId")
-        if "reason" in data:
-            _string(data["reason"], f"{label} reason")
-    elif kind == "approval/decided":
-        _nonempty(data["id"], f"{label} id")
-        _literal(data["outcome"], ("allowed-once", "rejected", "cancelled", "unavailable"), f"{label} outcome")
-    elif kind == "approval/policy":
-        _literal(data["policy"], ("ask", "never"), f"{label} policy")
-        if "source" in data:
-            _literal(data["source"], ("delegation",), f"{label} source")
-    elif kind == "assistant/message":
-        _pair(data, label)
-        _message(data["message"], f"{label} message", "assistant")
-        if "usage" in data:
-            _usage(data["usage"], f"{label} usage")
-        if "interrupted" in data:
-            _literal(data["interrupted"], (True,), f"{label} interrupted")
-    elif kind == "command/done":
-        _nonempty(data["commandId"], f"{label} commandId")
-        _literal(data["kind"], ("success", "error"), f"{label} kind")
-        if "text" in data:
-            _string(data["text"], f"{label} text")
-        if "sourceEventSeq" in data:
-            _earlier(data["sourceEventSeq"], seq, f"{label} sourceEventSeq")
-    elif kind == "command/run":
-        _nonempty(data["commandId"], f"{label} commandId")
-        _nonempty(data["name"], f"{label} name")
-        if "args" in data:
-            _string(data["args"], f"{label} args")
-        _literal(_exact(data["source"], f"{label} source", ("kind",))["kind"], ("user",), f"{label} source kind")
-    elif kind == "compaction/start" or kind == "compaction/end":
-        _nonempty(data["compactionId"], f"{label} compactionId")
-        if "sourceCommandId" in data:
-            _nonempty(data["sourceCommandId"], f"{label} sourceCommandId")
-        if data["turn"] is not None:
-            _count(data["turn"], f"{label} turn")
-        if "error" in data:
-            _string(data["error"], f"{label} error")
-    elif kind == "compaction/prune":
-        _shadowed(data, seq, label)
-    elif kind == "compaction/summary":
-        if g("llmStreamCall") is True and "rawOutput" not in data:
-            raise _Refused(f"{label} llmStreamCall requires rawOutput")
-        _nonempty(data["compactionId"], f"{label} compactionId")
-        if "sourceCommandId" in data:
-            _nonempty(data["sourceCommandId"], f"{label} sourceCommandId")
-        _blocks(data["summary"], f"{label} summary")
-        _shadowed(data, seq, label)
-        _nonempty(data["provider"], f"{label} provider")
-        _nonempty(data["model"], f"{label} model")
-        if "maxTokens" in data:
-            _count(data["maxTokens"], f"{label} maxTokens")
-        if "usage" in data:
-            _usage(data["usage"], f"{label} usage")
-        if "rawOutput" in data:
-            _blocks(data["rawOutput"], f"{label} rawOutput")
-        if "llmStreamCall" in data:
-            _literal(data["llmStreamCall"], (True,), f"{label} llmStreamCall")
-    elif kind == "feedback/record":
-        _nonempty(data["text"], f"{label} text")
-    elif kind == "goal/change":
-        _goal_change(data, label)
-    elif kind == "hook/invoked":
-        _count(data["turn"], f"{label} turn")
-        _nonempty(data["point"], f"{label} point")
-        _literal(data["dialect"], ("claude-code", "codex"), f"{label} dialect")
-        if "matcher" in data:
-            _string(data["matcher"], f"{label} matcher")
-        _nonempty(data["handlerId"], f"{label} handlerId")
-    elif kind == "hook/result":
-        _count(data["turn"], f"{label} turn")
-        for key in ("point", "handlerId", "decision"):
-            _nonempty(data[key], f"{label} {key}")
-        if "exitCode" in data:
-            _safe_integer(data["exitCode"], f"{label} exitCode")
-        if "stderrSummary" in data:
-            _string(data["stderrSummary"], f"{label} stderrSummary")
-        if _finite(data["durationMs"], f"{label} durationMs") < 0:
-            raise _Refused(f"{label} durationMs must be non-negative")
-    elif kind == "llm/retry":
-        _nonempty(data["retryId"], f"{label} retryId")
-        _pair(data, label)
-        _nonempty(data["provider"], f"{label} provider")
-        _literal(data["mode"], ("normal", "always"), f"{label} mode")
-        _nonempty(data["policyKey"], f"{label} policyKey")
-        retry = _positive(data["retry"], f"{label} retry")
-        if data["mode"] == "normal":
-            if retry > _positive(g("maxRetries", MISSING), f"{label} maxRetries"):
-                raise _Refused(f"{label} retry exceeds maxRetries")
-        elif "maxRetries" in data:
-            raise _Refused(f"{label} always mode must omit maxRetries")
-        delay = _finite(data["delayMs"], f"{label} delayMs")
-        if delay < 0:
-            raise _Refused(f"{label} delayMs must be non-negative")
-        if delay > 2147483647:
-            raise _Refused(f"{label} delayMs exceeds the timer range")
-        _failure(data["failure"], f"{label} failure")
-    elif kind == "llm/retry-started":
-        _nonempty(data["retryId"], f"{label} retryId")
-        _pair(data, label)
-        _positive(data["retry"], f"{label} retry")
-    elif kind == "model/selection" or kind == "request/context":
-        _nonempty(data["provider"], f"{label} provider")
-        _nonempty(data["model"], f"{label} model")
-        if "reasoningEffort" in data:
-            _nonempty(data["reasoningEffort"], f"{label} reasoningEffort")
-        if "contextWindow" in data:
-            _positive(data["contextWindow"], f"{label} contextWindow")
-    elif kind == "permission/preset":
-        _nonempty(data["preset"], f"{label} preset")
-    elif kind == "plan/mode":
-        _boolean(data["active"], f"{label} active")
-    elif kind == "request/header":
-        _request_header(data["header"], f"{label} header")
-        _literal(data["reason"], ("initial", "resume", "change", "series"), f"{label} reason")
-        if "startsSeries" in data:
-            _literal(data["startsSeries"], (True,), f"{label} startsSeries")
-    elif kind == "sandbox/mode":
-        _literal(data["mode"], ("read-only", "workspace-write", "danger-full-access"), f"{label} mode")
-        if "source" in data:
-            _literal(data["source"], ("delegation",), f"{label} source")
-    elif kind == "schedule/change":
-        _schedule_change(data, label)
-    elif kind == "session-log-deepseek/delivery-accepted":
-        _nonempty(data["sessionId"], f"{label} sessionId")
-        _earlier(data["throughSeq"], seq, f"{label} throughSeq")
-    elif kind == "session/title":
-        _nonempty(data["title"], f"{label} title")
-        _seqs(data["messageSeqs"], seq, f"{label} messageSeqs", False)
-        _title_source(data["source"], f"{label} source")
-    elif kind == "session/title-llm-request":
-        _nonempty(data["titleProvider"], f"{label} titleProvider")
-        _seqs(data["messageSeqs"], seq, f"{label} messageSeqs", True)
-        _route(data["route"], f"{label} route")
-        _string(data["system"], f"{label} system")
-        _array(data["messages"], f"{label} messages", lambda v, _l: _message(v, f"{label} message", None))
-        _positive(data["maxTokens"], f"{label} maxTokens")
-    elif kind == "step/end" or kind == "step/start":
-        _pair(data, label)
-    elif kind == "subagent/descriptor":
-        _descriptor(data, label)
-    elif kind == "subagent/model-selection-policy":
-        _allowed_models(data["allowedModels"], f"{label} allowedModels")
-    elif kind == "team/member":
-        _team(data, label)
-        _team_member(data["member"], f"{label} member")
-    elif kind == "team/message/delivered":
-        _team(data, label)
-        _nonempty(data["messageId"], f"{label} messageId")
-        _nonempty(data["targetId"], f"{label} targetId")
-    elif kind == "team/message/queued":
-        _team(data, label)
-        _team_message(data["message"], f"{label} message")
-    elif kind == "team/task":
-        _team(data, label)
-        _team_task(data["task"], f"{label} task")
-    elif kind == "todo/write":
-        _array(data["todos"], f"{label} todos", _todo)
-    elif kind == "tool-workflow/agent-end":
-        _workflow(data, label)
-        _literal(data["outcome"], ("completed", "failed", "cancelled"), f"{label} outcome")
-    elif kind == "tool-workflow/agent-start":
-        _workflow(data, label)
-        _string(data["label"], f"{label} label")
-        if "phase" in data:
-            _string(data["phase"], f"{label} phase")
-        _nonempty(data["childId"], f"{label} childId")
-    elif kind == "tool-workflow/run-end":
-        _nonempty(data["runId"], f"{label} runId")
-        _literal(data["stopReason"], ("completed", "cancelled", "error"), f"{label} stopReason")
-    elif kind == "tool-workflow/run-start":
-        _nonempty(data["runId"], f"{label} runId")
-        _nonempty(data["name"], f"{label} name")
-    elif kind == "tool/call":
-        _pair(data, label)
-        _nonempty(data["callId"], f"{label} callId")
-        _nonempty(data["name"], f"{label} name")
-        _string(data["arguments"], f"{label} arguments")
-    elif kind == "tool/code-dispatch" or kind == "tool/code-dispatch-start":
-        for key in ("rootCallId", "parentCallId", "subCallId", "name"):
-            _nonempty(data[key], f"{label} {key}")
-        if kind == "tool/code-dispatch":
-            _boolean(data["isError"], f"{label} isError")
-            _blocks(data["content"], f"{label} content")
-    elif kind == "tool/result":
-        _pair(data, label)
-        _message(data["message"], f"{label} message", "tool")
-        if "error" in data:
-            error = _exact(data["error"], f"{label} error", ("name", "code"))
-            _nonempty(error["name"], f"{label} error name")
-            _nonempty(error["code"], f"{label} error code")
-    elif kind == "turn/start":
-        _count(data["turn"], f"{label} turn")
-    elif kind == "user/message":
-        _message(data, label, "user")
-    elif kind == "web/deepseek-search-llm-request":
-        _nonempty(data["endpoint"], f"{label} endpoint")
-        _nonempty(data["apiVersion"], f"{label} apiVersion")
-        _search_body(data["body"], f"{label} body")
+    check = _SEMANTICS.get(kind)
+    if check is not None:
+        check(kind, data, seq, label)
 
 
 def released_payload_refusal(kind: str, data: Any, seq: int) -> str | None:
