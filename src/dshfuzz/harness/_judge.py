@@ -146,6 +146,18 @@ class Example:
     def suffix(self) -> str:
         return ".jsonl.zstd" if self.compression == "zstd" else ".jsonl"
 
+    def __repr__(self) -> str:
+        """What the log is, not its bytes: Hypothesis writes the repr of every failing example it
+        replays in a campaign round, and a log's bytes run to tens of kilobytes."""
+        what = self.mutator if self.mutator is not None else "valid"
+        via = f" via {self.transform}" if self.transform is not None else ""
+        return f"<Example {what}{via}: {len(self.data)} bytes {self.compression}, format {self.format_version}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's pretty-printing protocol, which Hypothesis' reports follow (else they spell a
+        dataclass out field by field): the short repr."""
+        printer.text(repr(self))
+
 
 @dataclass(frozen=True, slots=True)
 class StillFails:
