@@ -43,7 +43,7 @@ from ._content import content_element_defect
 from ._context import CheckContext
 from ._finding import Finding
 from ._migration import RELEASED_V0_EVENT_TYPES, released_refuses_lossy
-from ._persistence import _legacy_upgrade, message_shape_error, request_header_problems
+from ._persistence import _legacy_upgrade, _nonempty_str, message_shape_error, request_header_problems
 from ._plugin import _released_content_problem
 from ._run import rule_walk
 
@@ -327,10 +327,6 @@ def _image(value: Any, label: str) -> None:
 
 # The shortcuts read exact member sets as a count and a read of each member: a missing member
 # reads None, which no check here accepts (cheaper than comparing key views).
-
-
-def _nonempty_str(value: Any) -> bool:
-    return value.__class__ is str and value != ""
 
 
 def _plain_blocks(content: list[Any]) -> bool:
