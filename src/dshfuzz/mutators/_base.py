@@ -80,6 +80,19 @@ class LogShape:
             raise ValueError(f"turns must satisfy 1 <= lo <= hi, got {self.turns}")
 
 
+_BEFORE_TURN = ("compaction", "prune", "queued", "prompt_hook")
+"""The features the generator draws before a turn behind one gate (its ``_rare``): a weight of 1
+makes one of them certain only while the others sharing the gate are 0."""
+
+
+def before_every_turn(feature: str) -> tuple[tuple[str, float], ...]:
+    """:attr:`LogShape.weights` that put ``feature`` (compaction or prune) before every turn: it
+    at 1, the other features of its gate at 0."""
+    if feature not in _BEFORE_TURN:
+        raise ValueError(f"{feature!r} is not drawn before a turn: one of {', '.join(_BEFORE_TURN)}")
+    return tuple((name, 1.0 if name == feature else 0.0) for name in _BEFORE_TURN)
+
+
 @dataclass(frozen=True, slots=True)
 class Mutant:
     """One mutated log, ready to write to disk or feed to a checker.

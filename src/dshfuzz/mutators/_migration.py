@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._base import Level, LogShape, mutator
+from ._base import Level, LogShape, before_every_turn, mutator
 from ._draft import EventDraft, Inapplicable
 from ._envelope import time_near
 from ._select import choose, data_of, message_of
@@ -117,13 +117,11 @@ def title_sources(draft: EventDraft, data: Any) -> str:
 
 _RETRIED_AND_COMPACTED = LogShape(
     turns=(2, 3),
-    weights=(("full_turns", 1.0), ("compaction", 1.0), ("retry", 0.3),
-             ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+    weights=(("full_turns", 1.0), ("retry", 0.3), *before_every_turn("compaction")),
 )
 """Logs with compaction and retry records: at least two turns drawn in full (before the first
 turn the surface is empty, and only a failed compaction is written there), a compaction before
-every turn and retried steps more often than in the incident logs. Prunes, queued prompts and
-prompt hooks share the compaction's draw (``_rare``), so they are off to leave it certain."""
+every turn and retried steps more often than in the incident logs."""
 
 _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "compaction owner", "compaction turn")
 

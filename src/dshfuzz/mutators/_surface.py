@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import SURFACE_TYPES
 
-from ._base import Level, LogShape, mutator
+from ._base import Level, LogShape, before_every_turn, mutator
 from ._draft import EventDraft, Inapplicable, type_of
 from ._envelope import time_near
 from ._select import choose, data_of, message_of, surface_at
@@ -20,23 +20,19 @@ _ALL_SURFACE_LAYERS = (*_SURFACE_LAYERS, L.RELEASED)
 
 _COMPACTED = LogShape(
     turns=(2, 3),
-    weights=(("full_turns", 1.0), ("working_step", 1.0), ("compaction", 1.0),
-             ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+    weights=(("full_turns", 1.0), ("working_step", 1.0), *before_every_turn("compaction")),
 )
 """Logs whose later turns compact what the earlier ones wrote: at least two turns drawn in full,
 each leading with a working step, and a compaction before every turn (it keeps a drawn number
-of nodes). Prunes, queued prompts and prompt hooks share the compaction's draw (``_rare``), so
-they are off to leave it certain."""
+of nodes)."""
 
 _PRUNED = LogShape(
     turns=(2, 3),
-    weights=(("full_turns", 1.0), ("working_step", 1.0), ("tool_calls", 1.0), ("prune", 1.0),
-             ("compaction", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+    weights=(("full_turns", 1.0), ("working_step", 1.0), ("tool_calls", 1.0), *before_every_turn("prune")),
 )
 """Logs whose later turns prune the tool results the earlier ones got: at least two turns drawn
-in full, each leading with a working step that calls tools, and a prune before every turn. A
-compaction would shadow the results a prune rewrites, so it is off (as are the queued prompts and
-prompt hooks that share its draw)."""
+in full, each leading with a working step that calls tools, and a prune before every turn (and
+no compaction, which would shadow the results a prune rewrites)."""
 _MARKER_PREFIXES = ("retrace-", "message-editor-")
 
 

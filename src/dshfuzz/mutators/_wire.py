@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._base import Level, LogShape, mutator
+from ._base import Level, LogShape, before_every_turn, mutator
 from ._draft import EventDraft, copy_json, seq_refs
 from ._envelope import time_near
 from ._select import ToolCall, choose, data_of, replace_guard, message_of, steps, surface_at, tool_calls
@@ -51,14 +51,13 @@ def orphan_tool_call(draft: EventDraft, data: Any) -> str:
 
 _COMPACTED_CALLS = LogShape(
     turns=(2, 3),
-    weights=(("tool_calls", 1.0), ("working_step", 1.0), ("full_turns", 1.0),
-             ("compaction", 1.0), ("compact_all", 1.0), ("prune", 0.0), ("queued", 0.0), ("prompt_hook", 0.0)),
+    weights=(("tool_calls", 1.0), ("working_step", 1.0), ("full_turns", 1.0), ("compact_all", 1.0),
+             *before_every_turn("compaction")),
 )
 """Logs whose earlier turns answer tool calls that a later turn's compaction shadows: at least
 two turns drawn in full, each leading with a working step that calls tools (the final step
 answers them), and a compaction of the whole surface before every turn (one that keeps the last
-nodes keeps the answer visible or makes it the range's endpoint). Prunes, queued prompts and
-prompt hooks share the compaction's draw (``_rare``), so they are off to leave it certain."""
+nodes keeps the answer visible or makes it the range's endpoint)."""
 
 
 @mutator(
