@@ -294,3 +294,43 @@ def test_no_walk_outlives_its_check_in_the_context() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_checks_whose_walks_subscribe_alike_share_one_routing_and_a_walk_narrowing_its_own_gets_its_own() -> None:
+    """The dispatch is worked out once per combination of subscription objects (``_run._routes``);
+    a walk that builds its own ``types`` in a check is routed by that object, never by a stale
+    routing that happened to share its identity."""
+    from dshfuzz.checker import _run
+
+    log = _log_with_odd_events()
+    seen: list[tuple[str, int]] = []
+
+    @rule_walk(_RULE, types={"turn/start": "turn"})
+    class Narrowing:
+        def __init__(self, ctx: CheckContext) -> None:
+            if ctx.options.max_findings_per_rule == 7:  # this check routes step/start instead
+                self.types = {"step/start": "step"}
+
+        def turn(self, index: int, event: Any) -> None:
+            seen.append(("turn", index))
+
+        def step(self, index: int, event: Any) -> None:
+            seen.append(("step", index))
+
+        def finish(self) -> None:
+            return None
+
+    with _registered(Narrowing):
+        _check(log, strict=True)
+        shared = dict(_run._ROUTES)
+        _check(log, strict=True)
+        assert _run._ROUTES == shared, "a second check of the same walks reuses the routing"
+        narrowed_at = len(seen)
+        _check(log, strict=True, max_findings_per_rule=7)
+        assert seen[:narrowed_at] == [("turn", 0), ("turn", 0)]
+        assert seen[narrowed_at:] == [("step", i) for i, e in enumerate(log.events)
+                                      if type(e.raw) is dict and e.raw.get("type") == "step/start"]
+    stale = _run._Routes(({"turn/start": "visit"},))
+    fresh: dict[str, str] = {"step/start": "visit"}
+    _run._ROUTES[(id(fresh),)] = stale  # as if a dropped subscription's id had been reused
+    assert _run._routes((fresh,)).route("step/start") == ((0, "visit"),)

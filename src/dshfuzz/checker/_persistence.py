@@ -11,6 +11,7 @@ loader upgrades is refused by seed, not by load).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import math
@@ -791,6 +792,19 @@ class Envelope:
         return None
 
 
+
+@functools.lru_cache(maxsize=16)  # a hostile header may name any version
+def _shaped_types(version: int | None) -> dict[str, str]:
+    """:class:`PayloadShape`'s subscriptions for ``version``: one object per version, shared by every
+    check (the walk loop's dispatch is cached by its walks' subscription objects)."""
+    known = KNOWN_TYPES.get(version if version is not None else 3, KNOWN_TYPES[3])
+    shaped = {t: "message" for t in MESSAGE_TYPES if t in known}
+    if "request/header" in known:
+        shaped["request/header"] = "request_header"
+    if version == 3 and "system/message" in known:
+        shaped["system/message"] = "system_message"
+    return shaped
+
 @rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message"))
 class PayloadShape:
     """The payload shapes seed and load assert (S:1215-1270) of the types that have one, whatever
@@ -801,13 +815,7 @@ class PayloadShape:
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        known = KNOWN_TYPES.get(ctx.version if ctx.version is not None else 3, KNOWN_TYPES[3])
-        shaped = {t: "message" for t in MESSAGE_TYPES if t in known}
-        if "request/header" in known:
-            shaped["request/header"] = "request_header"
-        if ctx.version == 3 and "system/message" in known:
-            shaped["system/message"] = "system_message"
-        self.types = shaped
+        self.types = _shaped_types(ctx.version)
 
     def message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw

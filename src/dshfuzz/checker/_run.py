@@ -431,35 +431,76 @@ class _Sink:
 _Subscriber = tuple[WalkHandler, Walk]
 
 
+class _Routes:
+    """Which walks (by position in the check's order) take each event type, and by which method,
+    for one combination of subscriptions: worked out once and shared by every check whose walks
+    subscribe alike (a campaign's thousands of small checks meet the same few combinations), so a
+    check's dispatch costs what its log holds, not what the walks subscribe to. ``subscriptions``
+    holds the walks' ``types`` objects themselves: the cache is keyed by their identities."""
+
+    __slots__ = ("subscriptions", "every", "kinds", "by_kind")
+
+    def __init__(self, subscriptions: tuple[Subscriptions, ...]) -> None:
+        self.subscriptions = subscriptions
+        self.every = tuple(p for p, types in enumerate(subscriptions) if types is EVERY_EVENT)
+        self.kinds: frozenset[str] = frozenset().union(
+            *(types for types in subscriptions if types is not EVERY_EVENT))
+        self.by_kind: dict[str, tuple[tuple[int, str], ...]] = {}
+
+    def route(self, kind: str) -> tuple[tuple[int, str], ...]:
+        """The positions and handler names of the walks taking ``kind``, one of :attr:`kinds`."""
+        route = self.by_kind.get(kind)
+        if route is None:
+            found = []
+            for position, types in enumerate(self.subscriptions):
+                if types is EVERY_EVENT:
+                    method: str | None = "visit"
+                elif types.__class__ is dict or isinstance(types, Mapping):
+                    method = types.get(kind)
+                else:
+                    method = "visit" if kind in types else None
+                if method is not None:
+                    found.append((position, method))
+            route = self.by_kind[kind] = tuple(found)
+        return route
+
+
+_ROUTES: dict[tuple[int, ...], _Routes] = {}
+
+
+def _routes(subscriptions: tuple[Subscriptions, ...]) -> _Routes:
+    """The shared :class:`_Routes` of ``subscriptions``; a walk that builds its own ``types`` per
+    check only misses the cache (which stays bounded)."""
+    key = tuple(map(id, subscriptions))
+    routes = _ROUTES.get(key)
+    if routes is None or any(a is not b for a, b in zip(routes.subscriptions, subscriptions)):
+        if len(_ROUTES) >= 256:
+            _ROUTES.clear()
+        routes = _ROUTES[key] = _Routes(subscriptions)
+    return routes
+
+
 class _Table(dict[str, tuple[_Subscriber, ...]]):
     """The one dict from event type to its subscribers (those to the type and those to every
-    event, in the check's order), an entry built the first time the loop meets its type: a check of a
-    few events meets a few types, so a check costs what its log holds, not what the walks
-    subscribe to. A type no walk subscribes to reaches the every-event subscribers and gets no
-    entry (a hostile log may hold any number of types)."""
+    event, in the check's order), an entry bound the first time the loop meets its type, from the
+    shared :class:`_Routes`. A type no walk subscribes to reaches the every-event subscribers and
+    gets no entry (a hostile log may hold any number of types)."""
 
-    __slots__ = ("every", "walks", "kinds")
+    __slots__ = ("every", "routes", "walks", "instances")
 
     def __init__(self, live: dict[Walk, Any]) -> None:
         super().__init__()
-        self.walks = [(walk, instance, instance.types) for walk, instance in live.items()]
-        self.every = tuple((instance.visit, walk) for walk, instance, types in self.walks if types is EVERY_EVENT)
-        self.kinds = frozenset().union(*(types for _, _, types in self.walks if types is not EVERY_EVENT))
+        self.walks = walks = list(live)
+        self.instances = instances = list(live.values())
+        self.routes = routes = _routes(tuple([instance.types for instance in instances]))
+        self.every = tuple([(instances[p].visit, walks[p]) for p in routes.every])
 
     def __missing__(self, kind: str) -> tuple[_Subscriber, ...]:
-        if kind not in self.kinds:
+        routes = self.routes
+        if kind not in routes.kinds:
             return self.every
-        subscribers = []
-        for walk, instance, types in self.walks:
-            if types is EVERY_EVENT:
-                method: str | None = "visit"
-            elif types.__class__ is dict or isinstance(types, Mapping):
-                method = types.get(kind)
-            else:
-                method = "visit" if kind in types else None
-            if method is not None:
-                subscribers.append((getattr(instance, method), walk))
-        entry = self[kind] = tuple(subscribers)
+        instances, walks = self.instances, self.walks
+        entry = self[kind] = tuple([(getattr(instances[p], method), walks[p]) for p, method in routes.route(kind)])
         return entry
 
 

@@ -137,6 +137,9 @@ _SURFACE: Shared[list[int]] = Shared("the final surface's log positions")
 _MESSAGES: Shared[list[WireMessage]] = Shared("the wire messages of the final surface")
 
 
+_V0_SUBSCRIPTIONS = {t: "visit" for t in _V0_SURFACE}
+
+
 @state_walk(types={t: "visit" for t in _V3_SURFACE}, publishes=(FINAL_SURFACE,))
 class SurfaceFold(_LenientFold[tuple[int, Event]]):
     """The lenient fold as a state walk: the surface types' events fold as the loop hands
@@ -149,7 +152,7 @@ class SurfaceFold(_LenientFold[tuple[int, Event]]):
         super().__init__(ctx.version)
         self.ctx = ctx
         if ctx.version != 3:
-            self.types = {t: "visit" for t in _V0_SURFACE}
+            self.types = _V0_SUBSCRIPTIONS
 
     def visit(self, position: int, event: Event) -> None:
         """:meth:`_LenientFold.fold` for one event, the node's entry being ``(position, event)``."""
