@@ -609,29 +609,13 @@ class SeqOrder:
             )
 
 
-_LOSSY_PREFILTERS = (
-    re.compile(r"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]"),
-    re.compile(r"e[+-]?\d\d\d"),
-    re.compile(r"E[+-]?\d\d\d"),
-    re.compile(r"\d{309}"),
-)
-"""Cheap pre-filters for a number token that may parse to negative zero or overflow to
-infinity: through its exponent (``-1e-400`` underflows to negative zero), through 309 or
-more integer digits (from about 1.8e308), or through 323 or more zeros after ``-0.`` (the
-last filter, a run of 309 digits, covers both); a candidate line is then re-parsed
-exactly."""
-
-
-def _maybe_lossy(text: str) -> bool:
-    return any(p.search(text) for p in _LOSSY_PREFILTERS)
-
-
 _SCREEN_BLOCK = 256
 
 
 def _is_lossy(line: Line) -> bool:
-    """Whether an event line (any but the first) holds a non-lossless number."""
-    return line.number != 1 and _maybe_lossy(line.text) and _lossy_token(line.text) is not None
+    """Whether an event line (any but the first) holds a non-lossless number: the reader's screen
+    on its bytes, then an exact parse of a line the screen cannot clear."""
+    return line.number != 1 and may_hold_lossy_number(line.data) and _lossy_token(line.text) is not None
 
 
 def _suspects_by_block(lines: Sequence[Line]) -> list[Line]:

@@ -100,7 +100,7 @@ def orjson_is_exact(data: bytes) -> bool:
     return (b"-0" not in data or _MINUS_ZERO.search(data) is None) and _SIXTEEN_DIGITS not in data.translate(_DIGIT_MASK)
 
 
-_LOSSY_NEGATIVE_ZERO = re.compile(rb"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*[,\]}]")
+_LOSSY_NEGATIVE_ZERO = re.compile(rb"-0(?:\.0*)?(?:[eE][+-]?\d+)?\s*(?:[,\]}]|$)", re.MULTILINE)
 _LOSSY_MASK = bytes.maketrans(b"123456789E", b"000000000e")
 _LOSSY_DIGIT_RUN = b"0" * 309
 
@@ -111,12 +111,49 @@ def may_hold_lossy_number(data: bytes) -> bool:
 
     A necessary condition at memchr speed, for a whole block of lines: a negative zero
     by its literal; otherwise, once every digit reads 0 (and ``+`` is dropped), a
-    three-digit exponent as ``e000`` or ``e-000`` (``1e400``, ``-1e-400``), or a run of
-    309 digits (an integer from about 1.8e308 overflows, a fraction with 323 zeros after
-    ``-0.`` underflows). ``True`` may be a false alarm (the pattern sat inside a string or
-    a word such as ``case2024``); only then is a line parsed exactly.
+    three-digit exponent as ``e000`` or ``e-000`` (``1e400``, ``-1e-400``) that ends what
+    reads as a number token (:func:`_exponent_ends_a_number`), or a run of 309 digits (an
+    integer from about 1.8e308 overflows, a fraction with 323 zeros after ``-0.``
+    underflows). ``True`` may be a false alarm (the pattern sat inside a string, such as
+    ``"x:1e400"``); only then is a line parsed exactly.
     """
     return screen_numbers(data)[1]
+
+
+_EXPONENT = re.compile(rb"e-?000")
+_TOKEN_START = frozenset(b":,[ \t\n\r")
+_EXPONENTS_VETTED = 64
+"""Candidates vetted one by one in a block; past them the block is a suspect as a whole."""
+
+
+def _exponent_ends_a_number(masked: bytes) -> bool:
+    """Whether a three-digit exponent in ``masked`` (every digit 0, ``E`` as ``e``, no ``+``)
+    follows a number's mantissa where a JSON value may start: digits, optionally a ``.``
+    and more digits, an optional ``-``, and before them the start of the data, ``:``,
+    ``,``, ``[`` or whitespace. A JSON number token outside a string always does; hex
+    digits in an id (``"4e123"``) do not, and they are most candidates in a real log."""
+    for n, found in enumerate(_EXPONENT.finditer(masked)):
+        if n == _EXPONENTS_VETTED:
+            return True
+        i = found.start() - 1
+        lo = max(i - 640, -1)  # a longer mantissa holds a 309-digit run, which flags the block anyway
+        j = i
+        while j > lo and masked[j] == 0x30:
+            j -= 1
+        if j == i:
+            continue  # no digit before the e: a word, not a number
+        if j > lo and masked[j] == 0x2E:
+            k = j - 1
+            while k > lo and masked[k] == 0x30:
+                k -= 1
+            if k == j - 1:
+                continue  # a "." with no integer digits is no JSON number
+            j = k
+        if j > lo and masked[j] == 0x2D:
+            j -= 1
+        if j < 0 or j == lo or masked[j] in _TOKEN_START:
+            return True
+    return False
 
 
 def screen_numbers(data: bytes) -> tuple[bool, bool]:
@@ -127,7 +164,8 @@ def screen_numbers(data: bytes) -> tuple[bool, bool]:
     lossy = minus_zero and _LOSSY_NEGATIVE_ZERO.search(data) is not None
     masked = data.translate(_LOSSY_MASK, b"+")  # a digit run a '+' splits only adds a false alarm
     exact = _SIXTEEN_DIGITS not in masked and not (minus_zero and _MINUS_ZERO.search(data) is not None)
-    return exact, lossy or b"e000" in masked or b"e-000" in masked or _LOSSY_DIGIT_RUN in masked
+    return exact, (lossy or _LOSSY_DIGIT_RUN in masked
+                   or ((b"e000" in masked or b"e-000" in masked) and _exponent_ends_a_number(masked)))
 
 
 def loads(text: str | bytes | bytearray | memoryview) -> Any:
