@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -107,6 +108,23 @@ def test_a_record_the_shortcut_calls_plain_is_one_the_released_validator_accepts
     with _general():
         for near in plain:
             assert _released.released_payload_refusal(kind, near, seq) is None, (kind, near)
+
+
+def _tool_result(call: Any) -> dict[str, Any]:
+    block = {"type": "tool-result", "toolCallId": call, "content": [{"type": "text", "text": "ok"}], "isError": False}
+    return {"turn": 1, "step": 1, "message": {"id": "m", "role": "user", "content": [block],
+                                              "source": {"kind": "tool", "callId": call}}}
+
+
+@pytest.mark.parametrize("call", ["", 1, None, True, ["c"]])
+def test_a_tool_result_whose_two_call_ids_change_together_is_judged_as_the_validator_judges_it(call: Any) -> None:
+    """Two linked edits (the source's callId and the block's toolCallId), which one-edit neighbours miss."""
+    record = _tool_result(call)
+    with _general():
+        general = _released.released_payload_refusal("tool/result", record, 3)
+    assert general is not None
+    assert not _released._PLAIN["tool/result"](record), record
+    assert _released._PLAIN["tool/result"](_tool_result("call-1"))
 
 
 @settings(max_examples=200, deadline=None)
