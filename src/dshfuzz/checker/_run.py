@@ -480,11 +480,15 @@ def _routes(subscriptions: tuple[Subscriptions, ...]) -> _Routes:
     return routes
 
 
+_UNSUBSCRIBED_KEPT = 256
+"""Entries a check's table keeps at most, counting those of types no walk takes."""
+
+
 class _Table(dict[str, tuple[_Subscriber, ...]]):
     """The one dict from event type to its subscribers (those to the type and those to every
     event, in the check's order), an entry bound the first time the loop meets its type, from the
-    shared :class:`_Routes`. A type no walk subscribes to reaches the every-event subscribers and
-    gets no entry (a hostile log may hold any number of types)."""
+    shared :class:`_Routes`. A type no walk subscribes to reaches the every-event subscribers, with
+    an entry while the table is small (a hostile log may hold any number of types)."""
 
     __slots__ = ("every", "routes", "walks", "instances")
 
@@ -498,6 +502,8 @@ class _Table(dict[str, tuple[_Subscriber, ...]]):
     def __missing__(self, kind: str) -> tuple[_Subscriber, ...]:
         routes = self.routes
         if kind not in routes.kinds:
+            if len(self) < _UNSUBSCRIBED_KEPT:  # a selection of rules leaves common types unsubscribed
+                self[kind] = self.every
             return self.every
         instances, walks = self.instances, self.walks
         entry = self[kind] = tuple([(getattr(instances[p], method), walks[p]) for p, method in routes.route(kind)])
