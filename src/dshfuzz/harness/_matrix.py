@@ -22,7 +22,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,30 +72,6 @@ def sample(strategy: Any, count: int, seed: int) -> Iterator[Any]:
     except (NoSuchExample, Unsatisfiable):  # fewer than ``count`` exist (or apply): the caller sees how many
         pass
     return iter(drawn[:count])
-
-
-@dataclass(slots=True)
-class _RowTally:
-    """A row being counted, one judged example at a time; :meth:`freeze` makes its :class:`MatrixRow`
-    (the same fields, so the tally is discarded once frozen)."""
-
-    name: str
-    expects: frozenset[str] = frozenset()
-    official_expected: frozenset[str] = frozenset()
-    allowed: frozenset[str] = frozenset()
-    examples: int = 0
-    expecting: int = 0
-    recalled: int = 0
-    precise: int = 0
-    fired: Counter[str] = field(default_factory=Counter)
-    error_fired: Counter[str] = field(default_factory=Counter)
-    refused: Counter[str] = field(default_factory=Counter)
-    failures: Counter[str] = field(default_factory=Counter)
-    killed: Counter[str] = field(default_factory=Counter)
-    stray_roots: Counter[str] = field(default_factory=Counter)
-
-    def freeze(self) -> MatrixRow:
-        return MatrixRow(**{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +181,9 @@ class KillMatrix:
         }
 
 
-def _judge_into(row: _RowTally, example: Example, checker: CheckerUnderTest, official: Any, scratch: Path) -> None:
+def _judge_into(row: MatrixRow, example: Example, checker: CheckerUnderTest, official: Any, scratch: Path) -> MatrixRow:
+    """``row`` with ``example`` judged into it: its counts in the row returned, its rules added to the
+    row's counters (which the returned row shares: the row passed in is spent)."""
     path = scratch / f"m{row.examples}{example.suffix}"
     path.write_bytes(example.data)
     try:
@@ -216,23 +194,20 @@ def _judge_into(row: _RowTally, example: Example, checker: CheckerUnderTest, off
                     row.refused[layer] += 1
     finally:
         path.unlink(missing_ok=True)
-    row.examples += 1
     expects = example.expects
-    row.expects |= expects
-    row.expecting += bool(expects)
+    row = replace(row, examples=row.examples + 1, expects=row.expects | expects,
+                  expecting=row.expecting + bool(expects))
     if verdict.failure is not None:
         row.failures[verdict.failure] += 1
-        return
+        return row
     reported = frozenset(f.rule for f in verdict.findings)
     row.fired.update(reported)
     row.killed.update(expects & reported)
-    if expects and expects <= reported:
-        row.recalled += 1
     unexpected = verdict.root_error_rules - expects - row.allowed
     row.error_fired.update(verdict.error_rules - row.allowed)
     row.stray_roots.update(unexpected)
-    if not unexpected:
-        row.precise += 1
+    return replace(row, recalled=row.recalled + bool(expects and expects <= reported),
+                   precise=row.precise + (not unexpected))
 
 
 def build_matrix(
@@ -258,42 +233,37 @@ def build_matrix(
 
     # a matrix of some mutators answers for the rules they expect, not for the whole registry
     in_scope = None if mutators is None else {str(r) for name in mutators for r in MUTATORS[name].expects}
-    rows: dict[str, _RowTally] = {}
+    rows: dict[str, MatrixRow] = {}
     logs = session_logs(max_events=MAX_EVENTS)
     with tempfile.TemporaryDirectory(prefix="dshfuzz-matrix-") as tmp:
         scratch = Path(tmp)
-        valid = _RowTally("valid")
-        rows["valid"] = valid
+        valid = MatrixRow("valid")
         progress("valid")
         valid_logs = list(sample(logs, examples, seed))
         for i, log in enumerate(valid_logs):
             zstd = i % 2 == 1
-            _judge_into(
-                valid,
-                Example(log.to_zstd() if zstd else log.to_jsonl(), "zstd" if zstd else "none"),
-                checker,
-                official,
-                scratch,
-            )
+            example = Example(log.to_zstd() if zstd else log.to_jsonl(), "zstd" if zstd else "none")
+            valid = _judge_into(valid, example, checker, official, scratch)
+        rows["valid"] = valid
         for name, transform in sorted(METAMORPHIC.items()):
             allowed = _framing_rules() if transform.framing_only else frozenset()
-            row = _RowTally(f"metamorphic:{name}", allowed=allowed)
-            rows[row.name] = row
+            row = MatrixRow(f"metamorphic:{name}", allowed=allowed)
             progress(row.name)
             for _, variant in sample(variants(transform, st.sampled_from(valid_logs)), examples, seed):
-                _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
+                row = _judge_into(row, Example(variant.data, variant.compression), checker, official, scratch)
+            rows[row.name] = row
         for name in sorted(mutators or MUTATORS):
             mutator = MUTATORS[name]
-            row = _RowTally(name, frozenset(), frozenset(mutator.official))
-            rows[name] = row
+            row = MatrixRow(name, frozenset(), frozenset(mutator.official))
             progress(name)
             for mutant in sample(mutants(mutator, logs_for(mutator, max_events=MAX_EVENTS)), examples, seed):
                 example = Example(mutant.data, mutant.compression, mutant.mutator, frozenset(mutant.expects))
-                _judge_into(row, example, checker, official, scratch)
+                row = _judge_into(row, example, checker, official, scratch)
+            rows[name] = row
     return KillMatrix(
         checker.name,
         examples,
-        rows={name: row.freeze() for name, row in rows.items()},
+        rows=rows,
         registry_rules=tuple(str(r) for r in RULES if in_scope is None or str(r) in in_scope),
         unmutated={str(r.id): r.unmutated for r in RULES.values() if r.unmutated},
     )
