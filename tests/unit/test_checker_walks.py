@@ -16,7 +16,7 @@ from checker_logs import ev, header, minimal_events
 from dshfuzz.checker import CheckOptions, RuleId, check_log, implemented_rules
 from dshfuzz.checker._context import CheckContext, Shared
 from dshfuzz.checker._finding import Finding
-from dshfuzz.checker._run import EVERY_EVENT, PASSES, WALKS, resubscribe, rule_pass, rule_walk
+from dshfuzz.checker._run import EVERY_EVENT, PASSES, WALKS, EveryEventBut, resubscribe, rule_pass, rule_walk
 from dshfuzz.model import encode_jsonl, parse_log
 
 # rules no real pass or walk reports on these logs, so only the test walks speak for them
@@ -334,3 +334,44 @@ def test_checks_whose_walks_subscribe_alike_share_one_routing_and_a_walk_narrowi
     fresh: dict[str, str] = {"step/start": "visit"}
     _run._ROUTES[(id(fresh),)] = stale  # as if a dropped subscription's id had been reused
     assert _run._routes((fresh,)).route("step/start") == ((0, "visit"),)
+
+
+def test_a_walk_seeing_every_event_but_some_types_is_handed_every_other_head_and_none_of_those() -> None:
+    """:class:`EveryEventBut`: the heads of the types it names never reach it; every other head does,
+    those of types no walk names, of no type and that are no object included, in order."""
+    log = _log_with_odd_events()
+    seen: list[int] = []
+    every: list[int] = []
+
+    @rule_walk(_RULE, types=EveryEventBut({"assistant/chunk", "turn/start"}))
+    class AllBut:
+        def __init__(self, ctx: CheckContext) -> None:
+            pass
+
+        def visit(self, index: int, event: Any) -> None:
+            seen.append(index)
+
+        def finish(self) -> None:
+            return None
+
+    @rule_walk(_OTHER, types=EVERY_EVENT)
+    class Every:
+        def __init__(self, ctx: CheckContext) -> None:
+            pass
+
+        def visit(self, index: int, event: Any) -> None:
+            every.append(index)
+
+        def finish(self) -> None:
+            return None
+
+    with _registered(AllBut, Every):
+        report = _check(log, strict=True)
+    assert not report.internal_errors
+    def passed_over(i: int) -> bool:
+        raw = log.events[i].raw
+        return type(raw) is dict and raw.get("type") in ("assistant/chunk", "turn/start")
+    assert seen == [i for i in every if not passed_over(i)]
+    odd = [len(log.events) - 2, len(log.events) - 1]  # no object, a number as type
+    assert odd[0] in seen and odd[1] in seen
+    assert any(passed_over(i) for i in every) and len(seen) > 2

@@ -21,7 +21,7 @@ from dshfuzz.model import MISSING, Event, dumps
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import show_value
-from ._run import EVERY_EVENT, rule_walk
+from ._run import EveryEventBut, rule_walk
 
 __all__ = ["LEGACY_SOURCE_TYPES", "RELEASED_V0_EVENT_TYPES", "released_refuses_lossy"]
 
@@ -58,24 +58,21 @@ _UNREMARKABLE = _INVENTORY - {"subagent/descriptor"}
 """The types G1 and G2 pass over at once."""
 
 
-@rule_walk(RuleId.G1, RuleId.G2, types=EVERY_EVENT)
+@rule_walk(RuleId.G1, RuleId.G2, types=EveryEventBut(_UNREMARKABLE))
 class ReleasedInventory:
     """G1: v0 subagent/descriptor version is 3; G2: every v0 type is in the released inventory.
 
-    Each event is decided alone, so the walk keeps no state. It sees every head: the
-    members of a packed run are chunks, which the inventory holds."""
+    Each event is decided alone, so the walk keeps no state. It sees every head but those of
+    the inventory's unremarkable types: the members of a packed run are chunks, which the
+    inventory holds."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
 
     def visit(self, index: int, event: Event) -> Iterator[Finding] | None:
-        try:
-            if event.raw["type"] in _UNREMARKABLE:
-                return None
-        except (KeyError, TypeError):  # no object, no type, or a type no set can hold
-            return None
-        kind = event.raw["type"]
-        return self._judge(event, kind) if kind.__class__ is str else None
+        raw = event.raw
+        kind = raw.get("type") if raw.__class__ is dict else None  # no object, no type: not G1's or G2's
+        return self._judge(event, kind) if kind.__class__ is str and kind not in _UNREMARKABLE else None
 
     def _judge(self, event: Event, kind: str) -> Iterator[Finding]:
         if kind not in _INVENTORY:

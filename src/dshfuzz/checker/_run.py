@@ -95,6 +95,7 @@ from ._finding import Finding, Report
 
 __all__ = [
     "EVERY_EVENT",
+    "EveryEventBut",
     "FindingRun",
     "PASSES",
     "RULE_MODULES",
@@ -171,9 +172,18 @@ class _EveryEvent(enum.Enum):
 EVERY_EVENT: Final = _EveryEvent.EVERY_EVENT
 """``types`` of a walk whose ``visit`` sees every head, whatever its type."""
 
-Subscriptions = Mapping[str, str] | Iterable[str] | _EveryEvent
-"""A walk's ``types``: each type's handler method, the types whose heads go to ``visit``, or
-:data:`EVERY_EVENT`."""
+class EveryEventBut(frozenset[str]):
+    """``types`` of a walk whose ``visit`` sees every head but those of these types: the heads of
+    any other type, of no type, and those that are no object. The loop passes over the heads of
+    the common types it names without a call, where a walk seeing every head would be called
+    for each only to return at once."""
+
+    __slots__ = ()
+
+
+Subscriptions = Mapping[str, str] | Iterable[str] | _EveryEvent | EveryEventBut
+"""A walk's ``types``: each type's handler method, the types whose heads go to ``visit``,
+:data:`EVERY_EVENT`, or :class:`EveryEventBut` some types."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -185,7 +195,7 @@ class Walk:
 
     rules: frozenset[RuleId]
     cls: type
-    types: Mapping[str, str] | _EveryEvent
+    types: Mapping[str, str] | _EveryEvent | EveryEventBut
     name: str
     order: int
     reads: frozenset[Shared[Any]] = frozenset()
@@ -213,13 +223,21 @@ def rule_pass(*rule_ids: RuleId, reads: Iterable[Shared[Any]] = ()) -> Callable[
 _C = TypeVar("_C", bound=type)
 
 
+def _declared(types: Iterable[str] | Mapping[str, str] | _EveryEvent | EveryEventBut) -> Mapping[str, str] | _EveryEvent | EveryEventBut:
+    """A walk's declared ``types`` as the loop reads them: a plain collection of types becomes a
+    mapping of each to ``visit``."""
+    if types is EVERY_EVENT or isinstance(types, (Mapping, EveryEventBut)):
+        return types
+    return {t: "visit" for t in types}
+
+
 def rule_walk(
-    *rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _EveryEvent,
+    *rule_ids: RuleId, types: Iterable[str] | Mapping[str, str] | _EveryEvent | EveryEventBut,
     reads: Iterable[Shared[Any]] = (), publishes: Iterable[Shared[Any]] = (),
 ) -> Callable[[_C], _C]:
     """Register the decorated class as the walk reporting ``rule_ids``. ``types`` names the
     event types whose heads go to its ``visit(index, event)`` (or, as a mapping, each type's
-    handler method), or is :data:`EVERY_EVENT`. ``reads`` declares the shared state it reads:
+    handler method), or is :data:`EVERY_EVENT` or :class:`EveryEventBut` some types. ``reads`` declares the shared state it reads:
     the engine runs it after their publishers, in every check it runs in; ``publishes``, the
     state it publishes (shared state is usually a :func:`state_walk`'s). The
     class is constructed with the context once per check and may narrow its subscriptions by
@@ -227,7 +245,7 @@ def rule_walk(
     must define ``finish()``."""
     if not rule_ids:
         raise ValueError("a rule walk must declare the rules it reports")
-    declared = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
+    declared = _declared(types)
 
     def register(cls: _C) -> _C:
         setattr(cls, "types", declared)  # an attribute of any walk class, which an instance may narrow
@@ -240,7 +258,7 @@ def rule_walk(
 
 
 def state_walk(
-    *, types: Iterable[str] | Mapping[str, str] | _EveryEvent,
+    *, types: Iterable[str] | Mapping[str, str] | _EveryEvent | EveryEventBut,
     publishes: Iterable[Shared[Any]], reads: Iterable[Shared[Any]] = (),
 ) -> Callable[[_C], _C]:
     """Register the decorated class as a walk that reports nothing but derives the state
@@ -248,7 +266,7 @@ def state_walk(
     It runs on every check (what it publishes is always there), after the publishers of what
     it ``reads`` and before its own readers: it sees each event before them and finishes
     before them."""
-    declared = types if types is EVERY_EVENT or isinstance(types, Mapping) else {t: "visit" for t in types}
+    declared = _declared(types)
     published = frozenset(publishes)
     if not published:
         raise ValueError("a state walk must declare the state it publishes")
@@ -442,7 +460,9 @@ class _Routes:
 
     def __init__(self, subscriptions: tuple[Subscriptions, ...]) -> None:
         self.subscriptions = subscriptions
-        self.every = tuple(p for p, types in enumerate(subscriptions) if types is EVERY_EVENT)
+        self.every = tuple(p for p, types in enumerate(subscriptions)
+                           if types is EVERY_EVENT or types.__class__ is EveryEventBut)
+        # the types an EveryEventBut passes over need a route of their own, like those subscribed to
         self.kinds: frozenset[str] = frozenset().union(
             *(types for types in subscriptions if types is not EVERY_EVENT))
         self.by_kind: dict[str, tuple[tuple[int, str], ...]] = {}
@@ -455,6 +475,8 @@ class _Routes:
             for position, types in enumerate(self.subscriptions):
                 if types is EVERY_EVENT:
                     method: str | None = "visit"
+                elif types.__class__ is EveryEventBut:
+                    method = None if kind in types else "visit"
                 elif types.__class__ is dict or isinstance(types, Mapping):
                     method = types.get(kind)
                 else:
