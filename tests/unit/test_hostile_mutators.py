@@ -119,7 +119,7 @@ def test_the_matrix_judges_each_mutant_by_its_own_expectations(tmp_path):
     """A mutator whose mutants expect different rules: a rule is killed when it fired on a
     mutant that expected it, whatever the row's last mutant expected (issue 20, item 7)."""
     from dshfuzz.harness import CheckerVerdict, Example, ReportedFinding
-    from dshfuzz.harness._matrix import _judge_into, _RowTally
+    from dshfuzz.harness._matrix import MatrixRow, _judge_into
 
     class FiresOnFirst:
         name = "fires-on-first"
@@ -128,10 +128,9 @@ def test_the_matrix_judges_each_mutant_by_its_own_expectations(tmp_path):
             first = path.read_bytes() == b"first\n"
             return CheckerVerdict((ReportedFinding("G2"),) if first else ())
 
-    tally = _RowTally("mixed")
-    _judge_into(tally, Example(b"first\n", "none", "mixed", frozenset({"G2"})), FiresOnFirst(), None, tmp_path)
-    _judge_into(tally, Example(b"second\n", "none", "mixed", frozenset({"E3"})), FiresOnFirst(), None, tmp_path)
-    row = tally.freeze()
+    row = MatrixRow("mixed")
+    row = _judge_into(row, Example(b"first\n", "none", "mixed", frozenset({"G2"})), FiresOnFirst(), None, tmp_path)
+    row = _judge_into(row, Example(b"second\n", "none", "mixed", frozenset({"E3"})), FiresOnFirst(), None, tmp_path)
     matrix = KillMatrix("fires-on-first", 2, registry_rules=("E3", "G2"), rows={"mixed": row})
     assert matrix.killed_by() == {"E3": [], "G2": ["mixed"]}
     assert matrix.unkilled == ["E3"]
