@@ -776,7 +776,6 @@ class Envelope:
         return None
 
 
-
 @functools.lru_cache(maxsize=16)  # a hostile header may name any version
 def _shaped_types(version: int | None) -> dict[str, str]:
     """:class:`PayloadShape`'s subscriptions for ``version``: one object per version, shared by every
@@ -788,6 +787,7 @@ def _shaped_types(version: int | None) -> dict[str, str]:
     if version == 3 and "system/message" in known:
         shaped["system/message"] = "system_message"
     return shaped
+
 
 @rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message"))
 class PayloadShape:

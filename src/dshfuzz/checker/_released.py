@@ -339,8 +339,7 @@ def _plain_blocks(content: list[Any]) -> bool:
             if len(block) != 2 or block.get("text").__class__ is not str:
                 return False
         elif kind == "tool-call":
-            call, name = block.get("id"), block.get("name")
-            if len(block) != 4 or call.__class__ is not str or not call or name.__class__ is not str or not name \
+            if len(block) != 4 or not _nonempty_str(block.get("id")) or not _nonempty_str(block.get("name")) \
                     or block.get("arguments").__class__ is not str:
                 return False
         else:
@@ -354,20 +353,19 @@ def _plain_message(m: Any, expected: str | None) -> bool:
     ``False`` decides nothing (the full check follows)."""
     if m.__class__ is not dict or len(m) != 4:
         return False
-    mid, role, content, source = m.get("id"), m.get("role"), m.get("content"), m.get("source")
-    if mid.__class__ is not str or not mid or content.__class__ is not list or source.__class__ is not dict:
+    role, content, source = m.get("role"), m.get("content"), m.get("source")
+    if not _nonempty_str(m.get("id")) or content.__class__ is not list or source.__class__ is not dict:
         return False
     if expected == "assistant":
-        provider, model = source.get("provider"), source.get("model")
         return (role == "assistant" and len(source) == 3 and source.get("kind") == "model"
-                and provider.__class__ is str and provider != "" and model.__class__ is str and model != ""
+                and _nonempty_str(source.get("provider")) and _nonempty_str(source.get("model"))
                 and _plain_blocks(content))
     if expected == "user":
         return role == "user" and len(source) == 1 and source.get("kind") == "user" and _plain_blocks(content)
     if expected != "tool" or role != "user" or len(source) != 2 or source.get("kind") != "tool" or len(content) != 1:
         return False
     call, block = source.get("callId"), content[0]
-    if call.__class__ is not str or not call or block.__class__ is not dict or len(block) != 4:
+    if not _nonempty_str(call) or block.__class__ is not dict or len(block) != 4:
         return False
     inner = block.get("content")
     if block.get("type") != "tool-result" or block.get("toolCallId") != call \
@@ -1289,7 +1287,7 @@ def _plain_usage(usage: Any) -> bool:
     if usage.__class__ is not dict or "inputTokens" not in usage or "outputTokens" not in usage:
         return False
     for key, member in usage.items():
-        if member.__class__ is not int or not 0 <= member <= MAX_SAFE_INTEGER or key not in _USAGE_MEMBERS:
+        if not _count_of(member) or key not in _USAGE_MEMBERS:
             return False
     return True
 
@@ -1298,18 +1296,14 @@ def _plain_assistant_message(data: dict[str, Any]) -> bool:
     n = len(data)
     if not (n == 3 or (n == 4 and _plain_usage(data.get("usage")))):
         return False
-    turn, step = data.get("turn"), data.get("step")
-    return (turn.__class__ is int and step.__class__ is int and 0 <= turn <= MAX_SAFE_INTEGER
-            and 0 <= step <= MAX_SAFE_INTEGER and _plain_message(data.get("message"), "assistant"))
+    return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "assistant")
 
 
 def _plain_tool_result(data: dict[str, Any]) -> bool:
     n = len(data)
     if not (n == 3 or (n == 4 and "meta" in data)):
         return False
-    turn, step = data.get("turn"), data.get("step")
-    return (turn.__class__ is int and step.__class__ is int and 0 <= turn <= MAX_SAFE_INTEGER
-            and 0 <= step <= MAX_SAFE_INTEGER and _plain_message(data.get("message"), "tool"))
+    return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "tool")
 
 
 def _plain_user_message(data: dict[str, Any]) -> bool:

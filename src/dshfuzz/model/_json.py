@@ -151,7 +151,7 @@ def _exponent_ends_a_number(masked: bytes) -> bool:
             j = k
         if j > lo and masked[j] == 0x2D:
             j -= 1
-        if j < 0 or j == lo or masked[j] in _TOKEN_START:
+        if j == lo or masked[j] in _TOKEN_START:  # the data's start, or the walk's bound: suspect
             return True
     return False
 
