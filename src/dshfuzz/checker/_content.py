@@ -93,6 +93,11 @@ class ContentElements:
             return None
         t = raw.get("type")
         data = raw.get("data", MISSING)
+        # a message without a bad element finds nothing whatever its shape (a legacy message's
+        # upgrade carries its content over unchanged), so only a message with one has its shape read
+        message = data if t == "user/message" or data.__class__ is not dict else data.get("message")
+        if message.__class__ is dict and content_element_defect(message.get("content")) is None:
+            return None
         if message_shape_error(t, data) is not None:
             upgraded = _legacy_upgrade(t, data) if self.legacy else None
             if upgraded is None or message_shape_error(t, upgraded) is not None:
