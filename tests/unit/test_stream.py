@@ -49,7 +49,7 @@ class _Collect:
         assert first == len(self.raws), "rows are handed over in order, none skipped"
         assert head is self.log.events[first]
         self.rows.append((first, stop))
-        self.raws.extend(self.log.events[i].raw for i in range(first, stop))
+        self.raws.extend(event.raw for event in self.log.events[first:stop])  # a packed row's from one expansion
 
 
 def _physical(log: SessionLog | StreamedLog) -> dict[str, Any]:
@@ -160,6 +160,10 @@ def test_a_streamed_read_keeps_only_the_row_being_handed_over() -> None:
             if first:
                 with pytest.raises(LookupError, match="keeps only the row"):
                     events[first - 1]
+                with pytest.raises(LookupError, match="keeps only the row"):
+                    events[first - 1 : stop]
+            row = events[first:stop]  # built at once, and then the very events read one by one
+            assert len(row) == stop - first and all(e is events[k] for k, e in enumerate(row, first))
             seen.append(events[first].type)
 
     log = stream_log((FIXTURES / "valid-v0.jsonl.zstd").read_bytes(), Peek())

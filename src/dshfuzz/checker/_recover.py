@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from io import BytesIO
 from operator import attrgetter
@@ -42,7 +42,6 @@ from dshfuzz.model import (
     SessionLog,
     StreamedLog,
     compress_frame,
-    decode_storage_record,
     dumpb,
     frame_compressor,
     header_text,
@@ -375,21 +374,19 @@ class _ForkWriter:
         self.rows = 0
         self.packer = ChunkPacker(self._write)
         self.zstd = frame_compressor() if compression == "zstd" else None
+        self.read: Sequence[Event] = ()  # the streamed read's events, from begin()
 
     def begin(self, log: StreamedLog) -> None:
+        self.read = log.events
         head = header_text(log.header.raw if log.header is not None else None)
         self.fork.write(head if self.zstd is None else compress_frame(head))
         if self.events == 0:
             raise _Enough
 
     def row(self, first: int, stop: int, head: Event) -> None:
-        add, end = self.packer.add, min(stop, self.events)
-        packed = getattr(head, "packed", None)  # a packed row's members, expanded from the row at once
-        if packed is not None:
-            for raw in decode_storage_record(packed)[: end - first]:
-                add(raw)
-        else:
-            add(head.raw)
+        add = self.packer.add
+        for event in self.read[first : min(stop, self.events)]:  # a packed row's are built from one expansion
+            add(event.raw)
         if stop >= self.events:
             raise _Enough
 

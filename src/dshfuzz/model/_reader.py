@@ -52,7 +52,7 @@ from ._budget import InflationBudget
 from ._file import FileBytes
 from ._json import JsonDecodeError, loads, may_hold_lossy_number, screen_numbers
 from ._limits import DEFAULT_LIMITS, LimitHit, Limits, json_depth
-from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, validate_storage_row
+from ._rows import PackedMember, PackedRun, RowDecodeError, is_safe_integer, packed_head, validate_storage_row
 from ._types import (
     CHUNK_ROW_TYPES,
     Compression,
@@ -731,7 +731,8 @@ class _Reader:
                 return
             if emit is None:
                 events = self.events
-                members = [PackedMember(value, k, number, row_index, frame) for k in range(count)]
+                members = [packed_head(value, number, row_index, frame),
+                           *(PackedMember(value, k, number, row_index, frame) for k in range(1, count))]
                 head = members[0]
                 first_event = len(events)
                 events.extend(members)

@@ -30,6 +30,7 @@ __all__ = [
     "decode_storage_record",
     "is_safe_integer",
     "pack_chunk_runs",
+    "packed_head",
     "unpack_rows",
     "validate_storage_row",
 ]
@@ -268,15 +269,33 @@ def _member(tag: str, data: dict[str, Any], seq: int, time: int, payload: str) -
     return {"type": "assistant/chunk", "seq": seq, "time": time, "data": {"turn": data["turn"], "step": data["step"], "chunk": chunk}}
 
 
-class PackedMember(Event):
-    """Member ``member`` of a packed chunk row, whose ``raw`` is built from the row
-    when first read (and kept from then on, so it may be mutated like any event's).
+def _member_raw(packed: dict[str, Any], k: int) -> dict[str, Any]:
+    """The event at position ``k`` of the validated chunk row ``packed``, exactly as
+    :func:`decode_storage_record` gives it, built alone."""
+    data = packed["data"]
+    payload = data["args" if packed["type"] == "tool-call-chunks" else "texts"][k]
+    time = int(packed["time0"]) + sum(int(g) for g in data["dt"][:k])
+    return _member(packed["type"], data, int(packed["seq0"]) + k, time, payload)
 
-    The reader validates a chunk row whole but builds none of its members: most
-    consumers (every checker pass) decide a run of members from its first one, so
-    the other members of a long log are never built, which is most of its memory.
-    ``raw`` is exactly what :func:`decode_storage_record` gives at that position;
-    ``packed`` is the row's value, which that function expands whole.
+
+def packed_head(packed: dict[str, Any], line: int | None, row: int | None, frame: int | None) -> Event:
+    """The first member of the validated chunk row ``packed``, built at once as an ordinary
+    :class:`Event` (see :class:`PackedMember` for why)."""
+    return Event(_member_raw(packed, 0), line, row, 0, frame)
+
+
+class PackedMember(Event):
+    """Member ``member`` (after the first) of a packed chunk row, whose ``raw`` is built
+    from the row when first read (and kept from then on, so it may be mutated like any
+    event's).
+
+    The reader validates a chunk row whole and builds only its head, at once and as an
+    ordinary :class:`Event`: every consumer decides a run from its head (the reader's own
+    scan first), and reads it often, where a member's ``raw`` is a property call (and a
+    second class of event at every site reading one). The other members of a long log are
+    never built, which is most of its memory. ``raw`` is exactly what
+    :func:`decode_storage_record` gives at that position; ``packed`` is the row's value,
+    which that function expands whole.
     """
 
     __slots__ = ("packed", "_built")
@@ -294,11 +313,7 @@ class PackedMember(Event):
     def raw(self) -> JsonValue:
         built = self._built
         if built is None:
-            k = self.member
-            data = self.packed["data"]
-            payload = data["args" if self.packed["type"] == "tool-call-chunks" else "texts"][k]
-            time = int(self.packed["time0"]) + sum(int(g) for g in data["dt"][:k])
-            built = self._built = _member(self.packed["type"], data, int(self.packed["seq0"]) + k, time, payload)
+            built = self._built = _member_raw(self.packed, self.member)
         return built
 
     @raw.setter
@@ -309,7 +324,8 @@ class PackedMember(Event):
 class PackedRun(Sequence[Event]):
     """The members of one packed row as a streamed read hands them over: each built when first
     read and kept (so a member read twice is the same object), the head at once. A consumer
-    decides most runs from their head, so a streamed read builds almost no other member."""
+    decides most runs from their head, so a streamed read builds almost no other member; a
+    slice builds the members it holds from one expansion of the row."""
 
     __slots__ = ("packed", "length", "line", "row", "frame", "built")
 
@@ -319,14 +335,21 @@ class PackedRun(Sequence[Event]):
         self.line = line
         self.row = row
         self.frame = frame
-        self.built = {0: PackedMember(packed, 0, line, row, frame)}
+        self.built: dict[int, Event] = {0: packed_head(packed, line, row, frame)}
 
     def __len__(self) -> int:
         return self.length
 
     def __getitem__(self, index: Any) -> Any:
         if index.__class__ is slice:
-            return [self[k] for k in range(*index.indices(self.length))]
+            wanted, built = range(*index.indices(self.length)), self.built
+            if any(k not in built for k in wanted):
+                raws = decode_storage_record(self.packed)  # the row expanded once, not member by member
+                for k in wanted:
+                    if k not in built:
+                        built[k] = fresh = PackedMember(self.packed, k, self.line, self.row, self.frame)
+                        fresh.raw = raws[k]
+            return [built[k] for k in wanted]
         member = self.built.get(index)
         if member is None:
             if not (index.__class__ is int and 0 <= index < self.length):

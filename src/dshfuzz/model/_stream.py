@@ -49,8 +49,9 @@ class RowConsumer(Protocol):
 
 class StreamedEvents(Sequence[Event]):
     """``StreamedLog.events``: ``len`` is the number of events read so far,
-    and only the events of the row being handed over can be read; any other position raises
-    ``LookupError`` naming it (a consumer that needs an event later keeps it)."""
+    and only the events of the row being handed over can be read, one at a time or as a slice
+    (step 1) within the row; any other position raises ``LookupError`` naming it (a consumer
+    that needs an event later keeps it)."""
 
     __slots__ = ("length", "first", "row")
 
@@ -77,6 +78,10 @@ class StreamedEvents(Sequence[Event]):
             k = index - self.first
             if 0 <= k < len(self.row):
                 return self.row[k]
+        elif index.__class__ is slice:
+            start, stop, step = index.indices(self.length)
+            if step == 1 and self.first <= start <= stop <= self.first + len(self.row):
+                return self.row[start - self.first : stop - self.first]
         raise LookupError(
             f"a streamed read keeps only the row being handed over (events {self.first}..{self.first + len(self.row) - 1}), "
             f"not event {index!r}"

@@ -60,9 +60,9 @@ class Event:
     present. Physical coordinates: ``line`` is the 1-based line of the row that
     holds the event, ``row`` its 0-based index among event rows (header excluded),
     ``member`` its position inside a packed row (``None`` for a plain row), and
-    ``frame`` the 0-based zstd frame (``None`` for plain JSONL). The reader makes
-    the members of a packed row ``PackedMember`` events, whose ``raw`` is built
-    from the row when first read.
+    ``frame`` the 0-based zstd frame (``None`` for plain JSONL). The reader builds
+    the first member of a packed row at once, an ordinary event, and makes the others
+    ``PackedMember`` events, whose ``raw`` is built from the row when first read.
     """
 
     __slots__ = ("raw", "line", "row", "member", "frame")
