@@ -4,7 +4,7 @@ one, or a few random edits away), and a check with the shortcuts reports what
 the general code reports.
 
 The shortcuts (``_released._PLAIN``) decide the most frequent format-0 records (step and turn
-boundaries, tool calls, the three message types, inbox splices) without the labelled
+boundaries, tool calls, the three message types, inbox splices, prunes) without the labelled
 validator; the general code is the validator alone (the table emptied, and the message
 validator's own shortcut, ``_plain_message``, off). Records here are drawn
 near the plain shapes: a generated record with a member set to an odd value, dropped or added,
@@ -38,8 +38,9 @@ _ODD = st.sampled_from([None, 0, 1, -1, 1.0, 2**53, True, False, "", "x", "user"
 _KEYS = st.sampled_from(["turn", "step", "message", "usage", "meta", "error", "interrupted", "id", "role", "content",
                          "source", "kind", "provider", "model", "callId", "type", "text", "name", "arguments",
                          "toolCallId", "isError", "inputTokens", "outputTokens", "cacheReadTokens", "target", "start",
-                         "inserted", "removedCount", "outcome", "clientTimeZone", "extra"])
-_WEIGHTS = FeatureWeights(tool_calls=0.9, compaction=0.3, retry=0.3)
+                         "inserted", "removedCount", "outcome", "clientTimeZone", "shadowedRange", "shadowedSeqs",
+                         "shadowedTokenCount", "end", "extra"])
+_WEIGHTS = FeatureWeights(tool_calls=0.9, compaction=0.3, retry=0.3, prune=0.5)
 
 
 def _perturb(value: Any, data: st.DataObject, depth: int = 0) -> Any:
@@ -104,7 +105,8 @@ def test_a_record_the_shortcut_calls_plain_is_one_the_released_validator_accepts
     seq, _, payload = data.draw(st.sampled_from([r for r in records if r[1] == kind]), label="record")
     for _ in range(data.draw(st.integers(0, 2), label="edits")):
         payload = _perturb(payload, data)
-    plain = [near for near in (payload, *_neighbours(payload)) if near.__class__ is dict and _released._PLAIN[kind](near)]
+    plain = [near for near in (payload, *_neighbours(payload))
+             if near.__class__ is dict and _released._PLAIN[kind](near, {"type": kind, "seq": seq, "data": near})]
     with _general():
         for near in plain:
             assert _released.released_payload_refusal(kind, near, seq) is None, (kind, near)
@@ -123,8 +125,31 @@ def test_a_tool_result_whose_two_call_ids_change_together_is_judged_as_the_valid
     with _general():
         general = _released.released_payload_refusal("tool/result", record, 3)
     assert general is not None
-    assert not _released._PLAIN["tool/result"](record), record
-    assert _released._PLAIN["tool/result"](_tool_result("call-1"))
+    assert not _released._PLAIN["tool/result"](record, {"seq": 3}), record
+    assert _released._PLAIN["tool/result"](_tool_result("call-1"), {"seq": 3})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=4, unique=True).map(sorted), st.integers(0, 45),
+       st.sampled_from([int, float, bool, str]))
+@example([1, 3], 30, int)
+@example([26, 27], 27, int)
+def test_a_prune_the_shortcut_calls_plain_is_one_the_released_validator_accepts(
+        seqs: list[int], seq: int, seq_type: type) -> None:
+    """The seq-dependent shortcut: a prune of earlier, distinct seqs whose range names the first and the
+    last, and every record one edit away (or with a seq repeated), at the event's seq as any JSON type."""
+    record = {"shadowedRange": {"start": seqs[0], "end": seqs[-1]}, "shadowedSeqs": seqs, "shadowedTokenCount": 16}
+    at = seq_type(seq)
+    for near in (record, *_neighbours(record), {**record, "shadowedSeqs": [*seqs, seqs[0]]}):
+        if near.__class__ is dict and _released._PLAIN["compaction/prune"](near, {"seq": at}):
+            with _general():
+                assert _released.released_payload_refusal("compaction/prune", near, seq) is None, (near, at)
+
+
+def test_the_prune_shortcut_decides_a_plain_prune() -> None:
+    record = {"shadowedRange": {"start": 26, "end": 28}, "shadowedSeqs": [26, 28], "shadowedTokenCount": 16}
+    assert _released._PLAIN["compaction/prune"](record, {"seq": 30})
+    assert not _released._PLAIN["compaction/prune"](record, {"seq": 28})  # not all earlier than the prune
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,11 +172,12 @@ def test_the_shortcut_decides_the_generated_records_of_each_kind_it_names() -> N
     """Not vacuous: every kind in the table has generated records it calls plain."""
     seen: dict[str, int] = dict.fromkeys(_released._PLAIN, 0)
 
-    @settings(max_examples=60, deadline=None, database=None)
-    @given(session_logs(max_events=80, weights=FeatureWeights(tool_calls=0.9, queued=0.9)))
+    # derandomized: a prune needs a later turn after a tool result, which a few drawn logs hold
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
+    @given(session_logs(max_events=80, weights=FeatureWeights(tool_calls=0.9, queued=0.9, prune=1.0)))
     def count(generated: Any) -> None:
-        for _, kind, payload in _records(generated):
-            seen[kind] += _released._PLAIN[kind](payload)
+        for seq, kind, payload in _records(generated):
+            seen[kind] += _released._PLAIN[kind](payload, generated.events[seq])
 
     count()
     assert all(seen.values()), f"kinds the shortcut never decided on generated logs: {[k for k, n in seen.items() if not n]}"

@@ -1256,22 +1256,23 @@ def _count_of(value: Any) -> bool:
 
 
 # --- the shortcut: the most frequent records in a shape the validator accepts ---------------------
-# Each ``_plain_*`` answers whether ``data`` (a dict) is such a record; a ``False`` decides nothing
-# (the full check follows), a ``True`` is exact: the migration's normalisation leaves the record as
-# it is and the validator accepts it (tests/unit/test_surface_shortcuts.py holds the two together).
+# Each ``_plain_*`` answers whether ``data`` (a dict), the data of ``event``, is such a record; a
+# ``False`` decides nothing (the full check follows), a ``True`` is exact: the migration's
+# normalisation leaves the record as it is and the validator accepts it
+# (tests/unit/test_released_shortcuts.py holds the two together).
 
-def _plain_pair(data: dict[str, Any]) -> bool:
+def _plain_pair(data: dict[str, Any], event: dict[str, Any]) -> bool:
     turn, step = data.get("turn"), data.get("step")
     return (len(data) == 2 and turn.__class__ is int and step.__class__ is int
             and 0 <= turn <= MAX_SAFE_INTEGER and 0 <= step <= MAX_SAFE_INTEGER)
 
 
-def _plain_turn_start(data: dict[str, Any]) -> bool:
+def _plain_turn_start(data: dict[str, Any], event: dict[str, Any]) -> bool:
     turn = data.get("turn")
     return len(data) == 1 and turn.__class__ is int and 0 <= turn <= MAX_SAFE_INTEGER
 
 
-def _plain_tool_call(data: dict[str, Any]) -> bool:
+def _plain_tool_call(data: dict[str, Any], event: dict[str, Any]) -> bool:
     turn, step, call, name = data.get("turn"), data.get("step"), data.get("callId"), data.get("name")
     return (len(data) == 5 and turn.__class__ is int and step.__class__ is int
             and 0 <= turn <= MAX_SAFE_INTEGER and 0 <= step <= MAX_SAFE_INTEGER
@@ -1292,25 +1293,36 @@ def _plain_usage(usage: Any) -> bool:
     return True
 
 
-def _plain_assistant_message(data: dict[str, Any]) -> bool:
+def _plain_assistant_message(data: dict[str, Any], event: dict[str, Any]) -> bool:
     n = len(data)
     if not (n == 3 or (n == 4 and _plain_usage(data.get("usage")))):
         return False
     return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "assistant")
 
 
-def _plain_tool_result(data: dict[str, Any]) -> bool:
+def _plain_tool_result(data: dict[str, Any], event: dict[str, Any]) -> bool:
     n = len(data)
     if not (n == 3 or (n == 4 and "meta" in data)):
         return False
     return _count_of(data.get("turn")) and _count_of(data.get("step")) and _plain_message(data.get("message"), "tool")
 
 
-def _plain_user_message(data: dict[str, Any]) -> bool:
+def _plain_user_message(data: dict[str, Any], event: dict[str, Any]) -> bool:
     return _plain_message(data, "user")
 
 
-def _plain_inbox(data: dict[str, Any]) -> bool:
+def _plain_prune(data: dict[str, Any], event: dict[str, Any]) -> bool:
+    """A prune of distinct seqs before the event's own, its range naming the first and the last."""
+    shadowed, seqs, seq = data.get("shadowedRange"), data.get("shadowedSeqs"), event.get("seq")
+    if len(data) != 3 or shadowed.__class__ is not dict or len(shadowed) != 2 or seqs.__class__ is not list \
+            or not seqs or seq.__class__ is not int or not _count_of(data.get("shadowedTokenCount")):
+        return False
+    start, end = shadowed.get("start"), shadowed.get("end")
+    return (start.__class__ is int and end.__class__ is int and start == seqs[0] and end == seqs[-1]
+            and all(n.__class__ is int and 0 <= n < seq for n in seqs) and len(set(seqs)) == len(seqs))
+
+
+def _plain_inbox(data: dict[str, Any], event: dict[str, Any]) -> bool:
     n = len(data)
     if n != 3:  # the optional members, when present, hold their one plain value
         if n > 5 or n - ("removedCount" in data) - ("outcome" in data) != 3 \
@@ -1326,7 +1338,7 @@ def _plain_inbox(data: dict[str, Any]) -> bool:
     return True
 
 
-_PLAIN: dict[str, Callable[[dict[str, Any]], bool]] = {
+_PLAIN: dict[str, Callable[[dict[str, Any], dict[str, Any]], bool]] = {
     "step/start": _plain_pair,
     "step/end": _plain_pair,
     "turn/start": _plain_turn_start,
@@ -1335,8 +1347,10 @@ _PLAIN: dict[str, Callable[[dict[str, Any]], bool]] = {
     "tool/result": _plain_tool_result,
     "user/message": _plain_user_message,
     "agent/inbox/spliced": _plain_inbox,
+    "compaction/prune": _plain_prune,
 }
-"""The format-0 types frequent enough for a shortcut, each with its test of a plain record."""
+"""The format-0 types frequent enough for a shortcut, each with its test of a plain record (a prune
+is one for each replaced tool result)."""
 
 
 _SUBSCRIBED = tuple(sorted((RELEASED_V0_EVENT_TYPES | {"steering/message", *_COMPACT_RENAMES}) - _SKIPPED))
@@ -1367,7 +1381,7 @@ class ReleasedSchema:
             return None
         data = raw.get("data", MISSING)
         plain = _PLAIN.get(kind)
-        if plain is not None and data.__class__ is dict and self.v0 and plain(data):
+        if plain is not None and data.__class__ is dict and self.v0 and plain(data, raw):
             return None  # the common well-formed records, decided without the validator
         seq = ev.seq if ev.seq.__class__ is int else index
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
