@@ -385,7 +385,7 @@ class _ForkWriter:
 
     def row(self, first: int, stop: int, head: Event) -> None:
         add = self.packer.add
-        for event in self.read[first : min(stop, self.events)]:  # a packed row's are built from one expansion
+        for event in self.read[first : min(stop, self.events)]:  # a packed row's from one expansion of the row
             add(event.raw)
         if stop >= self.events:
             raise _Enough
