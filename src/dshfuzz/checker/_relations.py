@@ -173,6 +173,14 @@ class ReleasedRelations:
     check that refuses, else the refusal the walk met. Once that is known the walk unsubscribes;
     after a refusal with checks still waiting it only records what they read."""
 
+    # Slots: past 30 attributes CPython gives an instance a plain dict, which every read of the
+    # chunk shortcut pays for. ``types`` alone stays in that dict (the class attribute the walk
+    # registry sets is its default, which a slot of that name would replace).
+    __slots__ = ("awaited", "chains", "command_ids", "commands", "compaction", "ctx", "done", "final", "first_at",
+                 "handed", "header", "held", "migration", "next_step", "next_turn", "open_step", "open_turn",
+                 "orphan", "provider", "ptc_roots", "ptc_starts", "refusal", "retry_ids", "scheduled", "stale",
+                 "started", "surface", "texts", "tools", "waiting", "__dict__")
+
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         assert ctx.log.header is not None, "the relation walk runs on a log with a versioned header"
