@@ -1357,7 +1357,8 @@ _SUBSCRIBED = tuple(sorted((RELEASED_V0_EVENT_TYPES | {"steering/message", *_COM
 """Every type G5 reads (for format 1, only the inventory's are judged): no chunk reaches the walk."""
 
 
-@rule_walk(R.G5, types={**{kind: "visit" for kind in _SUBSCRIBED}, "assistant/chunk": "chunk"})
+@rule_walk(R.G5, types={**{kind: "plain" if kind in _PLAIN else "visit" for kind in _SUBSCRIBED},
+                         "assistant/chunk": "chunk"})
 class ReleasedSchema:
     """G5 (see the module docstring). State: the migration's open compaction id and a retryId per
     retry chain (pending state, O(retry chains)); every event is judged as the walk passes it."""
@@ -1372,6 +1373,17 @@ class ReleasedSchema:
         self.compaction: str | None = None
         self.retry_ids: dict[str, str] = {}
 
+    def plain(self, index: int, ev: Event) -> list[Finding] | None:
+        """A head of a type with a shortcut (:data:`_PLAIN`): the common well-formed records are
+        decided without the validator; the rest go to :meth:`visit`. The loop routes a head by its
+        type, so ``raw`` is an object with that string type."""
+        raw = ev.raw
+        data = raw.get("data")
+        plain = _PLAIN.get(raw["type"])
+        if plain is not None and data.__class__ is dict and self.v0 and plain(data, raw):
+            return None
+        return self.visit(index, ev)
+
     def visit(self, index: int, ev: Event) -> list[Finding] | None:
         raw = ev.raw
         if raw.__class__ is not dict:
@@ -1380,9 +1392,6 @@ class ReleasedSchema:
         if kind.__class__ is not str:
             return None
         data = raw.get("data", MISSING)
-        plain = _PLAIN.get(kind)
-        if plain is not None and data.__class__ is dict and self.v0 and plain(data, raw):
-            return None  # the common well-formed records, decided without the validator
         seq = ev.seq if ev.seq.__class__ is int else index
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
             if kind in RELEASED_V0_EVENT_TYPES and data is not MISSING and data.__class__ is not dict:
