@@ -55,6 +55,23 @@ def _registered(*walks: type) -> Any:
     return _Scope()
 
 
+def _recording(into: list[int], name: str) -> type:
+    """A walk class, to register, that records the position of each head it is handed in ``into``."""
+
+    class Recording:
+        def __init__(self, ctx: CheckContext) -> None:
+            pass
+
+        def visit(self, index: int, event: Any) -> None:
+            into.append(index)
+
+        def finish(self) -> None:
+            return None
+
+    Recording.__qualname__ = Recording.__name__ = name
+    return Recording
+
+
 def _check(log: Any, **options: Any) -> Any:
     return check_log(log, CheckOptions(rules=frozenset({_RULE, _OTHER}), **options))
 
@@ -343,29 +360,9 @@ def test_a_walk_seeing_every_event_but_some_types_is_handed_every_other_head_and
     seen: list[int] = []
     every: list[int] = []
 
-    @rule_walk(_RULE, types=EveryEventBut({"assistant/chunk", "turn/start"}))
-    class AllBut:
-        def __init__(self, ctx: CheckContext) -> None:
-            pass
-
-        def visit(self, index: int, event: Any) -> None:
-            seen.append(index)
-
-        def finish(self) -> None:
-            return None
-
-    @rule_walk(_OTHER, types=EVERY_EVENT)
-    class Every:
-        def __init__(self, ctx: CheckContext) -> None:
-            pass
-
-        def visit(self, index: int, event: Any) -> None:
-            every.append(index)
-
-        def finish(self) -> None:
-            return None
-
-    with _registered(AllBut, Every):
+    all_but = rule_walk(_RULE, types=EveryEventBut({"assistant/chunk", "turn/start"}))(_recording(seen, "AllBut"))
+    every_event = rule_walk(_OTHER, types=EVERY_EVENT)(_recording(every, "Every"))
+    with _registered(all_but, every_event):
         report = _check(log, strict=True)
     assert not report.internal_errors
     def passed_over(i: int) -> bool:

@@ -237,7 +237,8 @@ def rule_walk(
 ) -> Callable[[_C], _C]:
     """Register the decorated class as the walk reporting ``rule_ids``. ``types`` names the
     event types whose heads go to its ``visit(index, event)`` (or, as a mapping, each type's
-    handler method), or is :data:`EVERY_EVENT` or :class:`EveryEventBut` some types. ``reads`` declares the shared state it reads:
+    handler method), or is :data:`EVERY_EVENT` or :class:`EveryEventBut` some types. ``reads``
+    declares the shared state it reads:
     the engine runs it after their publishers, in every check it runs in; ``publishes``, the
     state it publishes (shared state is usually a :func:`state_walk`'s). The
     class is constructed with the context once per check and may narrow its subscriptions by
