@@ -85,17 +85,18 @@ def test_a_silent_case_is_accepted_by_every_layer_that_reads_it(official, tmp_pa
 
 
 @pytest.mark.official
-@pytest.mark.parametrize(("rule", "why", "broken", "twin"), test_rule_twins.CATALOG_WARNING_PAIRS,
-                         ids=[f"{c[0]}-{c[1]}" for c in test_rule_twins.CATALOG_WARNING_PAIRS])
-def test_a_catalog_warning_pair_matches_the_official_verdicts(official, tmp_path: Path, rule, why: str, broken,
-                                                              twin) -> None:
-    """As for the issue-20 pairs, except that the rule's findings stay the catalog's warnings."""
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), test_rule_twins.MIGRATION_PRECHECK_PAIRS,
+                         ids=[f"{c[0]}-{c[1]}" for c in test_rule_twins.MIGRATION_PRECHECK_PAIRS])
+def test_a_migration_precheck_pair_matches_the_official_verdicts(official, tmp_path: Path, rule, why: str, broken,
+                                                                 twin) -> None:
+    """As for the issue-20 pairs: the catalog grades the rule a warning, but released refuses the
+    broken file, so its findings are errors (a warning never answers for a refusal)."""
     bad, good = broken(), twin()
     refused = _refusals(official, _write(tmp_path, "broken", bad))
     assert not _refusals(official, _write(tmp_path, "twin", good)), f"{why}: the twin is refused"
     assert refused, f"{why}: every official layer accepts the broken file"
     mine = [f for f in bad.check().findings if f.rule is rule]
-    assert mine and all(str(f.severity) == "warning" for f in mine), f"{why}: {mine}"
+    assert mine and all(str(f.severity) == "error" for f in mine), f"{why}: {mine}"
     claimed = {str(layer) for f in mine for layer in f.refused_by} & OFFLINE
     assert claimed and claimed <= set(refused), f"{why}: {rule} claims {sorted(claimed)}; official refusals: {refused}"
     assert set(refused) <= claimed, f"{why}: official {sorted(set(refused) - claimed)} refuse ({refused}), unnamed"

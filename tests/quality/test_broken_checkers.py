@@ -110,3 +110,31 @@ def test_misses_only_the_official_layers_see_arrive_after_their_log_left_hypothe
     campaign.close()
     assert minimal is not None, f"no log was found for several layers' misses at once: {found_on.values()}"
     _assert_minimal(minimal)
+
+
+@pytest.mark.slow
+def test_a_checker_that_only_warns_where_released_refuses_has_missed_the_refusal(official, tmp_path, monkeypatch):
+    # the checker reports W3, the rule the mutator expects, but as a warning: the log it calls
+    # usable is one the released migration refuses
+    monkeypatch.chdir(REPO)
+    config = CampaignConfig(
+        checker="py:tests.broken_checkers.warns_only:check",
+        seed=1,
+        workers=1,
+        budget_seconds=120,
+        mutators=("orphan-tool-call",),
+        out=tmp_path,
+        minimise_seconds=60,
+    )
+    seen = []
+    planted = None
+    campaign = run_campaign(config)
+    for event in campaign:
+        if isinstance(event, DisagreementFound) and event.stage in SETTLED:
+            seen.append(event.signature)
+            if event.kind == "miss" and event.layer == "released":
+                planted = event
+                break
+    campaign.close()
+    assert planted is not None, f"the warned-only refusal was not reported as a miss; found instead: {seen}"
+    _assert_minimal(planted)

@@ -110,6 +110,24 @@ def test_a_60s_campaign_finds_the_planted_defect_behind_every_protocol_once_with
     assert events_left <= MAX_MINIMAL_EVENTS, f"{case}: {events_left} events left:\n{witness}"
 
 
+@pytest.mark.slow
+def test_two_different_crashes_behind_serve_are_two_causes(tmp_path, monkeypatch):
+    # neither error names an exception or a frame: their words tell them apart
+    monkeypatch.chdir(REPO)
+    crashes: set[str] = set()
+
+    def both(event: DisagreementFound) -> bool:
+        if event.kind == "crash":
+            crashes.add(cause_of(event.signature))
+        return len(crashes) >= 2
+
+    events = _campaign(f"serve:'{_script('serve.py', 'two_crashes')}'", tmp_path, official=False, stop=both,
+                       mutators=("non-json-line", "duplicate-seq"), minimise=False)
+    causes = sorted({cause_of(e.signature) for e in events if e.kind == "crash"})
+    assert len(causes) == 2, f"two crashes, {len(causes)} causes: {causes}"
+    assert any("cannot read line" in c for c in causes) and any("repeats" in c for c in causes), causes
+
+
 HONEST = {
     # whole-log findings without a seq are never in the wrong place
     "no seq": ("no_seq", lambda e: e.kind == "wrong-place"),

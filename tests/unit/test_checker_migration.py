@@ -171,14 +171,15 @@ def test_rule_fires_on_broken_log_and_not_on_its_twin(rule: RuleId, why: str, br
 
 
 @pytest.mark.parametrize("rule", [RuleId.G1, RuleId.G2])
-def test_inventory_rules_are_warnings_only_for_format_0(rule: RuleId) -> None:
+def test_inventory_rules_are_errors_only_for_format_0(rule: RuleId) -> None:
+    """The released migration refuses them in a format-0 file alone: the harness cannot migrate it."""
     b = Builder(version=1)
     b.text_turn()
     _descriptor(2)(b)
     _unknown(True)(b)
     assert rule not in fired(check(b.header, b.events))
     v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is rule]
-    assert v0 and all(str(f.severity) == "warning" for f in v0)
+    assert v0 and all(str(f.severity) == "error" for f in v0)
 
 
 def test_g3_checks_a_later_cited_message_in_format_0_only() -> None:
@@ -188,7 +189,7 @@ def test_g3_checks_a_later_cited_message_in_format_0_only() -> None:
     _later_title(b)
     assert RuleId.G3 not in fired(check(b.header, b.events))
     v0 = [f for f in check({**b.header, "version": 0}, b.events).findings if f.rule is RuleId.G3]
-    assert v0 and all(str(f.severity) == "warning" for f in v0)
+    assert v0 and all(str(f.severity) == "error" for f in v0)
     assert "must identify an earlier event" in v0[0].message
 
 

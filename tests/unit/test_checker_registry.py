@@ -39,9 +39,15 @@ def test_every_rule_has_complete_metadata() -> None:
 
 
 def test_catalog_severity_and_layer_are_kept(catalog_index: str) -> None:
+    """The catalog's severity holds, except that a rule the loader or the released migration
+    refuses is an error (the harness cannot use such a log), and its divergence says so."""
     for rid, severity, layer in re.findall(r"^([A-Z]\d+)(error|warning)(persistence|engine|plugin|concurrency|framing|migration)", catalog_index, re.M):
         rule = RULES[RuleId(rid)]
-        assert (str(rule.severity), str(rule.layer)) == (severity, layer), rid
+        assert str(rule.layer) == layer, rid
+        if str(rule.severity) != severity:
+            assert (severity, str(rule.severity)) == ("warning", "error"), rid
+            assert {"load", "released"} & {str(x) for x in rule.refused_by}, rid
+            assert "The catalog grades it a warning" in (rule.divergence or ""), rid
 
 
 def test_every_rule_of_the_registry_is_reported_by_some_pass() -> None:

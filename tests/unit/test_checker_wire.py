@@ -161,7 +161,7 @@ def test_a_gap_a_compaction_hid_is_w4_not_w3() -> None:
     report = check(b.header, b.events)
     assert RuleId.W4 in fired(report) and RuleId.W3 not in fired(report), explain(report, b.header, b.events)
     [w4] = [f for f in report.findings if f.rule is RuleId.W4]
-    assert w4.context["callIds"] == [call["id"]] and w4.severity.value == "warning"
+    assert w4.context["callIds"] == [call["id"]] and w4.severity.value == "error"
 
 
 def test_a_raw_orphan_result_is_w5_for_every_moment_and_dangles_on_the_wire() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dshfuzz.harness import CheckerVerdict, classify
-from dshfuzz.harness._classify import refusal_fingerprint, truth_from
+from dshfuzz.harness._classify import crash_fingerprint, refusal_fingerprint, truth_from
 
 PREAMBLE = "@deepseek-ai/dsh-session-format-v0-to-v1 refuses this format v0 Session: "
 
@@ -51,3 +51,57 @@ def test_a_refusal_without_a_message_is_still_a_miss_of_its_layer():
 def test_the_fingerprint_fits_a_signature():
     key = refusal_fingerprint('a|b, "c"\nsecond line ' + "x" * 500)
     assert "|" not in key and "," not in key and "\n" not in key and len(key) <= 160
+
+
+def _verdict(*findings: tuple[str, str]):
+    from dshfuzz.harness._judges import ReportedFinding
+
+    return CheckerVerdict(findings=tuple(ReportedFinding(rule, severity, None) for rule, severity in findings))
+
+
+def test_a_warning_never_explains_a_refusal():
+    """W3 maps to released; said only as a warning, released's refusal is missed."""
+    truth = truth_from({"released": False, "load": True}, reasons={"released": "step/end leaves unresolved tool call c1"})
+    warned = classify(_verdict(("W3", "warning"), ("P3", "warning")), truth)
+    assert [(d.kind, d.layer) for d in warned] == [("miss", "released")], warned
+    assert not classify(_verdict(("W3", "error"), ("P3", "warning")), truth)
+
+
+def test_a_warning_of_the_layer_beside_an_error_of_another_is_a_refusal_under_another_name():
+    truth = truth_from({"released": False, "load": True})
+    found = classify(_verdict(("W3", "warning"), ("I1", "error")), truth)
+    assert [(d.kind, d.layer, d.rules) for d in found] == [("attribution", "released", ("I1",))], found
+
+
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        ("cannot read line 7 of /dev/shm/dshfuzz-judge-ab12/example-3.jsonl: not JSON",
+         "cannot read line 12 of /tmp/dshfuzz-judge-zz/example-40.jsonl: not JSON"),
+        ("TypeError: Cannot read properties of undefined (reading 'seq') at seq 4",
+         "TypeError: Cannot read properties of undefined (reading 'seq') at seq 91"),
+        ('exit 2 with no report\nsession "5dfe0fff-b9ec-4611-9501-d014ad017e24" has no header',
+         'exit 2 with no report\nsession "a" has no header'),
+        ("exit 2 before answering", "exit 2 with no report"),
+    ],
+)
+def test_one_crash_without_a_traceback_reached_with_other_values_is_one_cause(one, other):
+    assert crash_fingerprint(one) == crash_fingerprint(other)
+
+
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        ("cannot read line 7 of /tmp/x/example-3.jsonl: not JSON", "seq 12 repeats an earlier one"),
+        ("TypeError: Cannot read properties of undefined (reading 'seq')", "TypeError: x.map is not a function"),
+        ("exit 2 with no report", "exit 4 with no report"),
+        ("Error: boom\n    at readFrame (/c/checker.mjs:3:4)", "Error: boom\n    at readLine (/c/checker.mjs:9:1)"),
+    ],
+)
+def test_two_crashes_without_a_shared_cause_are_two_causes(one, other):
+    assert crash_fingerprint(one) != crash_fingerprint(other)
+
+
+def test_a_crash_fingerprint_fits_a_signature():
+    key = crash_fingerprint('a|b, "c" ' + "x" * 500)
+    assert "|" not in key and "," not in key and len(key) <= 160

@@ -317,14 +317,14 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
 also holds against the official layers."""
 
 
-CATALOG_WARNING_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
+MIGRATION_PRECHECK_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]] = [
     (RuleId.G3, "a v1 session/title whose source is null (the relation walk reads its kind)",
      lambda: _appended("session/title", {"title": "t", "messageSeqs": [2], "source": None}, 1),
      lambda: _appended("session/title", {"title": "t", "messageSeqs": [2], "source": {"kind": "fallback"}}, 1)),
 ]
 """Pairs of a rule the catalog makes a warning although released refuses its broken file (the
-migration pre-checks G1-G3): held against the official layers like :data:`ISSUE_20_PAIRS`, but
-their findings stay warnings, as the catalog says."""
+migration pre-checks G1-G3): held against the official layers like :data:`ISSUE_20_PAIRS`. Their
+findings are errors, not the catalog's warnings: the harness cannot migrate such a log."""
 
 
 ISSUE_20_SILENT: list[tuple[RuleId, str, Callable[[], File]]] = [
@@ -387,9 +387,9 @@ def test_an_event_rule_fires_on_the_written_file_and_not_on_its_twin(rule: RuleI
     _assert_twins(rule, why, broken, twin)
 
 
-@pytest.mark.parametrize(("rule", "why", "broken", "twin"), CATALOG_WARNING_PAIRS,
-                         ids=[f"{c[0]}-{c[1]}" for c in CATALOG_WARNING_PAIRS])
-def test_a_catalog_warning_fires_on_the_broken_file_and_not_on_its_twin(rule: RuleId, why: str, broken, twin) -> None:
+@pytest.mark.parametrize(("rule", "why", "broken", "twin"), MIGRATION_PRECHECK_PAIRS,
+                         ids=[f"{c[0]}-{c[1]}" for c in MIGRATION_PRECHECK_PAIRS])
+def test_a_migration_precheck_fires_on_the_broken_file_and_not_on_its_twin(rule: RuleId, why: str, broken, twin) -> None:
     _assert_twins(rule, why, broken(), twin())
 
 
@@ -417,6 +417,6 @@ def test_the_packed_twin_is_a_clean_log_with_a_text_chunks_row() -> None:
 
 
 def test_every_rule_of_the_registry_has_a_pair() -> None:
-    covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL} | {c[0] for c in ISSUE_20_PAIRS + CATALOG_WARNING_PAIRS}
+    covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL} | {c[0] for c in ISSUE_20_PAIRS + MIGRATION_PRECHECK_PAIRS}
     missing = sorted(map(str, set(RULES) - covered))
     assert not missing, f"rules with no fire/no-fire pair: {missing}"

@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from dshfuzz.contracts import strict_equal
-from dshfuzz.contracts.rules import OfficialLayer, RuleId
+from dshfuzz.contracts.rules import OfficialLayer, RuleId, Severity
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import TOOL_LEDGER, _upgrade, call_key, named_again, show_id, tool_ledger
+from ._persistence import message_shape_error
 from ._run import rule_walk
 from ._wire import FINAL_SURFACE, surface_indices
 
@@ -227,6 +228,9 @@ class ResultOutput:
         content = _get(_get(event.data, "message"), "content")
         paths: list[str] = []
         _unparseable(content, "message.content", paths)
+        if paths and message_shape_error(event.type, event.data) is not None:
+            # the message's shape (E6) owns its top-level elements: P4 judges the output inside its block
+            paths = [path for path in paths if "content" in path[len("message.content"):]]
         if not paths:
             return None
         # the meter reads the stored event, not its upgrade
@@ -247,9 +251,11 @@ class ResultOutput:
             if released:
                 layers.append(OfficialLayer.RELEASED)
             shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
+            # severity follows the harness: an error where the released migration refuses the log
             yield self.ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
                                    event=event, context={"paths": paths[:_MAX_PATHS]},
-                                   refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)))
+                                   refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)),
+                                   severity=None if released else Severity.WARNING)
 
 
 @rule_walk(RuleId.P5, types=(), reads=(TOOL_LEDGER,))

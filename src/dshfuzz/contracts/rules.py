@@ -437,14 +437,15 @@ _RULES: tuple[Rule, ...] = (
         "concern, so no layer refuses what distinguishes E7.",
     ),
     Rule(
-        RuleId.E8, _W, RuleLayer.PERSISTENCE,
+        RuleId.E8, _E, RuleLayer.PERSISTENCE,
         "Event envelope key whitelist",
         "An event object has only the seven envelope keys type/seq/time/data/surfaceOp/sourceEventSeqs/"
         "ignorable; extra keys are refused by the seed/restore path.",
         "@deepseek-ai/dsh-session lib/index.js:849-861 (assertSessionEventEnvelope)",
         ALL_FORMATS, (_L.SEED, _L.INVARIANTS, _L.LOAD, _L.RELEASED),
         "In rc.8 the load path validates restored events with the same envelope check, so extra keys "
-        "also fail the load.",
+        "also fail the load. The catalog grades it a warning; the loader and the released migration refuse "
+        "such a log, so the harness cannot open it: an error.",
     ),
     Rule(
         RuleId.E9, _E, RuleLayer.PERSISTENCE,
@@ -485,14 +486,16 @@ _RULES: tuple[Rule, ...] = (
         "The released migration refuses an unanswered tool/call at its step/end; rc.8 accepts it.",
     ),
     Rule(
-        RuleId.P4, _W, RuleLayer.PLUGIN,
+        RuleId.P4, _E, RuleLayer.PLUGIN,
         "tool/result output is parseable",
         "tool/result data.message.content parses recursively as text blocks; empty content is legal.",
         "archaeology method §2/§4.2",
         ALL_FORMATS, (_L.METER, _L.WIRE, _L.RELEASED),
         "Only output that the token meter cannot price (a stored result with a surfaceOp), that the released "
         "codec's exact content blocks reject, or that the request serializer cannot send for a result on the "
-        "surface, is refused (each finding names its layers); the rest is an archaeology gap.",
+        "surface, is refused (each finding names its layers); the rest is an archaeology gap. The catalog grades "
+        "it a warning; a finding the released migration refuses is an error (the harness cannot migrate the "
+        "log), the others stay warnings.",
     ),
     Rule(
         RuleId.M1, _E, RuleLayer.ENGINE,
@@ -580,23 +583,27 @@ _RULES: tuple[Rule, ...] = (
         "The official DeepSeek serializer does not check ordering; only the provider refuses.",
     ),
     Rule(
-        RuleId.G1, _W, RuleLayer.MIGRATION,
+        RuleId.G1, _E, RuleLayer.MIGRATION,
         "Migration pre-check: v0 subagent/descriptor version is 3",
         "In a format-0 file a subagent/descriptor with data.version !== 3 is refused by the official "
         "v0->v1 migration.",
         "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:1584-1586",
         _V0, (_L.RELEASED,),
+        "The catalog grades it a warning; the released migration refuses such a log, so the harness cannot "
+        "migrate it: an error.",
     ),
     Rule(
-        RuleId.G2, _W, RuleLayer.MIGRATION,
+        RuleId.G2, _E, RuleLayer.MIGRATION,
         "Migration pre-check: no unknown historical types in v0 (even ignorable)",
         "In a format-0 file an event type outside the released v0 dispositions is refused by the "
         "migration, even with ignorable:true.",
         "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:1580-1583",
         _V0, (_L.RELEASED,),
+        "The catalog grades it a warning; the released migration refuses such a log, so the harness cannot "
+        "migrate it: an error.",
     ),
     Rule(
-        RuleId.G3, _W, RuleLayer.MIGRATION,
+        RuleId.G3, _E, RuleLayer.MIGRATION,
         "Migration pre-check: title messageSeqs cite earlier human user/messages",
         "In a format-0 or format-1 file session/title and session/title-llm-request messageSeqs are arrays; "
         "session/title's are empty exactly for a user title; each cites an earlier user/message whose "
@@ -605,7 +612,8 @@ _RULES: tuple[Rule, ...] = (
         "(assertTitleSources, v0 and v1)",
         _V01, (_L.RELEASED,),
         "On a format-1 file released checks only the relation walk: a title citing a later or a repeated "
-        "human user/message is restored, so G3 reports those for format 0 only.",
+        "human user/message is restored, so G3 reports those for format 0 only. The catalog grades it a "
+        "warning; the released migration refuses such a log, so the harness cannot migrate it: an error.",
     ),
     Rule(
         RuleId.W3, _E, RuleLayer.ENGINE,
@@ -620,14 +628,14 @@ _RULES: tuple[Rule, ...] = (
         "seed-001",
     ),
     Rule(
-        RuleId.W4, _W, RuleLayer.ENGINE,
+        RuleId.W4, _E, RuleLayer.ENGINE,
         "An unanswered tool call already hidden by a compaction",
         "An unanswered tool/call whose gap a compaction has already removed from the provider-visible "
         "surface no longer reaches the provider, but the history still holds it.",
         "seed 001 (provider-visible defect vs a gap hidden by compaction)",
         ALL_FORMATS, (_L.RELEASED,),
         "The released migration checks tool lifecycles per step regardless of later compaction, so it "
-        "still refuses.",
+        "still refuses: no provider sees the gap, but the harness cannot migrate the log, so it is an error.",
         "seed-001",
     ),
     Rule(
@@ -702,7 +710,7 @@ _RULES: tuple[Rule, ...] = (
         "issue-7",
     ),
     Rule(
-        RuleId.G4, _W, RuleLayer.MIGRATION,
+        RuleId.G4, _E, RuleLayer.MIGRATION,
         "Migration pre-check: compaction, retry, command and code-dispatch relations",
         "In a format-0 or format-1 file a compaction is opened, summarised at most once over an exact current "
         "surface span, and ended by one owner (compactionId, sourceCommandId) in its own turn, with no turn "

@@ -16,8 +16,9 @@ Kinds, checker defects first:
   reference oracle accept (rules the mutator declared are not counted: the log
   is broken on purpose, even where no official layer looks);
 * ``miss`` — either an official layer that reads the log's format refuses it and the
-  checker reports no error at all, or a declared rule the mutator expects (layer
-  ``expected``) did not fire;
+  checker reports no error at all (warnings it may report: a warning never explains a
+  refusal, since it tells the user the log is usable), or a declared rule the mutator
+  expects (layer ``expected``) did not fire;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
   log (no official layer reads its format, or none was consulted): reported apart;
 * ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
@@ -30,8 +31,8 @@ Kinds, checker defects first:
 notes, never a defect of the checker:
 
 * ``not-implemented`` — expected rules outside the checker's vocabulary;
-* ``attribution`` — a layer refuses and the checker refused the log under ids the
-  registry does not map to that layer: the log was refused, under another name;
+* ``attribution`` — a layer refuses and the checker refused the log (an error) under ids
+  the registry does not map to that layer: the log was refused, under another name;
 * ``not-assessable`` — the checker declined to judge the log (exit 3, or
   ``"assessable": false``): no verdict, so nothing to compare;
 * ``official-disagreement`` — official layers disagree among themselves; recorded
@@ -164,27 +165,58 @@ def signature_cause(signature: str) -> str:
 
 _FAILURES = frozenset({"crash", "timeout", "unparsable-output"})
 _TRACE_FRAME = re.compile(r'File "[^"]*", line \d+, in (\S+)|^\s*at (?:async )?([\w$.<>\[\] ]+?) [(\[]|^\s*at ([\w$.<>]+)$', re.M)
-_EXCEPTION = re.compile(r"^(?:Uncaught )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault))\b", re.M)
+_EXCEPTION = re.compile(
+    r"^(?:Uncaught )?((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Warning|Fault))\b", re.M
+)
 _SIGNAL = re.compile(r"killed by signal (\d+)")
+_EXIT = re.compile(r"^exit (-?\d+)")
 _NOISE = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8}-[0-9a-f-]{27}|\d+", re.I)
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"():,]+){2,}[\\/]?")
+_HARNESS_LINE = re.compile(r"^(?:exit -?\d+|closed its output|output: |no answer within )")
+"""Lines of a failure's detail that dshfuzz wrote, not the checker: the exit status, what
+it printed on stdout instead of a report."""
 
 
 def crash_fingerprint(detail: str) -> str:
-    """A short key of a checker's failure, the same for one cause however it was reached:
-    the exception type and the innermost (up to three) frames' function names of the last
-    traceback in ``detail`` (Python or Node), or the signal that killed it; paths, numbers,
-    seqs and ids are dropped."""
+    """A short key of a checker's failure, the same for one cause however it was reached, and
+    different for two causes:
+
+    * the signal that killed it; else
+    * the exception type and the innermost (up to three) frames' function names of the last
+      traceback in ``detail`` (Python or Node); else
+    * the first line the checker wrote about the failure (a ``serve:`` reply's ``error``, or
+      its stderr), normalised: paths, double-quoted values, numbers, seqs and ids dropped (a
+      JavaScript engine's single-quoted property name stays, as it names the check); else
+    * its exit status alone.
+
+    A checker whose failures say nothing has one cause per exit status: two silent crashes
+    of one status cannot be told apart, and are one finding."""
     signal_match = _SIGNAL.search(detail)
     if signal_match:
         return f"signal-{signal_match.group(1)}"
     tail = detail[detail.rfind("Traceback"):] if "Traceback" in detail else detail
     exceptions = _EXCEPTION.findall(tail)
     frames = [next(g for g in m.groups() if g) for m in _TRACE_FRAME.finditer(tail)]
+    if not frames:  # a message alone: its words tell two causes apart, not its exception type
+        return _message_fingerprint(detail)
     node_style = bool(frames) and not tail.lstrip().startswith("Traceback")
     inner = frames[:3] if node_style else frames[-3:][::-1]
     name = exceptions[-1].rpartition(".")[2] if exceptions else "no-traceback"
     key = "@".join([name, *(f.rpartition(".")[2].rpartition("/")[2] for f in inner)])
     return _NOISE.sub("N", key).replace("|", "/").replace(",", ";").replace(" ", "")[:160]
+
+
+def _message_fingerprint(detail: str) -> str:
+    """A failure without a traceback: its first line of the checker's own words, normalised
+    (see :func:`crash_fingerprint`), or ``exit-N`` / ``no-traceback`` when it said nothing."""
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    said = [line for line in lines if not _HARNESS_LINE.match(line)]
+    if not said:
+        status = _EXIT.match(lines[0]) if lines else None
+        return f"exit-{status.group(1)}" if status else "no-traceback"
+    text = _QUOTED.sub("Q", _PATH.sub("P", said[0]))
+    text = re.sub(r"\s+", " ", _NOISE.sub("N", text)).strip()
+    return "said:" + text.replace("|", "/").replace(",", ";")[:150]
 
 
 _QUOTED = re.compile(r'\\?"[^"\\]*(?:\\.[^"\\]*)*\\?"')
@@ -279,7 +311,7 @@ def classify(
     model_only = truth.oracle_refusing - consulted  # an official layer that reads the log speaks for it
     for layer in sorted(truth.refusing | model_only):
         mapped = rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))
-        if reported & mapped:
+        if verdict.error_rules & mapped:  # a warning never explains a refusal
             continue
         by = "official layer" if layer in truth.refusing else "reference oracle (no official layer reads this log)"
         if verdict.error_rules:

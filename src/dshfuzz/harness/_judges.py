@@ -858,8 +858,8 @@ class ServeChecker(_Checker):
             if reply.get("id") != rid:
                 raise ValueError(f"reply answers id {json.dumps(reply.get('id'))[:40]}, not request {rid}")
             error = reply.get("error")
-            if error is not None:
-                return CheckerVerdict(failure="crash", detail=str(error))
+            if error is not None:  # its words first: the crash's fingerprint reads them before stderr's
+                return CheckerVerdict(failure="crash", detail=f"{error}\n{self._stderr_text()}".rstrip("\n"))
             return verdict_from_json(reply)
         except ValueError as exc:
             detail = f"{exc}\n{_head(text)}\n{self._stderr_text()}".rstrip("\n")
