@@ -17,9 +17,10 @@ must be a string", or "lacks required member") and by the token meter, which mea
 length (a TypeError on null or nothing, a NaN token count on a number or an object).
 
 Format 1 is restored without the migration's payload validation, and the loader does not read it,
-so there only what the token meter (and, for a null element on the final surface, the request
-serializer) refuses is reported: a null element, or a text that is not a string; as a warning, since
-neither the loader nor released refuses it.
+so there only what the token meter refuses is reported: a null element, or a text that is not a
+string; released's restore reads an assistant message's block types too, and a null element there
+is a TypeError. Each is an error: nothing upgrades a format-1 message before those readers meet it,
+and a warning never answers for a refusal.
 
 A ``tool/result`` must hold exactly one tool-result block (the shape check itself, E6 in
 :mod:`._persistence`), and the elements inside that block are P4's, so this walk reads user and
@@ -40,7 +41,6 @@ from typing import Any
 
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
-from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
@@ -132,12 +132,9 @@ class ContentElements:
                 if assistant and element_null and self.legacy:
                     layers.append(L.LOAD)
                 layers.append(L.METER)
-            if self.legacy:
+            if self.legacy or (assistant and element_null):  # released's v1 restore asks a block for its type
                 layers.append(L.RELEASED)
             if element_null and self.legacy and index in visible:  # the serializer reads format 0 only
                 layers.append(L.WIRE)
-            if self.legacy:
-                out.append(replace(finding, refused_by=tuple(layers)))
-            else:  # neither the loader nor released refuses it: the harness can still open the log
-                out.append(replace(finding, refused_by=tuple(layers), severity=Severity.WARNING))
+            out.append(replace(finding, refused_by=tuple(layers)))
         return out

@@ -30,7 +30,7 @@ from dshfuzz.contracts.js import (
     strict_equal,
     to_integer_or_infinity,
 )
-from dshfuzz.contracts.rules import OfficialLayer, RuleId, Severity
+from dshfuzz.contracts.rules import OfficialLayer, RuleId
 from dshfuzz.model import MISSING, Event
 
 from ._context import CheckContext
@@ -117,12 +117,13 @@ class TurnStepStructure(_TurnStepMachine):
 
     def _unreadable_chunk(self, event: Event, data: Any) -> Finding:
         """T1 for an assistant/chunk whose chunk is null or missing: the token meter reads
-        ``data.chunk.type`` of every chunk it folds and throws (a TypeError). No harness layer reads
-        it (the migration never checks a chunk's payload), so it is a warning."""
+        ``data.chunk.type`` of every chunk it folds and throws (a TypeError). No other layer reads it
+        (the migration never checks a chunk's payload, the loader hands it on as it is), but a
+        warning never answers for the meter's refusal: an error naming the meter."""
         shown = "null" if data.get("chunk", MISSING) is None else "missing"
         return self.ctx.finding(
             RuleId.T1, f"token meter: assistant/chunk data.chunk is {shown}, and the meter reads the chunk's type",
-            event=event, refused_by=(OfficialLayer.METER,), severity=Severity.WARNING,
+            event=event, refused_by=(OfficialLayer.METER,),
         )
 
     def visit(self, index: int, event: Event) -> list[Finding] | None:

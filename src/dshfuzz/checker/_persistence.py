@@ -1018,7 +1018,7 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
     tools that is not an array (it calls ``every`` on it) and a null system (it reads its length).
     On format 0 the released migration refuses both, the request serializer sends (or throws on)
     them, and the seed reads a null system's length too; on any other format only the meter reads
-    them, which the harness does not need to open the log, so those alone are a warning."""
+    them, and its refusal alone is still an error (a warning never answers for a refusal)."""
     data = raw.get("data", MISSING)
     problems = request_header_problems(ctx.version, data)
     if not problems:
@@ -1032,10 +1032,9 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
     for p in problems:
         if p in _METER_READS:
             layers.update(_METER_READS[p] if v0 else (L.METER,))
-    only_meter = layers == {L.METER}
     yield ctx.finding(
         R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems},
-        refused_by=tuple(x for x in L if x in layers), severity=Severity.WARNING if only_meter else None,
+        refused_by=tuple(x for x in L if x in layers),
     )
 
 

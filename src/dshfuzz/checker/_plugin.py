@@ -235,7 +235,9 @@ class ResultOutput:
             return None
         # the meter reads the stored event, not its upgrade
         meter = stored.surfaceOp is not MISSING and _meter_price_throws(_get(_get(stored.data, "message"), "content"))
-        self.malformed.append((index, event, paths, meter, _serializer_throws(content), _released_content_problem(content)))
+        # released validates the blocks of a format-0 result only: a format-1 log is restored as it is
+        released = self.ctx.version == 0 and _released_content_problem(content)
+        self.malformed.append((index, event, paths, meter, _serializer_throws(content), released))
         return None
 
     def finish(self) -> Iterator[Finding]:
@@ -251,11 +253,11 @@ class ResultOutput:
             if released:
                 layers.append(OfficialLayer.RELEASED)
             shown = ", ".join(paths[:_MAX_PATHS]) + (" ..." if len(paths) > _MAX_PATHS else "")
-            # severity follows the harness: an error where the released migration refuses the log
+            # an error wherever a layer refuses it; output no layer reads is an archaeology gap (a warning)
             yield self.ctx.finding(RuleId.P4, f"tool/result output has fragments that are not text: {shown}",
                                    event=event, context={"paths": paths[:_MAX_PATHS]},
                                    refused_by=tuple(sorted(layers, key=list(OfficialLayer).index)),
-                                   severity=None if released else Severity.WARNING)
+                                   severity=None if layers else Severity.WARNING)
 
 
 @rule_walk(RuleId.P5, types=(), reads=(TOOL_LEDGER,))

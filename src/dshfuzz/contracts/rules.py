@@ -387,7 +387,7 @@ _RULES: tuple[Rule, ...] = (
         "@deepseek-ai/dsh-token-meter lib/index.js:566-625 (_foldEvent)",
         ALL_FORMATS, (_L.METER, _L.INVARIANTS, _L.RELEASED),
         "The meter also reads data.chunk.type of every assistant/chunk and throws where the chunk is null or "
-        "missing; no harness layer reads a chunk's payload, so T1 reports that as a warning naming the meter.",
+        "missing; no other layer reads a chunk's payload, so T1 reports that naming the meter alone.",
     ),
     Rule(
         RuleId.T2, _E, RuleLayer.ENGINE,
@@ -467,7 +467,7 @@ _RULES: tuple[Rule, ...] = (
         "throws (a TypeError) when the data, header or config it reads is null or missing, when tools is "
         "not an array or when system is null (the seed and the request serializer too for a null system, "
         "the serializer for tools), and the released migration refuses both; where only the meter reads "
-        "the log (format 1) those are a warning.",
+        "the log (format 1) those name the meter alone.",
     ),
     Rule(
         RuleId.Z3, _W, RuleLayer.FRAMING,
