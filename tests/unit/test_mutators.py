@@ -232,3 +232,24 @@ def test_invalid_seq_edits_a_read_log_whose_event_already_lacks_a_seq() -> None:
     log = parse_log(re.sub(rb'"seq":\d+,', b"", next(iter(generate(1, 3))).to_jsonl()))
     for seed in range(40):
         assert apply_seeded(MUTATORS["invalid-seq"], log, seed).data
+
+
+def test_the_replace_guard_reads_ranges_on_the_surface_not_on_seqs():
+    """A compaction's summary (seq 3) stands where node 0 stood, so a later compaction's range
+    runs from seq 3 to seq 2 and spans nodes 1 and 2: an event inserted before either lands
+    inside it (a campaign's user-text-between mutant did, and the fold refused the log)."""
+    from dshfuzz.mutators._draft import EventDraft
+    from dshfuzz.mutators._select import replace_guard
+
+    def message(seq: int, op: Any) -> dict[str, Any]:
+        return {"type": "user/message", "seq": seq, "time": seq, "data": {}, "surfaceOp": op}
+
+    draft = EventDraft.of({"type": "session", "version": 0}, [
+        message(0, "append"), message(1, "append"), message(2, "append"),
+        message(3, {"op": "replace", "start": 0, "end": 0}),
+        message(4, {"op": "replace", "start": 3, "end": 2}),
+    ])
+    inside = replace_guard(draft)
+    assert inside(1) and inside(2), "between the summary and the range's end node"
+    assert not inside(0), "before node 0, which the first replace covers from its start: the new node precedes it"
+    assert not inside(5), "after every replace"

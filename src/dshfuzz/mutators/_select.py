@@ -74,16 +74,33 @@ def surface_at(draft: EventDraft, end: int | None = None) -> list[JsonValue]:
 
 def replace_guard(draft: EventDraft) -> Callable[[int], bool]:
     """A predicate telling whether a surface event inserted at a position would land inside
-    the range of a later replace (which would then fail to cite it): some replace after
-    the position spans ``start < position <= end``."""
-    spans = []
-    for i, event in enumerate(draft.events):
-        op = event.get("surfaceOp") if type(event) is dict else None
-        if type(op) is dict and type(op.get("start")) is int and type(op.get("end")) is int:
-            spans.append((i, op["start"], op["end"]))
+    the range of a later replace (which would then fail to cite it): on the surface as that
+    replace folds it, the new node sits after the range's start node and before its end
+    node. Read on the surface, not on seqs: a replace (a compaction's summary) stands where
+    its range stood, so a later range may run from a high seq to a lower one."""
+    replaces = [
+        i for i, event in enumerate(draft.events)
+        if type(event) is dict and type(event.get("surfaceOp")) is dict
+    ]
 
     def inside(at: int) -> bool:
-        return any(i >= at and start < at <= end for i, start, end in spans)
+        if not any(i >= at for i in replaces):
+            return False
+        new = object()  # the inserted node, appended to the surface as the event at ``at`` would be
+        nodes: list[object] = []
+        for i, event in enumerate(draft.events):
+            if i == at:
+                nodes.append(new)
+            op = event.get("surfaceOp") if type(event) is dict else None
+            if op == "append":
+                nodes.append(event.get("seq"))
+            elif type(op) is dict and op.get("start") in nodes and op.get("end") in nodes:
+                lo, hi = nodes.index(op["start"]), nodes.index(op["end"])
+                if i >= at and lo < nodes.index(new) < hi:
+                    return True
+                if lo <= hi:
+                    nodes[lo : hi + 1] = [event.get("seq")]
+        return False
 
     return inside
 
