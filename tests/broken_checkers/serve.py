@@ -3,7 +3,8 @@
 ``python tests/broken_checkers/serve.py MODULE`` (or ``python -m
 tests.broken_checkers.serve MODULE`` from the repository root) answers each request
 with ``MODULE.check(path)``: the built-in checker with that module's defect. The
-handshake claims every registry id (or the module's ``RULES``). The defect travels
+handshake claims every registry id (or the module's ``RULES``), and the module's ``LAYERS``
+when it has them (the official layers it answers for). The defect travels
 as is: a module that raises (``crashes``) kills the server, as an uncaught exception
 kills a real one; a module that answers text (``plain_text``) answers a text line.
 Spec: ``serve:'python tests/broken_checkers/serve.py miss_rule'``.
@@ -27,9 +28,11 @@ def main(argv: list[str]) -> int:
     module = importlib.import_module(f"tests.broken_checkers.{argv[0]}")
     from dshfuzz.checker import RULES
 
-    rules = list(getattr(module, "RULES", [str(rid) for rid in RULES]))
+    hello = {"protocol": "dshfuzz-checker/1", "rules": list(getattr(module, "RULES", [str(rid) for rid in RULES]))}
+    if hasattr(module, "LAYERS"):
+        hello["layers"] = list(module.LAYERS)
     out = sys.stdout
-    out.write(json.dumps({"protocol": "dshfuzz-checker/1", "rules": rules}) + "\n")
+    out.write(json.dumps(hello) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():

@@ -94,3 +94,46 @@ def test_a_coordinator_killed_mid_campaign_leaves_every_finding_it_heard_in_the_
     saved = {json.loads(p.read_text())["signature"] for p in corpus.glob("*/meta.json")}
     assert set(heard) <= saved
     assert not (tmp_path / "run" / "summary.json").exists()
+
+
+def _fuzz(checker: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--checker", checker, "--mutators", "partial-coverage,step-key-reuse",
+         "--budget", "80examples", "--workers", "1", "--no-official", "--no-minimise", "--out", str(out), *extra],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_with_a_baseline_only_a_new_cause_fails_the_campaign(tmp_path):
+    # a team's checker with a known bug (S5 switched off) in CI, then broken once more (T3 off too)
+    first = _fuzz("builtin:-S5", tmp_path / "first", "--seed", "1")
+    assert first.returncode == 1, first.stdout + first.stderr
+    known = {f["cause"] for f in json.loads((tmp_path / "first" / "summary.json").read_text())["findings"]}
+    assert known == {"miss|expected|S5"}, known
+
+    again = _fuzz("builtin:-S5", tmp_path / "again", "--seed", "2", "--baseline", str(tmp_path / "first" / "summary.json"))
+    assert again.returncode == 0, again.stdout + again.stderr
+    baseline = json.loads((tmp_path / "again" / "summary.json").read_text())["baseline"]
+    assert baseline["known"] == ["miss|expected|S5"] and baseline["new"] == [] and baseline["gone"] == [], baseline
+    assert "no new cause" in again.stdout
+
+    broken = _fuzz("builtin:-S5,-T3", tmp_path / "broken", "--seed", "2", "--baseline", str(tmp_path / "first"))
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    summary = json.loads((tmp_path / "broken" / "summary.json").read_text())
+    baseline = summary["baseline"]
+    assert baseline["known"] == ["miss|expected|S5"] and "miss|expected|T3" in baseline["new"], baseline
+    assert not any("S5" in cause for cause in baseline["new"]), baseline
+    assert {f["cause"] for f in summary["findings"] if f["known"]} == {"miss|expected|S5"}
+    assert "miss|expected|T3" in broken.stdout and "new" in broken.stdout
+
+
+def test_a_baseline_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "summary.json"
+    bad.write_text('{"format": "something-else"}')
+    for path, words in ((bad, "not a dshfuzz campaign summary"), (tmp_path / "nothing", "no such file or folder")):
+        proc = _fuzz("builtin", tmp_path / "run", "--baseline", str(path))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and str(path) in lines[0], proc.stderr
+        assert not (tmp_path / "run").exists()

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from dshfuzz.harness import CampaignConfig, CampaignSetupError, DisagreementFound, run_campaign
+from dshfuzz.contracts.layers import OfficialLayer
+from dshfuzz.harness import CampaignConfig, CampaignSetupError, DisagreementFound, ExampleJudged, run_campaign
 from dshfuzz.harness._campaign import SETTLED
 from dshfuzz.model import parse_log
 from dshfuzz.report._summary import cause_of
@@ -126,6 +127,44 @@ def test_two_different_crashes_behind_serve_are_two_causes(tmp_path, monkeypatch
     causes = sorted({cause_of(e.signature) for e in events if e.kind == "crash"})
     assert len(causes) == 2, f"two crashes, {len(causes)} causes: {causes}"
     assert any("cannot read line" in c for c in causes) and any("repeats" in c for c in causes), causes
+
+
+_NOT_RELEASED = tuple(sorted(str(layer) for layer in OfficialLayer if layer is not OfficialLayer.RELEASED))
+"""What ``tests/broken_checkers/no_released.py`` answers for."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "spec, layers, missed",
+    [
+        (lambda: f"serve:'{_script('serve.py', 'no_released')}'", None, False),  # the handshake's layers
+        (lambda: "py:tests.broken_checkers.no_released:check", _NOT_RELEASED, False),  # --checker-layers
+        (lambda: "py:tests.broken_checkers.no_released:check", None, True),  # no declaration: every layer
+    ],
+    ids=["serve handshake", "checker-layers", "undeclared"],
+)
+def test_a_refusal_only_a_layer_the_checker_does_not_answer_for_makes_is_out_of_scope(
+    spec, layers, missed, official, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(REPO)
+    config = CampaignConfig(
+        checker=spec(), checker_layers=layers, seed=1, workers=1, budget_seconds=None, budget_examples=40,
+        official=True, out=tmp_path, minimise=False, mutators=("descriptor-version", "title-sources"),
+    )
+    signatures: list[str] = []
+    campaign = run_campaign(config, check_first=True)
+    try:
+        for event in campaign:
+            if isinstance(event, ExampleJudged):
+                signatures.extend(event.signatures)
+    finally:
+        campaign.close()
+    misses = sorted({s for s in signatures if s.startswith("miss|released|")})
+    out_of_scope = [s for s in signatures if s.startswith("out-of-scope|released|")]
+    if missed:
+        assert misses and not out_of_scope, (misses, out_of_scope)
+    else:
+        assert not misses and out_of_scope, f"misses {misses}; {len(out_of_scope)} out of scope"
 
 
 HONEST = {

@@ -105,3 +105,27 @@ def test_two_crashes_without_a_shared_cause_are_two_causes(one, other):
 def test_a_crash_fingerprint_fits_a_signature():
     key = crash_fingerprint('a|b, "c" ' + "x" * 500)
     assert "|" not in key and "," not in key and len(key) <= 160
+
+
+def test_a_refusal_only_a_layer_outside_the_checkers_scope_makes_is_out_of_scope_never_a_miss():
+    truth = truth_from({"released": False, "load": True}, reasons={"released": "uses unsupported descriptor version 2"})
+    found = classify(CheckerVerdict(), truth, layers=frozenset({"load", "fold"}))
+    assert [(d.kind, d.layer, d.is_checker_defect) for d in found] == [("out-of-scope", "released", False)], found
+    assert [d.kind for d in classify(CheckerVerdict(), truth)] == ["miss"]  # every layer by default
+
+
+def test_a_layer_inside_the_scope_is_judged_beside_one_outside_it():
+    truth = truth_from({"released": False, "load": False})
+    found = classify(CheckerVerdict(), truth, layers=frozenset({"load"}))
+    assert sorted((d.kind, d.layer) for d in found) == [("miss", "load"), ("out-of-scope", "released")], found
+
+
+def test_declared_layers_fold_the_load_routes_and_refuse_unknown_names():
+    from dshfuzz.harness import parse_checker_layers
+    from dshfuzz.harness._judges import CheckerSpecError
+
+    assert parse_checker_layers("loadApp, released") == {"load", "released"}
+    with pytest.raises(CheckerSpecError, match="'migrate' is not an official layer"):
+        parse_checker_layers("load,migrate")
+    with pytest.raises(CheckerSpecError, match="no official layer given"):
+        parse_checker_layers(" , ")

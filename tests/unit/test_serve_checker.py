@@ -202,3 +202,32 @@ def test_a_serve_checker_is_named_by_a_spec_that_loads_it_again(server):
     checker = load_checker(server)
     assert checker.name.startswith("serve:") and "'" not in checker.name.split()[0]
     assert load_checker(checker.name).name == checker.name
+
+
+def _hello(tmp_path: Path, extra: str) -> str:
+    hello = '{"protocol": "dshfuzz-checker/1", "rules": ["H1"]' + extra + "}"
+    return _greeting(tmp_path, f"import sys\nprint({hello!r}, flush=True)\nsys.stdin.read()\n")
+
+
+def test_the_handshakes_layers_are_the_checkers_scope_and_without_them_it_answers_for_every_layer(tmp_path):
+    with load_checker(_hello(tmp_path, ', "layers": ["loadApp", "released"]')) as scoped:
+        assert scoped.layers == {"load", "released"} and scoped.running  # reading the scope starts it
+    with load_checker(_hello(tmp_path, "")) as unscoped:
+        assert unscoped.layers is None
+
+
+@pytest.mark.parametrize(
+    "layers, words",
+    [
+        ('"released"', "is not a list of official layer names"),
+        ('["load", 7]', "is not a list of official layer names"),
+        ('["load", "migrate"]', "'migrate' is not an official layer"),
+        ("[]", "no official layer given"),
+    ],
+)
+def test_a_handshake_with_bad_layers_is_one_clear_spec_error(tmp_path, layers, words):
+    checker = load_checker(_hello(tmp_path, f', "layers": {layers}'), timeout=5.0)
+    with pytest.raises(CheckerSpecError) as caught:
+        checker.start()
+    message = str(caught.value)
+    assert words in message and "\n" not in message and message.startswith(f"{checker.name} did not start: ")

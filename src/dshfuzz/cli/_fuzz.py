@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "the 46 catalog ids for an external checker, the registry for the built-in one",
     )
     parser.add_argument(
+        "--checker-layers", default=None, metavar="LAYER,...",
+        help="the official layers the checker answers for (e.g. load,released); a refusal only the others "
+             "make is out of scope, never a miss (default: its serve handshake's layers, else every layer)",
+    )
+    parser.add_argument(
         "--minimise-seconds", type=float, default=None, metavar="S",
         help="time box of one finding's minimisation (default: the larger of 10 s and 5%% of the budget)",
     )
@@ -68,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "the corpus is the record)",
     )
     parser.add_argument("--stop-after", type=int, default=None, metavar="N", help="stop after N distinct findings")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, metavar="PATH",
+        help="causes already known (an earlier campaign's summary.json or report folder, or a corpus folder): "
+             "they are counted, not new, and only a new cause makes the exit status 1",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         DisagreementFound,
         FindingRecorder,
         default_workers,
+        load_baseline,
         parse_budget,
+        parse_checker_layers,
         parse_checker_rules,
         run_campaign,
     )
@@ -90,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         seconds, examples = parse_budget(args.budget)
         rules = None if args.checker_rules is None else tuple(sorted(parse_checker_rules(args.checker_rules)))
+        layers = None if args.checker_layers is None else tuple(sorted(parse_checker_layers(args.checker_layers)))
+        baseline = None if args.baseline is None else load_baseline(args.baseline)
     except ValueError as exc:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
@@ -105,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         minimise=not args.no_minimise,
         stop_after_findings=args.stop_after,
         checker_rules=rules,
+        checker_layers=layers,
         minimise_seconds=args.minimise_seconds,
         database=args.database,
         cluster=args.cluster,
@@ -122,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
     summary = reporter.summary
+    summary.baseline = baseline
     paths = write_reports(summary, config.run_dir)
     out = Console()
     out.print(final_summary(summary, width=out.width))
@@ -133,4 +149,4 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]the reference oracle crashed[/red] (a dshfuzz bug; witness in the report)\n{f.detail}")
     if summary.worker_errors or summary.oracle_crashes:
         return 2
-    return 1 if summary.checker_defects else 0
+    return 1 if summary.failing else 0

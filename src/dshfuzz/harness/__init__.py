@@ -24,6 +24,7 @@ from ._events import (
     WorkerFailed,
     WorkerLost,
 )
+from ._baseline import Baseline, BaselineComparison, BaselineError, load_baseline
 from ._judge import Example, Judge, JudgedExample, PendingJudgement
 from ._judges import (
     CHECKER_SPEC_HELP,
@@ -32,6 +33,7 @@ from ._judges import (
     CheckerVerdict,
     ReportedFinding,
     load_checker,
+    parse_checker_layers,
     parse_checker_rules,
     verdict_from_json,
 )
@@ -50,6 +52,9 @@ __all__ = [
     "AtherisConfig",
     "AtherisError",
     "AtherisSummary",
+    "Baseline",
+    "BaselineComparison",
+    "BaselineError",
     "CHECKER_SPEC_HELP",
     "CORPUS_FORMAT",
     "CampaignConfig",
@@ -93,12 +98,14 @@ __all__ = [
     "ddmin",
     "default_workers",
     "keep_minimised",
+    "load_baseline",
     "load_checker",
     "load_entry_checker",
     "matrix_preflight",
     "minimise",
     "minimise_entry",
     "parse_budget",
+    "parse_checker_layers",
     "parse_checker_rules",
     "preflight",
     "replay",

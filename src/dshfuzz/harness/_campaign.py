@@ -200,6 +200,10 @@ class CampaignConfig:
     shrink: bool = True
     stop_after_findings: int | None = None
     checker_rules: tuple[str, ...] | None = None
+    checker_layers: tuple[str, ...] | None = None
+    """The official layers the checker answers for (``--checker-layers``); ``None``: its own
+    declaration (a ``serve:`` handshake's ``layers``), else every layer. A refusal only a
+    layer outside them makes is ``out-of-scope``, never a miss."""
     minimise_seconds: float | None = None
     database: str | None = None
     """Where failing examples are kept for later campaigns (``_database``); ``None``: nowhere."""
@@ -573,6 +577,7 @@ def _worker(
     ledger = _Ledger(worker, emit)  # from here on: starting the judges is the worker's time too
     database = example_database(config.database, check=False) if config.database is not None else None
     checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
+    layers = None if config.checker_layers is None else frozenset(config.checker_layers)
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
     official = local.official if config.official else None
@@ -766,7 +771,7 @@ def _worker(
         def minimise_one(number: int, witness: _Witness) -> None:
             try:
                 with Judge(pool.member(number), official=official, reference=reference,
-                           batch_width=batch_logs) as own:
+                           batch_width=batch_logs, layers=layers) as own:
                     minimise_now(witness, own)
             except BaseException as exc:  # noqa: BLE001 - re-raised on the worker's thread below
                 failures.append(exc)
@@ -804,7 +809,7 @@ def _worker(
     )
 
     try:
-        with Judge(checker, official=official, reference=reference) as judge:
+        with Judge(checker, official=official, reference=reference, layers=layers) as judge:
             round_no = 0
             budget = local.budget
             for _ in range(resume_round - 1):  # a restarted slot: its earlier rounds are done

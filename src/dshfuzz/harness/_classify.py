@@ -8,7 +8,9 @@ that layer (``Rule.refused_by``).
 Kinds:
 
 A checker is judged in its own vocabulary: the rule ids it declares it implements
-(``vocabulary``; ``None`` means every id). It is never blamed for what it did not claim.
+(``vocabulary``; ``None`` means every id), and for the official layers it declares it
+answers for (``layers``; ``None`` means every layer). It is never blamed for what it did
+not claim.
 
 Kinds, checker defects first:
 
@@ -33,6 +35,8 @@ notes, never a defect of the checker:
 * ``not-implemented`` — expected rules outside the checker's vocabulary;
 * ``attribution`` — a layer refuses and the checker refused the log (an error) under ids
   the registry does not map to that layer: the log was refused, under another name;
+* ``out-of-scope`` — a layer the checker does not answer for refuses the log: whatever the
+  checker said, that refusal is not its to make;
 * ``not-assessable`` — the checker declined to judge the log (exit 3, or
   ``"assessable": false``): no verdict, so nothing to compare;
 * ``official-disagreement`` — official layers disagree among themselves; recorded
@@ -74,6 +78,7 @@ DisagreementKind = Literal[
     "not-implemented",
     "attribution",
     "not-assessable",
+    "out-of-scope",
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
@@ -279,12 +284,14 @@ def classify(
     *,
     reference: CheckerVerdict | None = None,
     vocabulary: frozenset[str] | None = None,
+    layers: frozenset[str] | None = None,
 ) -> list[Disagreement]:
     """Every disagreement between ``verdict`` and ``truth`` (and ``reference``, when given).
 
     ``reference`` is a trusted checker's verdict on the same log (the built-in one
     when fuzzing an external checker); it is what ``wrong-place`` compares seqs with.
-    ``vocabulary`` is the rule ids the checker declares (``None``: every id).
+    ``vocabulary`` is the rule ids the checker declares (``None``: every id); ``layers``
+    the official layers it answers for (``None``: every layer; ``loadApp`` is ``load``).
     """
     mutator, version = truth.mutator, truth.format_version
 
@@ -310,6 +317,13 @@ def classify(
     consulted = truth.refusing | truth.accepted
     model_only = truth.oracle_refusing - consulted  # an official layer that reads the log speaks for it
     for layer in sorted(truth.refusing | model_only):
+        if layers is not None and layer not in layers:
+            reason = truth.reasons.get(layer, "")
+            out.append(
+                found("out-of-scope", layer, (refusal_fingerprint(reason),) if reason else (),
+                      f"{layer} refuses{f' ({reason[:300]})' if reason else ''}; the checker does not answer for {layer}")
+            )
+            continue
         mapped = rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))
         if verdict.error_rules & mapped:  # a warning never explains a refusal
             continue

@@ -196,6 +196,8 @@ class JudgedExample:
     vocabulary: frozenset[str] | None = None
     checker_seconds: float = 0.0
     """How long the checker under test took on this log (its process start-up included)."""
+    layers: frozenset[str] | None = None
+    """The official layers the checker answers for (``None``: every layer)."""
 
     @property
     def events(self) -> int:
@@ -216,7 +218,8 @@ class JudgedExample:
         """
         findings = _findings_without(self.verdict, rules)
         out = classify(
-            replace(self.verdict, findings=findings), self.truth, reference=self.reference, vocabulary=self.vocabulary
+            replace(self.verdict, findings=findings), self.truth, reference=self.reference, vocabulary=self.vocabulary,
+            layers=self.layers,
         )
         for d in self.disagreements:
             if d.kind == "oracle-crash":
@@ -257,7 +260,9 @@ class Judge:
     ``official`` is an ``OfficialOracle`` or ``None`` (then only the reference oracle
     and the mutator's declaration speak for the truth). ``reference`` is a trusted
     checker whose seqs ``wrong-place`` compares against. ``batch_width`` overrides how
-    many logs the checker is best asked about at once (:attr:`batch_width`).
+    many logs the checker is best asked about at once (:attr:`batch_width`). ``layers``
+    are the official layers the checker answers for (``--checker-layers``); by default the
+    checker's own ``layers`` (a ``serve:`` handshake's), else every layer.
     """
 
     def __init__(
@@ -268,12 +273,14 @@ class Judge:
         reference: CheckerUnderTest | None = None,
         scratch: Path | None = None,
         batch_width: int | None = None,
+        layers: frozenset[str] | None = None,
     ) -> None:
         self.checker = checker
         self._batch_width = batch_width
         self.official = official
         self.reference = reference
         self.vocabulary: frozenset[str] | None = getattr(checker, "rules", None)
+        self.layers: frozenset[str] | None = layers if layers is not None else getattr(checker, "layers", None)
         self._own_scratch = scratch is None
         self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-", dir=_ram_dir())) if scratch is None else scratch
         self._counter = 0
@@ -481,13 +488,14 @@ class Judge:
             oracle_consulted=consulted,
             format_version=example.format_version,
         )
-        classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary)
+        classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary, layers=self.layers)
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
             classified = [d for d in classified if d.kind != "wrong-place"]
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
-            example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds
+            example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds,
+            self.layers,
         )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:

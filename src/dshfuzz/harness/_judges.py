@@ -56,7 +56,9 @@ __all__ = [
     "ReportedFinding",
     "ServeChecker",
     "catalog_rules",
+    "declared_layers",
     "load_checker",
+    "parse_checker_layers",
     "parse_checker_rules",
     "registry_rules",
     "verdict_from_json",
@@ -251,6 +253,36 @@ def parse_checker_rules(text: str) -> frozenset[str]:
     if not rules:
         raise CheckerSpecError(f"{where}: no rule id given")
     return rules
+
+
+_LOAD_ROUTES = frozenset({"loadApp", "loadDirect"})
+"""The official load routes' names, which agree on every known input: a declaration of
+either answers for ``load``."""
+
+
+def declared_layers(names: Iterable[str], where: str) -> frozenset[str]:
+    """The official layers a checker answers for, as a campaign names them (``loadApp`` and
+    ``loadDirect`` are ``load``). A name no official layer has, or no name at all, is a
+    :class:`CheckerSpecError` naming ``where`` the declaration came from."""
+    from dshfuzz.contracts.layers import OfficialLayer
+
+    listed = [name.strip() for name in names]
+    known = {str(layer) for layer in OfficialLayer} | _LOAD_ROUTES
+    unknown = sorted({name for name in listed if name not in known})
+    if unknown:
+        raise CheckerSpecError(
+            f"{where}: {', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not an official layer "
+            f"(the layers: {', '.join(str(layer) for layer in OfficialLayer if layer is not OfficialLayer.LOAD_APP)})"
+        )
+    layers = frozenset("load" if name in _LOAD_ROUTES else name for name in listed if name)
+    if not layers:
+        raise CheckerSpecError(f"{where}: no official layer given")
+    return layers
+
+
+def parse_checker_layers(text: str) -> frozenset[str]:
+    """The official layers given on the command line (``--checker-layers load,released``)."""
+    return declared_layers(text.replace(",", " ").split(), f"--checker-layers {text!r}")
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -704,6 +736,7 @@ class ServeChecker(_Checker):
             raise CheckerSpecError("serve: needs a command (serve:'mychecker --serve')")
         self._given_rules = rules
         self._declared: frozenset[str] | None = None
+        self._declared_layers: frozenset[str] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._replies: queue.Queue[bytes | None] = queue.Queue()
         self._stderr = _Tail()
@@ -730,6 +763,15 @@ class ServeChecker(_Checker):
     @rules.setter
     def rules(self, rules: frozenset[str]) -> None:
         self._given_rules = frozenset(rules)
+
+    @property
+    def layers(self) -> frozenset[str] | None:
+        """The official layers the handshake says the checker answers for (its optional
+        ``layers``), ``None`` for every layer; reading it starts the process once, as
+        :attr:`rules` does (:class:`CheckerSpecError` if it cannot)."""
+        if self._declared is None:
+            self.start()
+        return self._declared_layers
 
     @property
     def running(self) -> bool:
@@ -767,9 +809,9 @@ class ServeChecker(_Checker):
                 self._stop()
                 raise
             if self._declared is None:
-                self._declared = declared
+                self._declared, self._declared_layers = declared
 
-    def _handshake(self) -> frozenset[str]:
+    def _handshake(self) -> tuple[frozenset[str], frozenset[str] | None]:
         expected = f'the {PROTOCOL} handshake {{"protocol": "{PROTOCOL}", "rules": [...]}}'
         try:
             line = self._replies.get(timeout=self.timeout)
@@ -798,7 +840,15 @@ class ServeChecker(_Checker):
                 f"{self.name} did not start: its handshake's \"rules\" is not a non-empty list of rule ids "
                 f"(got {json.dumps(rules)[:80]})"
             )
-        return frozenset(rules)
+        if "layers" not in hello:
+            return frozenset(rules), None
+        layers = hello["layers"]
+        if not isinstance(layers, list) or not all(isinstance(name, str) for name in layers):
+            raise CheckerSpecError(
+                f"{self.name} did not start: its handshake's \"layers\" is not a list of official layer names "
+                f"(got {json.dumps(layers)[:80]})"
+            )
+        return frozenset(rules), declared_layers(layers, f"{self.name} did not start: its handshake's \"layers\"")
 
     def _stderr_last_line(self) -> str:
         lines = [line for line in self._stderr_text().splitlines() if line.strip()]

@@ -101,7 +101,10 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         + (f" of {len(s['mutatorsPlanned'])}" if s["mutatorsPlanned"] else "")
         + f"; rules fired: {len(s['rulesFired'])}",
         "- rounds cut at their time cap: " + (", ".join(f"{k} {v}" for k, v in s["roundsCut"].items()) or "none"),
+        *([f"- out of scope: {', '.join(f'{k} {v}' for k, v in sorted(s['outOfScope'].items()))} (refused only by "
+           "layers the checker does not answer for: never a miss)"] if s.get("outOfScope") else []),
         f"- distinct findings: {len(s['findings'])}",
+        *(["- baseline: " + _baseline_text(s["baseline"])] if s.get("baseline") else []),
         *([f"- cluster: `{run.get('cluster')}`"] if run.get("cluster") else []),
         *([f"- **lost workers:** {_lost(s)}"] if s["lostWorkers"] else []),
         *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
@@ -302,12 +305,16 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         ("rules fired", f"{len(s['rulesFired'])}: {e(' '.join(s['rulesFired']))}"),
         ("rounds cut at their time cap", e(", ".join(f"{k} {v}" for k, v in s["roundsCut"].items())) or "none"),
         ("official refusals", e(", ".join(f"{k} {v}" for k, v in sorted(s["officialRefusals"].items()))) or "none"),
+        *([("out of scope", e(", ".join(f"{k} {v}" for k, v in sorted(s["outOfScope"].items())))
+            + " (refused only by layers the checker does not answer for: never a miss)")]
+          if s.get("outOfScope") else []),
         *([("start-up", e(s["startupAdvice"]))] if s["startupAdvice"] else []),
         *([("time", e(_time_line(s) or ""))] if _time_line(s) else []),
         *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
         *([("cluster", f"<code>{e(str(run.get('cluster')))}</code>")] if run.get("cluster") else []),
         *([("lost workers", e(_lost(s)))] if s["lostWorkers"] else []),
+        *([("baseline", e(_baseline_text(s["baseline"])))] if s.get("baseline") else []),
         ("verdict", verdict),
     ]
     table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
@@ -340,3 +347,11 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
 
 def _time_line(s: dict[str, Any]) -> str | None:
     return time_line(s.get("timeBreakdown", []), s.get("harnessOverhead"), s.get("officialServerMsPerLog"))
+
+
+def _baseline_text(baseline: dict[str, Any]) -> str:
+    """The causes against ``--baseline`` in one line, naming the new and the gone ones."""
+    parts = [f"{len(baseline['known'])} known, {len(baseline['new'])} new, {len(baseline['gone'])} gone "
+             f"(baseline: {baseline['source']})"]
+    parts += [f"{label}: {', '.join(baseline[label])}" for label in ("new", "gone") if baseline[label]]
+    return "; ".join(parts)

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dshfuzz.harness._baseline import Baseline, BaselineComparison, cause_of
 from dshfuzz.harness._events import (
     CampaignEvent,
     CampaignFinished,
@@ -32,19 +33,22 @@ _BUCKET_SECONDS = 5.0
 
 
 KIND_MEANING = {
-    "miss": "an official layer refuses the log and the checker reported no error, or a rule it declares "
-            "did not fire where the mutator's incident needs it",
+    "miss": "an official layer refuses the log and the checker reported no error (warnings never answer for "
+            "a refusal), or a rule it declares did not fire where the mutator's incident needs it",
     "miss-model-only": "as a miss, but only dshfuzz's reference oracle speaks for this log (no official layer "
                        "reads its format): weigh it as our model's word",
     "false-alarm": "the checker reported an error where every official layer and the reference oracle accept",
     "wrong-place": "the checker reported the right rule at a seq where the reference checker puts none of it",
-    "crash": "the checker failed without a report (keyed by its exception and innermost frames)",
+    "crash": "the checker failed without a report (keyed by its exception and innermost frames, else by its "
+             "first words about the failure, else by its exit status)",
     "timeout": "the checker gave no answer within --timeout",
     "unparsable-output": "the checker's output is not a report dshfuzz can read",
     "metamorphic": "the checker's verdict changed under a rewrite that must not change it",
     "oracle-crash": "dshfuzz's own reference oracle crashed: a bug of dshfuzz, not of the checker",
     "not-implemented": "expected rules outside the checker's declared rules: reported apart, never a miss",
     "attribution": "a layer refuses and the checker refused the log, under ids the registry maps elsewhere",
+    "out-of-scope": "a layer the checker does not answer for (--checker-layers, its handshake's layers) refuses "
+                    "the log: never a miss",
     "not-assessable": "the checker declined to judge the log (exit 3 or \"assessable\": false): no verdict",
 }
 """One sentence per kind, shown where a kind first appears in a report."""
@@ -78,12 +82,6 @@ def reproduce_command(checker: str, witness: str) -> str:
         request = shlex.quote(json.dumps({"id": 1, "path": witness}))
         return f"echo {request} | {unquoted(checker[6:])}"
     return f"dshfuzz corpus replay --checker {shlex.quote(checker)} {quoted}"
-
-
-def cause_of(signature: str) -> str:
-    """A signature less its format version: ``kind|layer|rules``."""
-    head, _, last = signature.rpartition("|")
-    return head if head and last.startswith("v") else signature
 
 
 def rule_order(rule: str) -> tuple[str, int, str]:
@@ -130,11 +128,12 @@ def _ruleless(f: DisagreementFound) -> bool:
     return not f.rules or _keyed_by_reason(f)
 
 
-SCORE_COLUMNS = ("expected", "fired", "missed", "notImplemented", "falseAlarms", "wrongPlace", "crashes")
+SCORE_COLUMNS = ("expected", "fired", "missed", "notImplemented", "outOfScope", "falseAlarms", "wrongPlace", "crashes")
 _SCORE_COLUMNS = {
     "miss": "missed",
     "miss-model-only": "missed",
     "not-implemented": "notImplemented",
+    "out-of-scope": "outOfScope",
     "false-alarm": "falseAlarms",
     "wrong-place": "wrongPlace",
     "crash": "crashes",
@@ -142,6 +141,9 @@ _SCORE_COLUMNS = {
     "unparsable-output": "crashes",
 }
 _FAILURE_KINDS = frozenset({"crash", "timeout", "unparsable-output"})
+_FOR_EXPECTED = _FAILURE_KINDS | {"out-of-scope"}
+"""Kinds that name no rule of the checker (a failure, a refusal the checker does not answer
+for): the scorecard counts them against the rules the log expected."""
 
 
 @dataclass(slots=True)
@@ -159,6 +161,8 @@ class CampaignSummary:
     mutator_examples: Counter[str] = field(default_factory=Counter)
     recall_hits: Counter[str] = field(default_factory=Counter)
     refusals: Counter[str] = field(default_factory=Counter)
+    out_of_scope: Counter[str] = field(default_factory=Counter)
+    """Per official layer: logs it refused where the checker does not answer for it."""
     throughput: Counter[int] = field(default_factory=Counter)
     expected: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     round_cuts: Counter[str] = field(default_factory=Counter)
@@ -175,6 +179,8 @@ class CampaignSummary:
     """Seconds of worker time per part (:class:`TimeSpent`), summed over workers."""
     official_server: float = 0.0
     """Seconds the official servers spent judging explored logs, by their own clocks."""
+    baseline: Baseline | None = None
+    """The causes known before the campaign (``--baseline``): only a new one fails it."""
 
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
@@ -217,7 +223,9 @@ class CampaignSummary:
             rules = rest_rules.split("|")[0] if rest_rules else "-"
             if kind in _KEYED_BY_REASON and layer != "expected":
                 continue  # the refusal's fingerprint names no rule of the checker
-            for rule in ((event.expected_rules or frozenset({"-"})) if kind in _FAILURE_KINDS else rules.split(",")):
+            if kind == "out-of-scope":
+                self.out_of_scope[layer] += 1
+            for rule in ((event.expected_rules or frozenset({"-"})) if kind in _FOR_EXPECTED else rules.split(",")):
                 if rule != "-":
                     self.score[rule][column] += 1
         self.events_total += event.events
@@ -352,6 +360,19 @@ class CampaignSummary:
     def checker_defects(self) -> list[DisagreementFound]:
         return [f for f in self.findings if f.kind not in ("official-disagreement", "oracle-crash")]
 
+    @property
+    def baseline_comparison(self) -> BaselineComparison | None:
+        """The checker's causes against :attr:`baseline` (``None`` without one)."""
+        if self.baseline is None:
+            return None
+        return self.baseline.compare(cause_of(f.signature) for f in self.checker_defects)
+
+    @property
+    def failing(self) -> bool:
+        """Whether the campaign fails: a checker defect, or with a baseline a new cause."""
+        comparison = self.baseline_comparison
+        return bool(comparison.new) if comparison is not None else bool(self.checker_defects)
+
     def causes(self) -> dict[str, list[DisagreementFound]]:
         """The findings grouped by cause (the signature less its format version), in order
         found: one defect that shows in several formats is one cause."""
@@ -420,6 +441,7 @@ class CampaignSummary:
                     "detail": f.detail,
                     "stage": f.stage,
                     "cause": cause_of(f.signature),
+                    "known": None if self.baseline is None else cause_of(f.signature) in self.baseline.causes,
                     "sameCauseAs": next(
                         (i for i, g in enumerate(self.findings[:n], 1) if cause_of(g.signature) == cause_of(f.signature)),
                         None,
@@ -456,6 +478,10 @@ class CampaignSummary:
             "coverageAdvice": self.coverage_advice,
             "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
+            "outOfScope": dict(self.out_of_scope),
+            "baseline": None if self.baseline is None else {
+                "source": self.baseline.source, **(self.baseline_comparison or BaselineComparison((), (), ())).to_json()
+            },
             "roundsCut": dict(self.round_cuts.most_common()),
             "bucketSeconds": _BUCKET_SECONDS,
             "throughput": [

@@ -274,11 +274,23 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
         run.add_row("lost workers", Text(lost, "yellow"))
     if summary.refusals:
         run.add_row("official refusals", ", ".join(f"{k} {v}" for k, v in summary.refusals.most_common()))
+    if summary.out_of_scope:
+        run.add_row("out of scope", ", ".join(f"{k} {v}" for k, v in summary.out_of_scope.most_common())
+                    + " (refused only by layers the checker does not answer for: never a miss)")
     verdict = (
         Text(_count(len(summary.checker_defects), "checker finding"), "bold red")
         if summary.checker_defects
         else Text("no disagreement: the checker agreed with every judge on every log", "green")
     )
+    comparison = summary.baseline_comparison
+    if comparison is not None and summary.baseline is not None:
+        run.add_row("baseline", f"{len(comparison.known)} known, {len(comparison.new)} new, {len(comparison.gone)} "
+                    f"gone ({summary.baseline.source})")
+        for label, causes, style in (("new", comparison.new, "bold red"), ("gone", comparison.gone, "green")):
+            if causes:
+                run.add_row(label, Text("\n".join(causes), style))
+        verdict = (Text(_count(len(comparison.new), "new cause"), "bold red") if comparison.new
+                   else Text("no new cause: every finding is known to the baseline", "green"))
     if summary.startup_advice:
         run.add_row("start-up", Text(summary.startup_advice, "yellow"))
     if summary.time_line():
