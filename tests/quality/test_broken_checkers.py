@@ -138,3 +138,34 @@ def test_a_checker_that_only_warns_where_released_refuses_has_missed_the_refusal
     campaign.close()
     assert planted is not None, f"the warned-only refusal was not reported as a miss; found instead: {seen}"
     _assert_minimal(planted)
+
+
+@pytest.mark.slow
+def test_a_log_several_layers_refuse_with_their_own_messages_is_one_cause(official, tmp_path, monkeypatch):
+    # a checker that accepts everything misses a seq gap once per refusing layer, each keyed by its
+    # layer's message; the witnesses show each other's signatures, so the report counts one cause
+    from dshfuzz.report import CampaignSummary
+
+    monkeypatch.chdir(REPO)
+    config = CampaignConfig(
+        checker="py:tests.broken_checkers.accepts_all:check", seed=1, workers=1, budget_seconds=120,
+        mutators=("seq-gap",), valid_fraction=0.0, out=tmp_path, minimise_seconds=30,
+    )
+    summary = CampaignSummary()
+    settled: set[str] = set()
+    campaign = run_campaign(config)
+    for event in campaign:
+        summary.add(event)
+        if isinstance(event, DisagreementFound) and event.stage in SETTLED and event.kind == "miss":
+            settled.add(event.layer or "")
+            if {"fold", "load", "released"} <= settled:
+                break
+    campaign.close()
+    misses = [f for f in summary.findings if f.kind == "miss" and f.layer != "expected"]
+    layers = {f.layer for f in misses}
+    assert {"fold", "load", "released"} <= layers, f"the layers' misses were not all found: {sorted(layers)}"
+    [group] = [g for g in summary.causes().values() if any(f.layer == "load" for f in g)]
+    grouped = {f.layer for f in group}
+    assert {"fold", "load", "released"} <= grouped, (
+        f"one seq gap, {len(summary.causes())} causes: " + "; ".join(f"{f.signature} shows {f.shows}" for f in misses)
+    )

@@ -39,10 +39,18 @@ def test_a_corpus_knows_its_open_entries_and_not_the_fixed_ones(tmp_path):
 
 def test_a_campaigns_causes_are_known_new_or_the_baselines_gone():
     baseline = Baseline("b", frozenset({"miss|expected|S5", "crash|-|KeyError@check"}))
-    comparison = baseline.compare(["miss|expected|S5", "miss|expected|T3", "miss|expected|S5"])
+    comparison = baseline.compare([["miss|expected|S5"], ["miss|expected|T3"], ["miss|expected|S5"]])
     assert (comparison.known, comparison.new, comparison.gone) == (
         ("miss|expected|S5",), ("miss|expected|T3",), ("crash|-|KeyError@check",)
     )
+
+
+def test_a_cause_found_together_with_a_known_one_is_known():
+    baseline = Baseline("b", frozenset({"miss|load|seq gap at N"}))
+    comparison = baseline.compare([["miss|load|seq gap at N", "miss|fold|session event N is not contiguous"],
+                                   ["miss|expected|T3", "miss-model-only|invariants|-"]])
+    assert comparison.known == ("miss|fold|session event N is not contiguous", "miss|load|seq gap at N")
+    assert comparison.new == ("miss-model-only|invariants|-", "miss|expected|T3") and comparison.gone == ()
 
 
 @pytest.mark.parametrize(

@@ -25,3 +25,32 @@ def test_two_workers_finding_the_same_signature_give_one_finding_with_its_count(
     assert summary.to_json()["findings"][0]["count"] == 2
     assert summary.recall("lossy-json") == 0.0
     assert sig in render_markdown(summary) and sig in render_html(summary)
+
+
+def _shown(signature: str, *shows: str) -> DisagreementFound:
+    kind, layer, rules, version = signature.split("|")
+    return DisagreementFound(
+        signature=signature, kind=kind, layer=layer, rules=(rules,), mutator="seq-gap", detail="", data=b"{}\n",
+        compression="none", format_version=int(version[1:]), events_found=3, events_minimal=3,
+        checker_rules=(), expected_rules=(), shows=(signature, *shows),
+    )
+
+
+def test_findings_whose_witnesses_show_each_others_signatures_are_one_cause():
+    fold, load, released = "miss|fold|gap at N|v0", "miss|load|seq gap at N|v0", "miss|released|seq N|v0"
+    crash = "crash|-|KeyError@check|v0"
+    summary = CampaignSummary()
+    for found in (
+        _shown(fold, load, released), _shown(load, fold, released), _shown(released, fold, load),
+        _shown("miss|load|seq gap at N|v1"),  # the same cause in another format
+        _shown("miss|meter|TypeError|v0"),  # its witness shows only itself: a defect of its own
+        _shown(crash, fold),  # shows the fold's miss, but the fold's witness does not show the crash
+    ):
+        summary.add(found)
+    causes = summary.causes()
+    assert [[f.signature for f in group] for group in causes.values()] == [
+        [fold, load, released, "miss|load|seq gap at N|v1"], ["miss|meter|TypeError|v0"], [crash],
+    ]
+    summary_json = summary.to_json()
+    assert summary_json["causes"] == 3
+    assert [f["sameCauseAs"] for f in summary_json["findings"]] == [None, 1, 1, 1, None, None]

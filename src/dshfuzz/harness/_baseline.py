@@ -60,12 +60,17 @@ class Baseline:
     source: str
     causes: frozenset[str]
 
-    def compare(self, causes: Iterable[str]) -> BaselineComparison:
-        """``causes`` (a campaign's checker defects, by cause) against the baseline."""
-        found = frozenset(causes)
-        return BaselineComparison(
-            tuple(sorted(found & self.causes)), tuple(sorted(found - self.causes)), tuple(sorted(self.causes - found))
-        )
+    def compare(self, groups: Iterable[Iterable[str]]) -> BaselineComparison:
+        """A campaign's checker defects, as groups of causes found together (their witnesses
+        show each other's signatures: one defect), against the baseline. A group with a known
+        cause is known whole: the baseline knew the defect under another of its signatures."""
+        known: set[str] = set()
+        new: set[str] = set()
+        for group in groups:
+            members = set(group)
+            (known if members & self.causes else new).update(members)
+        found = known | new
+        return BaselineComparison(tuple(sorted(known)), tuple(sorted(new - known)), tuple(sorted(self.causes - found)))
 
 
 def load_baseline(path: Path) -> Baseline:

@@ -651,6 +651,7 @@ def _worker(
                 at=time.time(),
                 worker=worker,
                 stage=stage,
+                shows=tuple(sorted({d.signature for d in judged.defects})),
             )
         )
         if database is not None and stage in SETTLED:

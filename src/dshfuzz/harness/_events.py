@@ -95,6 +95,10 @@ class DisagreementFound:
     at: float = 0.0
     worker: int = 0
     stage: MinimiseStage = "minimal"
+    shows: tuple[str, ...] = ()
+    """Every reportable signature the judgement of ``data`` showed, its own included: two
+    findings whose witnesses each show the other's signature are one cause (a log refused by
+    three layers with three messages is one defect of the checker, not three)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -362,10 +362,15 @@ class CampaignSummary:
 
     @property
     def baseline_comparison(self) -> BaselineComparison | None:
-        """The checker's causes against :attr:`baseline` (``None`` without one)."""
+        """The checker's causes against :attr:`baseline` (``None`` without one). A cause found
+        together with a known one (their witnesses show each other's signatures) is known too:
+        the baseline knew the defect under another of its signatures."""
         if self.baseline is None:
             return None
-        return self.baseline.compare(cause_of(f.signature) for f in self.checker_defects)
+        defects = {id(f) for f in self.checker_defects}
+        return self.baseline.compare(
+            [cause_of(f.signature) for f in group if id(f) in defects] for group in self.causes().values()
+        )
 
     @property
     def failing(self) -> bool:
@@ -374,11 +379,32 @@ class CampaignSummary:
         return bool(comparison.new) if comparison is not None else bool(self.checker_defects)
 
     def causes(self) -> dict[str, list[DisagreementFound]]:
-        """The findings grouped by cause (the signature less its format version), in order
-        found: one defect that shows in several formats is one cause."""
+        """The findings grouped by cause, in order found, keyed by the first one's cause: one
+        defect that shows in several formats is one cause (the signature less its format
+        version), and so are findings whose witnesses each show the other's signature (a log
+        three layers refuse with three messages is one defect). Nothing is linked that the
+        witnesses' own judgements do not confirm."""
+        root = list(range(len(self.findings)))
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        first: dict[str, int] = {}
+        for i, f in enumerate(self.findings):
+            j = first.setdefault(cause_of(f.signature), i)
+            root[find(i)] = find(j)
+            for j, g in enumerate(self.findings[:i]):
+                if f.signature in g.shows and g.signature in f.shows:
+                    root[find(i)] = find(j)
         out: dict[str, list[DisagreementFound]] = {}
-        for f in self.findings:
-            out.setdefault(cause_of(f.signature), []).append(f)
+        groups: dict[int, list[DisagreementFound]] = {}
+        for i, f in enumerate(self.findings):
+            groups.setdefault(find(i), []).append(f)
+        for group in sorted(groups.values(), key=lambda g: self.findings.index(g[0])):
+            out[cause_of(group[0].signature)] = group
         return out
 
     @property
@@ -412,6 +438,10 @@ class CampaignSummary:
 
     def to_json(self) -> dict[str, Any]:
         started = self.started
+        at = {id(f): n for n, f in enumerate(self.findings)}
+        causes = self.causes()
+        # each later finding of a cause -> the index (from 1) of the cause's first finding
+        same_cause = {at[id(g)]: at[id(group[0])] + 1 for group in causes.values() for g in group[1:]}
         return {
             "format": SUMMARY_FORMAT,
             "run": None if started is None else {
@@ -442,10 +472,8 @@ class CampaignSummary:
                     "stage": f.stage,
                     "cause": cause_of(f.signature),
                     "known": None if self.baseline is None else cause_of(f.signature) in self.baseline.causes,
-                    "sameCauseAs": next(
-                        (i for i, g in enumerate(self.findings[:n], 1) if cause_of(g.signature) == cause_of(f.signature)),
-                        None,
-                    ),
+                    "sameCauseAs": same_cause.get(n),
+                    "shows": list(f.shows),
                     "minimised": f.stage in ("minimal", "off"),
                     "reachedBy": dict(self.reached_by.get(f.signature, Counter({f.mutator or "valid": 1})).most_common()),
                     "formatVersion": f.format_version,
@@ -460,7 +488,7 @@ class CampaignSummary:
                 }
                 for n, f in enumerate(self.findings)
             ],
-            "causes": len(self.causes()),
+            "causes": len(causes),
             "signatureCounts": dict(self.signature_counts.most_common()),
             "scorecard": self.scorecard(),
             "startupAdvice": self.startup_advice,

@@ -234,9 +234,9 @@ def final_table(summary: CampaignSummary) -> Table:
             reached.update(summary.reached_by.get(g.signature, Counter({g.mutator or "valid": 1})))
         table.add_row(
             Text(f.kind, _KIND_STYLE.get(f.kind, "")),
-            f.layer or "—",
-            ",".join(f.rules) or "—",
-            ",".join(f"v{g.format_version}" for g in group),
+            "+".join(dict.fromkeys(g.layer or "—" for g in group)),
+            " / ".join(dict.fromkeys(",".join(g.rules) or "—" for g in group)),
+            ",".join(dict.fromkeys(f"v{g.format_version}" for g in group)),
             ", ".join(f"{m} {n}" for m, n in reached.most_common(3)) + (" …" if len(reached) > 3 else ""),
             str(sum(summary.signature_counts.get(g.signature, 1) for g in group)),
             f"{f.events_found}→{f.events_minimal}" + ("" if f.stage in ("minimal", "off") else " (cut)"),
