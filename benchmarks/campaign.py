@@ -1,6 +1,6 @@
 """Campaign throughput: judged logs per second with every judge, 1 worker vs 2, in one job.
 
-    .venv/bin/python benchmarks/campaign.py [--seconds 60] [--workers 1 2]
+    .venv/bin/python benchmarks/campaign.py [--seconds 60] [--workers 1 2] [--checker SPEC]
 
 Runs the built-in checker's campaign (checker + reference oracle + official layers)
 once with one worker and once with two, back to back, and prints examples/s, where
@@ -19,11 +19,11 @@ from dshfuzz.harness import CampaignConfig, run_campaign
 from dshfuzz.report import CampaignSummary
 
 
-def rate(workers: int, seconds: float) -> tuple[int, float, float, str]:
+def rate(workers: int, seconds: float, checker: str = "builtin") -> tuple[int, float, float, str]:
     """One campaign: judged logs, elapsed seconds, logs/s and its time breakdown (the line the
     campaign's summary prints: milliseconds per judged log per part, and the harness overhead)."""
     with tempfile.TemporaryDirectory() as tmp:
-        config = CampaignConfig(workers=workers, budget_seconds=seconds, seed=11, out=Path(tmp))
+        config = CampaignConfig(checker=checker, workers=workers, budget_seconds=seconds, seed=11, out=Path(tmp))
         summary = CampaignSummary()
         elapsed = seconds
         for event in run_campaign(config):
@@ -36,11 +36,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the worker counts to run, in order")
+    parser.add_argument("--checker", default="builtin", help="the checker under test (a --checker SPEC)")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     rates = {}
     for workers in args.workers:
-        logs, elapsed, per_second, breakdown = rate(workers, args.seconds)
+        logs, elapsed, per_second, breakdown = rate(workers, args.seconds, args.checker)
         rates[workers] = per_second
         print(f"{workers} worker(s): {logs} logs in {elapsed:.1f} s = {per_second:.2f} logs/s\n           {breakdown}")
     if 1 in rates and 2 in rates:

@@ -1,6 +1,7 @@
 """Campaign throughput of two versions of dshfuzz side by side: this checkout against a commit.
 
     .venv/bin/python benchmarks/campaign_ab.py --before 1635da0 [--seconds 30] [--rounds 3] [--workers 1 2]
+        [--checker SPEC]   # e.g. --checker serve: runs each version's own `dshfuzz check --serve`
 
 Each round runs ``benchmarks/campaign.py`` once per version and worker count, alternating the
 versions, in fresh processes (``PYTHONPATH`` points at each version's ``src``; the commit is
@@ -27,11 +28,15 @@ ROOT = HERE.parent
 NODE_MODULES = Path("src/dshfuzz/oracle/official/js/node_modules")
 
 
-def run(src: Path, workers: int, seconds: float) -> tuple[float, float, int]:
-    """One campaign: logs/s, CPU milliseconds per judged log, and logs judged."""
+def run(src: Path, workers: int, seconds: float, checker: str = "builtin") -> tuple[float, float, int]:
+    """One campaign: logs/s, CPU milliseconds per judged log, and logs judged. ``serve:`` alone
+    is the version's own ``dshfuzz check --serve`` (its PYTHONPATH is the version's)."""
+    if checker == "serve:":
+        checker = f"serve:'{sys.executable} -m dshfuzz check --serve'"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(
-        [sys.executable, str(HERE / "campaign.py"), "--seconds", str(seconds), "--workers", str(workers)],
+        [sys.executable, str(HERE / "campaign.py"), "--seconds", str(seconds), "--workers", str(workers),
+         "--checker", checker],
         env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True, text=True, check=True,
     ).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -49,6 +54,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--checker", default="builtin", help="a --checker SPEC; serve: is each version's own serve")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "before"
@@ -63,7 +69,7 @@ def main() -> None:
                     got = {}
                     order = list(versions) if number % 2 else list(reversed(versions))
                     for name in order:
-                        got[name] = run(versions[name], workers, args.seconds)
+                        got[name] = run(versions[name], workers, args.seconds, args.checker)
                         rate, cpu, logs = got[name]
                         print(f"round {number}, {workers} worker(s), {name:6}: {logs:5} logs, {rate:6.1f} logs/s, "
                               f"{cpu:5.1f} CPU ms/log", flush=True)
