@@ -137,3 +137,25 @@ def test_a_baseline_that_cannot_be_read_is_one_line_and_exit_2(tmp_path):
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and words in lines[0] and str(path) in lines[0], proc.stderr
         assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_checkers_own_exit_status_with_a_report_is_one_crash_named_once_until_checker_exit_maps_it(tmp_path):
+    checker = f"cmd:'{sys.executable} {REPO / 'tests' / 'broken_checkers' / 'exit_four.py'} {{log}}'"
+
+    def fuzz(out: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "dshfuzz", "fuzz", "--checker", checker, "--mutators", "torn-tail-line,empty-session",
+             "--budget", "40examples", "--workers", "1", "--no-official", "--no-minimise", "--seed", "1",
+             "--out", str(tmp_path / out), *extra],
+            cwd=REPO, capture_output=True, text=True, timeout=600,
+        )
+
+    unmapped = fuzz("unmapped")
+    assert unmapped.returncode == 1, unmapped.stdout + unmapped.stderr
+    summary = json.loads((tmp_path / "unmapped" / "summary.json").read_text())
+    assert {f["cause"] for f in summary["findings"]} == {"crash|-|exit-4"}, summary["findings"]
+    assert "--checker-exit 4=findings" in summary["exitAdvice"] and "--checker-exit 4=findings" in unmapped.stdout
+    mapped = fuzz("mapped", "--checker-exit", "4=findings")
+    assert mapped.returncode == 0, mapped.stdout + mapped.stderr
+    assert json.loads((tmp_path / "mapped" / "summary.json").read_text())["findings"] == []

@@ -453,3 +453,24 @@ def test_a_batch_checker_checks_one_log_as_a_batch_of_one(tmp_path, log_file, mo
 def test_any_exit_but_0_1_and_3_is_a_crash_even_with_a_report(tmp_path, log_file):
     verdict = load_checker(_script(tmp_path, 'import sys\nprint(\'{"findings": []}\')\nsys.exit(2)\n')).check(log_file)
     assert verdict.failure == "crash" and verdict.exit_code == 2 and "exit 2" in verdict.detail and "findings" in verdict.detail
+
+
+def test_checker_exit_maps_a_command_checkers_own_statuses(tmp_path):
+    from dshfuzz.harness import parse_checker_exits
+
+    script = tmp_path / "four.py"
+    script.write_text("import json, sys\nprint(json.dumps({'findings': [{'rule': 'Z1', 'severity': 'warning'}]}))\nsys.exit(4)\n")
+    log = tmp_path / "a.jsonl"
+    log.write_text("{}\n")
+    spec = f"cmd:{sys.executable} {script} {{log}}"
+    unmapped = load_checker(spec).check(log)
+    assert unmapped.failure == "crash" and unmapped.detail.startswith("exit 4 with a parsable report"), unmapped
+    mapped = load_checker(spec, exits=parse_checker_exits("4=findings")).check(log)
+    assert mapped.failure is None and [f.rule for f in mapped.findings] == ["Z1"] and mapped.exit_code == 4
+    assert load_checker(spec, exits={4: "not-assessable"}).check(log).assessable is False
+    assert parse_checker_exits("4=clean, 5=crash") == {4: "clean", 5: "crash"}
+    for bad in ("4", "four=clean", "4=fine"):
+        with pytest.raises(CheckerSpecError, match="is not CODE=MEANING"):
+            parse_checker_exits(bad)
+    with pytest.raises(CheckerSpecError, match="maps a cmd: checker's exit statuses"):
+        load_checker("builtin", exits={4: "clean"})

@@ -289,6 +289,7 @@ PUBLIC = {
         "minimise",
         "minimise_entry",
         "parse_budget",
+        "parse_checker_exits",
         "parse_checker_layers",
         "parse_checker_rules",
         "preflight",

@@ -48,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "the 46 catalog ids for an external checker, the registry for the built-in one",
     )
     parser.add_argument(
+        "--checker-exit", default=None, metavar="CODE=MEANING,...",
+        help="what a cmd: checker's own exit statuses mean: clean, findings, not-assessable or crash "
+             "(e.g. 4=findings for a checker that exits 4 on a report with warnings); default: 0 clean, "
+             "1 findings, 3 not assessable, anything else a crash",
+    )
+    parser.add_argument(
         "--checker-layers", default=None, metavar="LAYER,...",
         help="the official layers the checker answers for (e.g. load,released); a refusal only the others "
              "make is out of scope, never a miss (default: its serve handshake's layers, else every layer)",
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         default_workers,
         load_baseline,
         parse_budget,
+        parse_checker_exits,
         parse_checker_layers,
         parse_checker_rules,
         run_campaign,
@@ -104,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         rules = None if args.checker_rules is None else tuple(sorted(parse_checker_rules(args.checker_rules)))
         layers = None if args.checker_layers is None else tuple(sorted(parse_checker_layers(args.checker_layers)))
         baseline = None if args.baseline is None else load_baseline(args.baseline)
+        exits = () if args.checker_exit is None else tuple(sorted(parse_checker_exits(args.checker_exit).items()))
     except ValueError as exc:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
@@ -120,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         stop_after_findings=args.stop_after,
         checker_rules=rules,
         checker_layers=layers,
+        checker_exits=exits,
         minimise_seconds=args.minimise_seconds,
         database=args.database,
         cluster=args.cluster,

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ._judges import BATCH_LOGS, CheckerUnderTest, CheckerVerdict
+from ._judges import BATCH_LOGS, PARSABLE_REPORT, CheckerUnderTest, CheckerVerdict
 from ._witness import Cut as _Cut
 from ._events import (
     CampaignEvent,
@@ -200,6 +200,8 @@ class CampaignConfig:
     shrink: bool = True
     stop_after_findings: int | None = None
     checker_rules: tuple[str, ...] | None = None
+    checker_exits: tuple[tuple[int, str], ...] = ()
+    """A command checker's own exit statuses and what they mean (``--checker-exit 4=findings``)."""
     checker_layers: tuple[str, ...] | None = None
     """The official layers the checker answers for (``--checker-layers``); ``None``: its own
     declaration (a ``serve:`` handshake's ``layers``), else every layer. A refusal only a
@@ -576,7 +578,7 @@ def _worker(
 
     ledger = _Ledger(worker, emit)  # from here on: starting the judges is the worker's time too
     database = example_database(config.database, check=False) if config.database is not None else None
-    checker = load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config))
+    checker = load_checker(config.checker, timeout=config.checker_timeout, **_checker_kw(config))
     layers = None if config.checker_layers is None else frozenset(config.checker_layers)
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
@@ -996,9 +998,12 @@ def _worker(
         ledger.flush(final=True)
 
 
-def _rules_kw(config: CampaignConfig) -> dict[str, frozenset[str]]:
-    """``load_checker``'s vocabulary override, when the campaign declares one."""
-    return {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
+def _checker_kw(config: CampaignConfig) -> dict[str, Any]:
+    """``load_checker``'s vocabulary and exit statuses, when the campaign declares them."""
+    kw: dict[str, Any] = {} if config.checker_rules is None else {"rules": frozenset(config.checker_rules)}
+    if config.checker_exits:
+        kw["exits"] = dict(config.checker_exits)
+    return kw
 
 
 def _steer(family: Sequence[Example], shapes: Sequence[Shape]) -> None:
@@ -1109,7 +1114,7 @@ def preflight(config: CampaignConfig) -> None:
     except OSError as exc:
         raise CampaignSetupError(f"cannot create the report folder {config.run_dir.parent}: {exc.strerror or exc}") from None
     try:
-        with load_checker(config.checker, timeout=config.checker_timeout, **_rules_kw(config)) as checker:
+        with load_checker(config.checker, timeout=config.checker_timeout, **_checker_kw(config)) as checker:
             start = getattr(checker, "start", None)  # a serve: checker's handshake fails here, in one line
             if start is not None:
                 start()
@@ -1117,10 +1122,13 @@ def preflight(config: CampaignConfig) -> None:
     except CheckerSpecError as exc:
         raise CampaignSetupError(str(exc)) from None
     if verdict.failure is not None:
-        detail = (verdict.detail.strip().splitlines() or [""])[-1][:200]
+        lines = verdict.detail.strip().splitlines() or [""]
+        # a status that came with a readable report: its first line names the flag that maps it
+        detail = (lines[0] if PARSABLE_REPORT in lines[0] else lines[-1])[:200]
+        how = "" if PARSABLE_REPORT in detail else "; a checker prints JSON with a 'findings' list"
         raise CampaignSetupError(
-            f"the checker {config.checker} gave no usable report on a valid log ({verdict.failure}: {detail}); "
-            "a checker prints JSON with a 'findings' list (docs/CHECKER_PROTOCOL.md)"
+            f"the checker {config.checker} gave no usable report on a valid log ({verdict.failure}: {detail})"
+            f"{how} (docs/CHECKER_PROTOCOL.md)"
         )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "catalog_rules",
     "declared_layers",
     "load_checker",
+    "parse_checker_exits",
     "parse_checker_layers",
     "parse_checker_rules",
     "registry_rules",
@@ -255,6 +256,33 @@ def parse_checker_rules(text: str) -> frozenset[str]:
     return rules
 
 
+ExitMeaning = Literal["clean", "findings", "not-assessable", "crash"]
+_EXIT_AS: dict[str, int] = {"clean": 0, "findings": 1, "not-assessable": 3, "crash": 2}
+"""Each meaning a checker's own exit status may be given, as the protocol's own status."""
+
+
+def parse_checker_exits(text: str) -> dict[int, ExitMeaning]:
+    """``--checker-exit 4=findings,5=clean``: what a command checker's own exit statuses mean
+    (``clean``, ``findings``, ``not-assessable`` or ``crash``); anything else is a
+    :class:`CheckerSpecError`."""
+    out: dict[int, ExitMeaning] = {}
+    for part in (p.strip() for p in text.split(",")):
+        code, sep, meaning = part.partition("=")
+        if not sep or not code.strip().lstrip("-").isdigit() or meaning.strip() not in _EXIT_AS:
+            raise CheckerSpecError(
+                f"--checker-exit {text!r}: {part!r} is not CODE=MEANING (a meaning is one of {', '.join(_EXIT_AS)})"
+            )
+        out[int(code)] = meaning.strip()  # type: ignore[assignment]  # checked against _EXIT_AS above
+    return out
+
+
+def _as_protocol(code: int, exits: Mapping[int, str]) -> int:
+    """A command's exit status as the protocol reads it (0, 1, 3, or a crash's), after the
+    checker's own statuses (``--checker-exit``) are mapped."""
+    meaning = exits.get(code)
+    return code if meaning is None else _EXIT_AS[meaning]
+
+
 _LOAD_ROUTES = frozenset({"loadApp", "loadDirect"})
 """The official load routes' names, which agree on every known input: a declaration of
 either answers for ``load``."""
@@ -426,12 +454,14 @@ class CommandChecker(_Checker):
     assessable" (no verdict; a report, if printed, is still read). Death by a
     signal or any other exit status is a crash, whatever was printed, and so is exit 1
     with nothing on stdout (an uncaught exception); output that is not a report after
-    exit 0 or 1 is unparsable output.
+    exit 0 or 1 is unparsable output. ``exits`` maps the checker's own statuses onto
+    those meanings (``--checker-exit 4=findings``).
     """
 
     template: str
     timeout: float = DEFAULT_TIMEOUT
     rules: frozenset[str] = field(default_factory=catalog_rules)
+    exits: Mapping[int, str] = field(default_factory=dict)
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
 
@@ -448,33 +478,48 @@ class CommandChecker(_Checker):
         proc = _run_command(argv, self.timeout)
         if isinstance(proc, CheckerVerdict):
             return proc
-        code = proc.returncode
+        own = proc.returncode
+        code = _as_protocol(own, self.exits)
         stderr_tail = _stderr_tail(proc.stderr)
-        if code < 0:
-            return CheckerVerdict(failure="crash", detail=_exited(code, "", stderr_tail), exit_code=code)
+        if own < 0:
+            return CheckerVerdict(failure="crash", detail=_exited(own, "", stderr_tail), exit_code=own)
         stdout = proc.stdout.decode("utf-8", "replace")
         if code == NOT_ASSESSABLE_EXIT:
             try:
                 findings = verdict_from_json(json.loads(stdout)).findings if stdout.strip() else ()
             except ValueError:
                 findings = ()
-            return CheckerVerdict(findings, exit_code=code, assessable=False, detail=stderr_tail)
+            return CheckerVerdict(findings, exit_code=own, assessable=False, detail=stderr_tail)
         if code not in (0, 1) or (code == 1 and not stdout.strip()):  # exit 1, silent: an uncaught exception
-            return CheckerVerdict(failure="crash", detail=_crashed(code, stdout, stderr_tail), exit_code=code)
+            return CheckerVerdict(failure="crash", detail=_crashed(own, stdout, stderr_tail), exit_code=own)
         try:
             verdict = verdict_from_json(json.loads(stdout or "null"))
         except ValueError as exc:
             return CheckerVerdict(
-                failure="unparsable-output", detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=code
+                failure="unparsable-output", detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=own
             )
-        return CheckerVerdict(verdict.findings, exit_code=code, assessable=verdict.assessable)
+        return CheckerVerdict(verdict.findings, exit_code=own, assessable=verdict.assessable)
 
 
-def _crashed(code: int, stdout: str, stderr_tail: str) -> str:
-    """A crash's detail: the exit status (2, or anything but 0, 1 and 3), then what it printed."""
+def _report_of(stdout: str) -> object:
+    return verdict_from_json(json.loads(stdout))
+
+
+def _crashed(code: int, stdout: str, stderr_tail: str, reads: Callable[[str], object] = _report_of) -> str:
+    """A crash's detail: the exit status (2, or anything but 0, 1 and 3), then what it printed;
+    a status that came with output ``reads`` takes as the protocol's report says so, and
+    names the flag that maps it (:data:`PARSABLE_REPORT`)."""
     if not stdout.strip():
         return _exited(code, "with no report", stderr_tail)
-    return _exited(code, "", f"{_head(stdout)}\n{stderr_tail}".rstrip("\n"))
+    try:
+        reads(stdout)
+    except ValueError:
+        return _exited(code, "", f"{_head(stdout)}\n{stderr_tail}".rstrip("\n"))
+    return _exited(code, PARSABLE_REPORT, f"{_head(stdout)}\n{stderr_tail}".rstrip("\n"))
+
+
+PARSABLE_REPORT = "with a parsable report (if the status is a verdict, map it: --checker-exit CODE=findings|clean|not-assessable)"
+"""What a crash's detail says after its exit status when the checker printed a report anyway."""
 
 
 def _head(text: str, limit: int = 300) -> str:
@@ -517,6 +562,8 @@ class BatchCommandChecker(_Checker):
     template: str
     timeout: float = DEFAULT_TIMEOUT
     rules: frozenset[str] = field(default_factory=catalog_rules)
+    exits: Mapping[int, str] = field(default_factory=dict)
+    """The checker's own exit statuses and what they mean (``--checker-exit``)."""
     batch_size: int = 256
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
@@ -567,13 +614,15 @@ class BatchCommandChecker(_Checker):
             self._file_seconds.append((time.monotonic() - began) / len(paths))
         if isinstance(proc, CheckerVerdict):
             return [proc] * len(paths)
-        code = proc.returncode
+        own = proc.returncode
+        code = _as_protocol(own, self.exits)
         stderr_tail = _stderr_tail(proc.stderr)
-        if code < 0:
-            return [CheckerVerdict(failure="crash", detail=_exited(code, "", stderr_tail), exit_code=code)] * len(paths)
+        if own < 0:
+            return [CheckerVerdict(failure="crash", detail=_exited(own, "", stderr_tail), exit_code=own)] * len(paths)
         stdout = proc.stdout.decode("utf-8", "replace")
         if code not in (0, 1, NOT_ASSESSABLE_EXIT) or (code == 1 and not stdout.strip()):
-            return [CheckerVerdict(failure="crash", detail=_crashed(code, stdout, stderr_tail), exit_code=code)] * len(paths)
+            detail = _crashed(own, stdout, stderr_tail, _batch_reports)
+            return [CheckerVerdict(failure="crash", detail=detail, exit_code=own)] * len(paths)
         if not stdout.strip():
             if code == NOT_ASSESSABLE_EXIT:
                 return [CheckerVerdict(exit_code=code, assessable=False, detail=stderr_tail)] * len(paths)
@@ -1173,12 +1222,20 @@ def _split(template: str, spec: str) -> list[str]:
         raise CheckerSpecError(f"{spec}: cannot split the command as a shell would: {exc}") from None
 
 
-def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozenset[str] | None = None) -> LoadedChecker:
+def load_checker(
+    spec: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    rules: frozenset[str] | None = None,
+    exits: Mapping[int, str] | None = None,
+) -> LoadedChecker:
     """Turn a ``--checker`` value into a checker (:data:`CHECKER_SPEC_HELP` lists the forms).
 
     Starts no process. ``rules``, when given, replaces the checker's vocabulary (by
     default the registry for ``builtin``, the handshake for ``serve:``, else the
-    catalog's 46 ids). After ``cmd:`` or ``serve:``, a command wrapped in one pair of
+    catalog's 46 ids); ``exits`` maps a ``cmd:`` checker's own exit statuses
+    (:func:`parse_checker_exits`; a checker without exit statuses takes none, and a
+    mapping given to one is a :class:`CheckerSpecError`). After ``cmd:`` or ``serve:``, a command wrapped in one pair of
     quotes (as a shell user writes ``--checker "cmd:'node c.mjs {log}'"``) is
     unwrapped. A checker's ``name`` is a spec that loads the same checker again.
     """
@@ -1186,6 +1243,8 @@ def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozense
         rules = frozenset(rules)
         if not rules:
             raise CheckerSpecError("a checker's vocabulary (rules) must name at least one rule id")
+    if exits and not spec.startswith("cmd:"):
+        raise CheckerSpecError(f"--checker-exit maps a cmd: checker's exit statuses; {spec!r} has none")
     if spec == "builtin":
         return _given(BuiltinChecker(), rules)
     if spec.startswith("builtin:"):
@@ -1193,10 +1252,10 @@ def load_checker(spec: str, *, timeout: float = DEFAULT_TIMEOUT, rules: frozense
     if spec.startswith("cmd:"):
         template = _unwrap(spec[4:])
         if "{logs}" in template:
-            return _given(BatchCommandChecker(template, timeout=timeout), rules)
+            return _given(BatchCommandChecker(template, timeout=timeout, exits=dict(exits or {})), rules)
         if "{log}" not in template:
             raise CheckerSpecError(f"command template has no {{log}} or {{logs}} placeholder: {template!r}")
-        return _given(CommandChecker(template, timeout=timeout), rules)
+        return _given(CommandChecker(template, timeout=timeout, exits=dict(exits or {})), rules)
     if spec.startswith("serve:"):
         return ServeChecker(_unwrap(spec[6:]), timeout=timeout, rules=rules)
     if spec.startswith("py:"):

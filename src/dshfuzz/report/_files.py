@@ -108,6 +108,7 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         *([f"- cluster: `{run.get('cluster')}`"] if run.get("cluster") else []),
         *([f"- **lost workers:** {_lost(s)}"] if s["lostWorkers"] else []),
         *([f"- **start-up:** {s['startupAdvice']}"] if s["startupAdvice"] else []),
+        *([f"- **exit status:** {s['exitAdvice']}"] if s.get("exitAdvice") else []),
         *([f"- time: {_time_line(s)}"] if _time_line(s) else []),
         *([f"- **not reached:** {s['coverageAdvice']}"] if s["coverageAdvice"] else []),
         *([f"- rules never fired: {' '.join(s['rulesNeverFired'])}"] if s["rulesNeverFired"] else []),
@@ -309,6 +310,7 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
             + " (refused only by layers the checker does not answer for: never a miss)")]
           if s.get("outOfScope") else []),
         *([("start-up", e(s["startupAdvice"]))] if s["startupAdvice"] else []),
+        *([("exit status", e(s["exitAdvice"]))] if s.get("exitAdvice") else []),
         *([("time", e(_time_line(s) or ""))] if _time_line(s) else []),
         *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),

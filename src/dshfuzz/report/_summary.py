@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dshfuzz.harness._baseline import Baseline, BaselineComparison, cause_of
+from dshfuzz.harness._judges import PARSABLE_REPORT
 from dshfuzz.harness._events import (
     CampaignEvent,
     CampaignFinished,
@@ -291,6 +292,18 @@ class CampaignSummary:
         )
 
     @property
+    def exit_advice(self) -> str | None:
+        """One sentence when every crash is one exit status that came with a report dshfuzz can
+        read: the status is likely one of the checker's verdicts, and ``--checker-exit`` says so."""
+        crashes = [f for f in self.findings if f.kind == "crash"]
+        codes = {f.detail.split(" ", 2)[1] for f in crashes if f.detail.startswith("exit ") and PARSABLE_REPORT in f.detail}
+        if not crashes or len(codes) != 1 or not all(PARSABLE_REPORT in f.detail for f in crashes):
+            return None
+        code = codes.pop()
+        return (f"every crash is exit {code} with a report dshfuzz can read: if {code} is one of the checker's verdicts, "
+                f"say so with --checker-exit {code}=findings (or {code}=clean, {code}=not-assessable)")
+
+    @property
     def startup_advice(self) -> str | None:
         """A sentence when a command checker's own time dominates judging (``cmd:``: a process
         per log, or per batch): which protocol to switch to."""
@@ -492,6 +505,7 @@ class CampaignSummary:
             "signatureCounts": dict(self.signature_counts.most_common()),
             "scorecard": self.scorecard(),
             "startupAdvice": self.startup_advice,
+            "exitAdvice": self.exit_advice,
             "timeBreakdown": self.time_breakdown(),
             "officialServerMsPerLog": round(1000 * self.official_server / self.examples, 2) if self.examples else None,
             "harnessOverhead": self.harness_overhead,

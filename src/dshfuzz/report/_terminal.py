@@ -293,6 +293,8 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
                    else Text("no new cause: every finding is known to the baseline", "green"))
     if summary.startup_advice:
         run.add_row("start-up", Text(summary.startup_advice, "yellow"))
+    if summary.exit_advice:
+        run.add_row("exit status", Text(summary.exit_advice, "yellow"))
     if summary.time_line():
         run.add_row("time", summary.time_line() or "")
     run.add_row("verdict", verdict)
