@@ -653,6 +653,8 @@ def _worker(
                 at=time.time(),
                 worker=worker,
                 stage=stage,
+                original=example.original if defect.kind == "metamorphic" else None,
+                original_compression=example.original_compression,
                 shows=tuple(sorted({d.signature for d in judged.defects})),
             )
         )

@@ -28,7 +28,9 @@ Kinds, checker defects first:
   (a finding without a location is never in the wrong place);
 * ``crash`` / ``timeout`` / ``unparsable-output`` — the checker gave no report;
   a crash is keyed by a fingerprint of the failure (:func:`crash_fingerprint`);
-* ``metamorphic`` — a verdict changed under a transform that must not change it;
+* ``metamorphic`` — a verdict changed under a transform that must not change it (the
+  judge drops it where an official layer refuses the transformed log: the transform broke
+  the log, which is then judged as a log of its own);
 
 notes, never a defect of the checker:
 

@@ -95,6 +95,10 @@ class DisagreementFound:
     at: float = 0.0
     worker: int = 0
     stage: MinimiseStage = "minimal"
+    original: bytes | None = None
+    """For a metamorphic finding, the log before its transform (``data`` is after it); its
+    container is ``original_compression``."""
+    original_compression: str = "none"
     shows: tuple[str, ...] = ()
     """Every reportable signature the judgement of ``data`` showed, its own included: two
     findings whose witnesses each show the other's signature are one cause (a log refused by

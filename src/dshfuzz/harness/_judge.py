@@ -488,6 +488,8 @@ class Judge:
             oracle_consulted=consulted,
             format_version=example.format_version,
         )
+        if truth.refusing:  # the transform broke the log for an official layer: it is a log of its own, judged so
+            metamorphic = ()
         classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary, layers=self.layers)
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
@@ -520,9 +522,14 @@ class Judge:
         candidate: the built-in checker with every rule on still reports every missed rule it
         reports on ``found``. When it reports none of them, nothing can tell a candidate that
         kept the defect from one that lost it, and the answer is ``None`` (do not minimise).
-        ``on_hold`` sees every candidate that keeps the signature, with its (narrowed)
+        A metamorphic finding is not minimised either: its witness is a pair, a log and its
+        transform, which only Hypothesis shrinks together. ``on_hold`` sees every candidate that keeps the signature, with its (narrowed)
         judgement: the minimiser's best so far, should it be stopped.
         """
+        if defect.kind == "metamorphic":
+            # the delta-debugger shrinks the transformed log alone, not its original: the pair
+            # would no longer be one log and its transform (Hypothesis shrinks them together)
+            return None
         signature, scope = defect.signature, scope_of(defect)
         planted = frozenset(defect.rules) if defect.layer == "expected" else frozenset()
         if planted:

@@ -23,8 +23,10 @@ __all__ = ["write_reports"]
 _MAX_INLINE_LOG = 20_000
 
 
-def _witness_name(index: int, compression: str) -> str:
-    return f"witnesses/{index:03d}.jsonl" + (".zstd" if compression == "zstd" else "")
+def _witness_name(index: int, compression: str, *, original: bool = False) -> str:
+    """A finding's witness file; a metamorphic finding's log before its transform is the
+    ``.original`` beside it."""
+    return f"witnesses/{index:03d}{'.original' if original else ''}.jsonl" + (".zstd" if compression == "zstd" else "")
 
 
 def _log_text(data: bytes, compression: str) -> str:
@@ -42,6 +44,8 @@ def write_reports(summary: CampaignSummary, run_dir: Path) -> dict[str, Path]:
     run_dir.mkdir(parents=True, exist_ok=True)
     for i, f in enumerate(summary.findings, 1):
         write_atomic(run_dir / _witness_name(i, f.compression), f.data)
+        if f.original is not None:
+            write_atomic(run_dir / _witness_name(i, f.original_compression, original=True), f.original)
     payload = _payload(summary, run_dir)
     return {
         "json": write_atomic(run_dir / "summary.json", json.dumps(payload, indent=1) + "\n"),
@@ -54,10 +58,16 @@ def _payload(summary: CampaignSummary, run_dir: Path | None) -> dict[str, Any]:
     """``summary.to_json()`` with each finding's witness path and the command that reproduces it."""
     payload = summary.to_json()
     checker = (payload["run"] or {}).get("checker", "builtin")
-    for i, entry in enumerate(payload["findings"], 1):
+    for i, (entry, f) in enumerate(zip(payload["findings"], summary.findings, strict=True), 1):
         entry["witness"] = _witness_name(i, entry["compression"])
         where = str(run_dir / entry["witness"]) if run_dir is not None else entry["witness"]
         entry["reproduce"] = reproduce_command(str(checker), where)
+        if f.original is not None:  # the change is the finding: both logs, and the command on each
+            entry["original"] = _witness_name(i, f.original_compression, original=True)
+            before = str(run_dir / entry["original"]) if run_dir is not None else entry["original"]
+            entry["reproduce"] = (f"{reproduce_command(str(checker), before)}; {entry['reproduce']}"
+                                  f"  # the verdicts differ: {entry['original']} before {entry['layer']}, "
+                                  f"{entry['witness']} after")
     return payload
 
 

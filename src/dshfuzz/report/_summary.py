@@ -44,7 +44,8 @@ KIND_MEANING = {
              "first words about the failure, else by its exit status)",
     "timeout": "the checker gave no answer within --timeout",
     "unparsable-output": "the checker's output is not a report dshfuzz can read",
-    "metamorphic": "the checker's verdict changed under a rewrite that must not change it",
+    "metamorphic": "the checker's verdict changed under a rewrite that must not change it (a rewrite an official "
+                   "layer refuses is judged as a log of its own); the witness is the pair, before and after",
     "oracle-crash": "dshfuzz's own reference oracle crashed: a bug of dshfuzz, not of the checker",
     "not-implemented": "expected rules outside the checker's declared rules: reported apart, never a miss",
     "attribution": "a layer refuses and the checker refused the log, under ids the registry maps elsewhere",
