@@ -54,3 +54,17 @@ def test_findings_whose_witnesses_show_each_others_signatures_are_one_cause():
     summary_json = summary.to_json()
     assert summary_json["causes"] == 3
     assert [f["sameCauseAs"] for f in summary_json["findings"]] == [None, 1, 1, 1, None, None]
+
+
+def test_recall_stays_within_the_checkers_vocabulary():
+    """A checker that does not claim W3 is never asked for it: its recall on orphan calls is
+    the recall of P3, the one expected rule it claims."""
+    summary = CampaignSummary()
+    for fired in (frozenset({"P3"}), frozenset({"P3"})):
+        summary.add(ExampleJudged(0, "orphan-tool-call", 9, fired, frozenset({"P3", "W3"}), frozenset(), (), 0.0,
+                                  claimed_rules=frozenset({"P3"})))
+    summary.add(ExampleJudged(0, "inbox-orphan-splice", 9, frozenset(), frozenset({"I1"}), frozenset(), (), 0.0,
+                              claimed_rules=frozenset()))
+    assert summary.recall("orphan-tool-call") == 1.0 and summary.low_recall() == []
+    assert summary.recall("inbox-orphan-splice") is None  # it expects nothing the checker claims
+    assert summary.to_json()["expectedRules"]["orphan-tool-call"] == ["P3"]

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from ._classify import claimed_rules
 from ._judges import BATCH_LOGS, PARSABLE_REPORT, CheckerUnderTest, CheckerVerdict
 from ._witness import Cut as _Cut
 from ._events import (
@@ -743,6 +744,7 @@ def _worker(
                     time.time(),
                     judged.checker_seconds,
                     cost,
+                    claimed_rules(example.expects, judged.vocabulary),
                 )
             )
             if witnesses and not every:

@@ -306,7 +306,6 @@ def classify(
     if not getattr(verdict, "assessable", True):
         return [found("not-assessable", None, (), "the checker declined to judge this log")]
     out: list[Disagreement] = []
-    claims = (lambda rule: True) if vocabulary is None else vocabulary.__contains__
     reported = frozenset(f.rule for f in verdict.findings)
     # a faithful cascade is never a false alarm; an error only a warning explains still is
     unexplained = verdict.standalone_error_rules - truth.expected
@@ -345,7 +344,7 @@ def classify(
                       f"{by} {layer} refuses{said}; the checker reported no error")
             )
     missing = truth.expected - reported
-    claimed = frozenset(r for r in missing if claims(r) and (r not in LIMIT_RULES or vocabulary is not None))
+    claimed = claimed_rules(missing, vocabulary)
     if claimed:
         out.append(found("miss", "expected", sorted(claimed), "the mutator's declared rules did not fire"))
     if missing - claimed:
@@ -359,6 +358,14 @@ def classify(
             if theirs and ours and theirs.isdisjoint(ours):
                 out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+def claimed_rules(rules: Iterable[str], vocabulary: frozenset[str] | None) -> frozenset[str]:
+    """The rules of ``rules`` a checker answers for: those of its ``vocabulary``; with none
+    declared, every id but dshfuzz's own resource limits (``LIMIT_RULES``)."""
+    if vocabulary is None:
+        return frozenset(r for r in rules if r not in LIMIT_RULES)
+    return frozenset(r for r in rules if r in vocabulary)
 
 
 def _placed(seqs: frozenset[int | None]) -> frozenset[int]:

@@ -59,6 +59,9 @@ class ExampleJudged:
     """The checker under test's share of judging this log."""
     judge_seconds: float = 0.0
     """The whole judgement: the checker, the official layers and the reference oracle."""
+    claimed_rules: frozenset[str] | None = None
+    """The expected rules the checker answers for (its vocabulary's): what its recall is
+    judged on. ``None``: every expected rule."""
 
 
 MinimiseStage = Literal["found", "minimising", "minimal", "cut", "off"]

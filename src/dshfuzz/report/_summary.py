@@ -162,6 +162,8 @@ class CampaignSummary:
     coverage: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     mutator_examples: Counter[str] = field(default_factory=Counter)
     recall_hits: Counter[str] = field(default_factory=Counter)
+    recall_asked: Counter[str] = field(default_factory=Counter)
+    """Per mutator, its logs that expected a rule the checker answers for: recall's denominator."""
     refusals: Counter[str] = field(default_factory=Counter)
     out_of_scope: Counter[str] = field(default_factory=Counter)
     """Per official layer: logs it refused where the checker does not answer for it."""
@@ -235,9 +237,12 @@ class CampaignSummary:
         self.mutator_examples[name] += 1
         if event.mutator is not None:
             self.mutants += 1
-            self.expected[name].update(event.expected_rules)
-            if event.expected_rules <= event.checker_rules:
-                self.recall_hits[name] += 1
+            # recall stays within the checker's vocabulary: a rule it does not claim is never demanded
+            claimed = event.expected_rules if event.claimed_rules is None else event.claimed_rules
+            self.expected[name].update(claimed)
+            if claimed:
+                self.recall_asked[name] += 1
+                self.recall_hits[name] += claimed <= event.checker_rules
         for rule in event.checker_rules:
             self.coverage[name][rule] += 1
         for layer in event.refusing_layers:
@@ -447,7 +452,9 @@ class CampaignSummary:
         return sorted(out, key=lambda item: (item[1], item[0]))
 
     def recall(self, mutator: str) -> float | None:
-        n = self.mutator_examples.get(mutator, 0)
+        """The share of ``mutator``'s logs whose expected rules (those the checker claims) it
+        all reported; ``None`` where no log expected one it claims."""
+        n = self.recall_asked.get(mutator, 0)
         return self.recall_hits[mutator] / n if n and mutator != "valid" else None
 
     def to_json(self) -> dict[str, Any]:
