@@ -476,3 +476,20 @@ def test_minimise_with_batched_questions_gives_the_same_log_in_fewer_rounds(comp
     asked = sum(groups) + 0
     assert groups and max(groups) > 1, "no question was asked in a batch"
     assert len(groups) < len(one.sizes), f"{len(groups)} batches for {len(one.sizes)} single questions ({asked} asked)"
+
+
+@pytest.mark.parametrize("confused", [["turn/start"], {"t": 1}, 7, None])
+def test_an_event_whose_type_is_not_a_string_minimises_like_any_other(confused):
+    """A type-confused event (its type a list, as a campaign's type-confusion mutants write)
+    once crashed the minimiser's layout (an unhashable dict key), ending the worker."""
+    import json
+
+    events = [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+              {"type": confused, "seq": 1, "time": 2, "data": {"turn": 1}},
+              {"type": "turn/end", "seq": 2, "time": 3, "data": {"turn": 1, "reason": {"kind": "completed"}}}]
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    data = b"".join(json.dumps(x).encode() + b"\n" for x in [header, *events])
+    example = Example(data, "none")
+    assert len(_layout(example).units) == 3
+    smaller = minimise(example, lambda candidate: b'"seq": 1' in candidate.data)
+    assert b'"seq": 1' in smaller and b"turn/end" not in smaller, smaller

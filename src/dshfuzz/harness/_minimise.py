@@ -355,8 +355,10 @@ class _Unit:
         return self.opaque_frame or not isinstance(self.value, dict)
 
     @property
-    def kind(self) -> Any:
-        return self.value.get("type") if isinstance(self.value, dict) else None
+    def kind(self) -> str | None:
+        """The event's type when it is a string (a confused one, a list say, is no kind)."""
+        kind = self.value.get("type") if isinstance(self.value, dict) else None
+        return kind if isinstance(kind, str) else None
 
 
 @dataclass(slots=True)
@@ -531,7 +533,8 @@ def _unit_of(text: bytes, frame: int | None) -> _Unit:
     if not isinstance(value, dict):
         return _Unit(text, value, frame=frame)
     seqs = range(0)
-    payload = _ROW_PAYLOADS.get(value.get("type"))
+    kind = value.get("type")
+    payload = _ROW_PAYLOADS.get(kind) if isinstance(kind, str) else None  # a confused type may be a list
     if payload is not None:
         data, seq0 = value.get("data"), value.get("seq0")
         members = data.get(payload) if isinstance(data, dict) else None
