@@ -115,10 +115,13 @@ def test_misses_only_the_official_layers_see_arrive_after_their_log_left_hypothe
 @pytest.mark.slow
 def test_a_checker_that_only_warns_where_released_refuses_has_missed_the_refusal(official, tmp_path, monkeypatch):
     # the checker reports W3, the rule the mutator expects, but as a warning: the log it calls
-    # usable is one the released migration refuses
+    # usable is one the released migration refuses. It claims every registry rule (W3 and P5
+    # are not the catalog's), so the refusal is one it claims to check
+    from dshfuzz.checker import RULES
+
     monkeypatch.chdir(REPO)
     config = CampaignConfig(
-        checker="py:tests.broken_checkers.warns_only:check",
+        checker="py:tests.broken_checkers.warns_only:check", checker_rules=tuple(str(r) for r in RULES),
         seed=1,
         workers=1,
         budget_seconds=120,

@@ -129,3 +129,24 @@ def test_declared_layers_fold_the_load_routes_and_refuse_unknown_names():
         parse_checker_layers("load,migrate")
     with pytest.raises(CheckerSpecError, match="no official layer given"):
         parse_checker_layers(" , ")
+
+
+def test_a_refusal_the_reference_reads_as_rules_the_checker_does_not_claim_is_not_implemented():
+    """A checker of H1 and R1 says nothing of a seq gap that load refuses: the reference checker
+    reads the refusal as E2, which the checker never claimed, so it is no miss."""
+    truth = truth_from({"load": False, "fold": True}, reasons={"load": "seq gap in committed region at line 4"})
+    reference = _verdict(("E2", "error"), ("C1", "warning"))
+    found = classify(CheckerVerdict(), truth, reference=reference, vocabulary=frozenset({"H1", "R1"}))
+    assert [(d.kind, d.layer, d.rules, d.is_reportable) for d in found] == [("not-implemented", "load", ("E2",), False)]
+    # a checker that claims E2 missed it; so did one the reference did not read (or read as nothing)
+    assert [d.kind for d in classify(CheckerVerdict(), truth, reference=reference, vocabulary=frozenset({"E2"}))] == ["miss"]
+    assert [d.kind for d in classify(CheckerVerdict(), truth, vocabulary=frozenset({"H1"}))] == ["miss"]
+    assert [d.kind for d in classify(CheckerVerdict(), truth, reference=_verdict(), vocabulary=frozenset({"H1"}))] == ["miss"]
+
+
+def test_where_the_registry_maps_no_reference_error_to_the_layer_all_its_errors_read_the_refusal():
+    # the inbox crashes on a null event; the reference reports E1 and S8, which the registry maps elsewhere
+    truth = truth_from({"inbox": False})
+    found = classify(CheckerVerdict(), truth, reference=_verdict(("E1", "error"), ("S8", "error")),
+                     vocabulary=frozenset({"H1", "R1"}))
+    assert [(d.kind, d.layer, d.rules) for d in found] == [("not-implemented", "inbox", ("E1", "S8"))]

@@ -183,8 +183,10 @@ def _serializer_throws(blocks: Any) -> bool:
 
 def _meter_price_throws(content: Any) -> bool:
     """Whether the token meter's ``estimateContent`` (TM:23-38) throws on a surface message's
-    content: content that is not iterable, a null block, or a text, reasoning or tool-call
-    block without the strings it measures (walked without recursion)."""
+    content: content that is not iterable, a null block, a tool-call block without the
+    strings it measures, or a text or reasoning block whose text has no length (nothing or
+    null is a TypeError; a number, a boolean or an object a NaN count its schema refuses; a
+    string or an array is measured); walked without recursion."""
     stack = [content]
     while stack:
         blocks = stack.pop()
@@ -197,7 +199,9 @@ def _meter_price_throws(content: Any) -> bool:
                 return True
             kind = _get(block, "type")
             if kind == "text" or kind == "reasoning":
-                measured = [_get(block, "text")]
+                if type(_get(block, "text")) not in (str, list):
+                    return True
+                measured = []
             elif kind == "tool-call":
                 measured = [_get(block, "name"), _get(block, "arguments")]
             else:

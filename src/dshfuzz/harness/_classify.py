@@ -34,7 +34,9 @@ Kinds, checker defects first:
 
 notes, never a defect of the checker:
 
-* ``not-implemented`` — expected rules outside the checker's vocabulary;
+* ``not-implemented`` — expected rules outside the checker's vocabulary, or a layer's
+  refusal the reference checker reads as rules the checker does not claim (a checker of H1
+  and R1 never said it checks seq gaps);
 * ``attribution`` — a layer refuses and the checker refused the log (an error) under ids
   the registry does not map to that layer: the log was refused, under another name;
 * ``out-of-scope`` — a layer the checker does not answer for refuses the log: whatever the
@@ -178,6 +180,9 @@ _EXCEPTION = re.compile(
 _SIGNAL = re.compile(r"killed by signal (\d+)")
 _EXIT = re.compile(r"^exit (-?\d+)")
 _NOISE = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8}-[0-9a-f-]{27}|\d+", re.I)
+_VALUE = re.compile(r"[\w.+-]*\d[\w.+-]*")
+"""A token holding a digit is a value (a seq, a count, a call id such as ``call_2b14906f-1285``,
+a number such as ``-1e+21``), never the name of a check: messages are keyed without them."""
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"():,]+){2,}[\\/]?")
 _HARNESS_LINE = re.compile(r"^(?:exit -?\d+|closed its output|output: |no answer within )")
 """Lines of a failure's detail that dshfuzz wrote, not the checker: the exit status, what
@@ -222,7 +227,7 @@ def _message_fingerprint(detail: str) -> str:
         status = _EXIT.match(lines[0]) if lines else None
         return f"exit-{status.group(1)}" if status else "no-traceback"
     text = _QUOTED.sub("Q", _PATH.sub("P", said[0]))
-    text = re.sub(r"\s+", " ", _NOISE.sub("N", text)).strip()
+    text = re.sub(r"\s+", " ", _VALUE.sub("N", text)).strip()
     return "said:" + text.replace("|", "/").replace(",", ";")[:150]
 
 
@@ -239,7 +244,7 @@ def refusal_fingerprint(message: str) -> str:
     check, not one for the layer."""
     first = message.strip().splitlines()[0] if message.strip() else ""
     text = _QUOTED.sub("Q", _REFUSER.sub("", first))
-    text = re.sub(r"\s+", " ", _NOISE.sub("N", text))
+    text = re.sub(r"\s+", " ", _VALUE.sub("N", text))
     return text.replace("|", "/").replace(",", ";")[:160] or "no-message"
 
 
@@ -335,6 +340,12 @@ def classify(
                       f"{by} {layer} refuses; the checker refused under {', '.join(sorted(verdict.error_rules))}, "
                       "none of which the registry maps to it")
             )
+        elif unclaimed := _unclaimed_cause(reference, mapped, vocabulary):
+            out.append(
+                found("not-implemented", layer, sorted(unclaimed),
+                      f"{by} {layer} refuses for {', '.join(sorted(unclaimed))} (the reference checker's reading), "
+                      "none of which the checker claims")
+            )
         else:
             kind: DisagreementKind = "miss" if layer in truth.refusing else "miss-model-only"
             reason = truth.reasons.get(layer, "") if layer in truth.refusing else ""
@@ -358,6 +369,20 @@ def classify(
             if theirs and ours and theirs.isdisjoint(ours):
                 out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+def _unclaimed_cause(
+    reference: CheckerVerdict | None, mapped: frozenset[str], vocabulary: frozenset[str] | None
+) -> frozenset[str]:
+    """The rules the reference checker reads a refusal as (its errors the registry maps to the
+    refusing layer; where it maps none, every error it reports on the log), when the checker
+    claims none of them: a refusal the checker never said it checks is not implemented, not
+    missed. Empty when the reference does not say (it was not asked, or reports no error: it
+    misses the refusal too), or the checker claims a rule it reads it as."""
+    if reference is None or reference.failure is not None or vocabulary is None:
+        return frozenset()
+    read_as = reference.error_rules & mapped or reference.error_rules
+    return frozenset() if read_as & vocabulary else read_as
 
 
 def claimed_rules(rules: Iterable[str], vocabulary: frozenset[str] | None) -> frozenset[str]:

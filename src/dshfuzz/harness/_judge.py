@@ -37,7 +37,15 @@ from dshfuzz.contracts.layers import OfficialLayer as L
 
 from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
 from ._events import charge
-from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict, ReportedFinding
+from ._judges import (
+    BATCH_LOGS,
+    BatchCommandChecker,
+    BuiltinChecker,
+    CheckerUnderTest,
+    CheckerVerdict,
+    ReportedFinding,
+    registry_rules,
+)
 from ._reference import MODEL_LAYERS
 
 if TYPE_CHECKING:
@@ -113,8 +121,10 @@ def scope_of(defect: Disagreement) -> Scope:
         if defect.layer == "expected":  # the declaration travels with the example
             return _CHECKER_ALONE
         layer = str(defect.layer)
+        # the reference checker reads a refusal as rules: one the checker does not claim is no miss
         return replace(
-            _CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else (), oracle=layer in _ORACLE_LAYERS
+            _CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else (), oracle=layer in _ORACLE_LAYERS,
+            reference=True,
         )
     if defect.kind in ("crash", "timeout", "unparsable-output"):
         return _CHECKER_ALONE
@@ -281,6 +291,9 @@ class Judge:
         self.reference = reference
         self.vocabulary: frozenset[str] | None = getattr(checker, "rules", None)
         self.layers: frozenset[str] | None = layers if layers is not None else getattr(checker, "layers", None)
+        self._claims_part = self.vocabulary is not None and not registry_rules() <= self.vocabulary
+        """Whether the checker claims only part of the registry: a refusal it is silent on may
+        then be one it never claimed to check, which the reference checker tells."""
         self._own_scratch = scratch is None
         self.scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-judge-", dir=_ram_dir())) if scratch is None else scratch
         self._counter = 0
@@ -454,7 +467,14 @@ class Judge:
         return self.judge_many([example], scope)[0]
 
     def _reference_checked(self, example: Example, path: Path | None, verdict: CheckerVerdict) -> CheckerVerdict | None:
-        if self.reference is None or not any(f.seq is not None for f in verdict.findings):
+        """The reference checker's verdict, where it is needed: to place the checker's findings
+        (``wrong-place``: findings with seqs), or to read a refusal the checker is silent on
+        when it claims only part of the registry (a miss, or a rule it never claimed)."""
+        if self.reference is None:
+            return None
+        placing = any(f.seq is not None for f in verdict.findings)
+        silent = verdict.failure is None and not verdict.error_rules and self._claims_part
+        if not (placing or silent):
             return None
         with self._timed("reference checker"):
             return _ask(self.reference, example, path)
