@@ -60,18 +60,25 @@ def test_a_short_campaign_finds_and_minimises_the_planted_defect(module, matches
         out=tmp_path,
         minimise_seconds=120,  # the witness's quality is under test, not the time box
     )
-    seen = []
-    campaign = run_campaign(config)
-    planted = None
-    for event in campaign:
-        if isinstance(event, DisagreementFound) and event.stage in SETTLED:
-            seen.append(event.signature)
-            if matches(event):
-                planted = event
-                break
-    campaign.close()
+    planted, seen = _first_settled(config, matches)
     assert planted is not None, f"{module}: the planted defect was not found; found instead: {seen}"
     _assert_minimal(planted)
+
+
+def _first_settled(config: CampaignConfig, matches) -> tuple[DisagreementFound | None, list[str]]:
+    """Run ``config`` until a settled finding ``matches``: that finding (or ``None``) and every
+    settled signature seen on the way."""
+    seen = []
+    campaign = run_campaign(config)
+    try:
+        for event in campaign:
+            if isinstance(event, DisagreementFound) and event.stage in SETTLED:
+                seen.append(event.signature)
+                if matches(event):
+                    return event, seen
+    finally:
+        campaign.close()
+    return None, seen
 
 
 @pytest.mark.slow
@@ -129,16 +136,7 @@ def test_a_checker_that_only_warns_where_released_refuses_has_missed_the_refusal
         out=tmp_path,
         minimise_seconds=60,
     )
-    seen = []
-    planted = None
-    campaign = run_campaign(config)
-    for event in campaign:
-        if isinstance(event, DisagreementFound) and event.stage in SETTLED:
-            seen.append(event.signature)
-            if event.kind == "miss" and event.layer == "released":
-                planted = event
-                break
-    campaign.close()
+    planted, seen = _first_settled(config, lambda event: event.kind == "miss" and event.layer == "released")
     assert planted is not None, f"the warned-only refusal was not reported as a miss; found instead: {seen}"
     _assert_minimal(planted)
 
