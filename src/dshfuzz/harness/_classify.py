@@ -211,7 +211,7 @@ def crash_fingerprint(detail: str) -> str:
     frames = [next(g for g in m.groups() if g) for m in _TRACE_FRAME.finditer(tail)]
     if not frames:  # a message alone: its words tell two causes apart, not its exception type
         return _message_fingerprint(detail)
-    node_style = bool(frames) and not tail.lstrip().startswith("Traceback")
+    node_style = not tail.lstrip().startswith("Traceback")
     inner = frames[:3] if node_style else frames[-3:][::-1]
     name = exceptions[-1].rpartition(".")[2] if exceptions else "no-traceback"
     key = "@".join([name, *(f.rpartition(".")[2].rpartition("/")[2] for f in inner)])
