@@ -543,8 +543,9 @@ class Judge:
         reports on ``found``. When it reports none of them, nothing can tell a candidate that
         kept the defect from one that lost it, and the answer is ``None`` (do not minimise).
         A metamorphic finding is not minimised either: its witness is a pair, a log and its
-        transform, which only Hypothesis shrinks together. ``on_hold`` sees every candidate that keeps the signature, with its (narrowed)
-        judgement: the minimiser's best so far, should it be stopped.
+        transform, which only Hypothesis shrinks together. ``on_hold`` sees every candidate
+        that keeps the signature, with its (narrowed) judgement: the minimiser's best so far,
+        should it be stopped.
         """
         if defect.kind == "metamorphic":
             # the delta-debugger shrinks the transformed log alone, not its original: the pair

@@ -302,8 +302,10 @@ class CampaignSummary:
         """One sentence when every crash is one exit status that came with a report dshfuzz can
         read: the status is likely one of the checker's verdicts, and ``--checker-exit`` says so."""
         crashes = [f for f in self.findings if f.kind == "crash"]
-        codes = {f.detail.split(" ", 2)[1] for f in crashes if f.detail.startswith("exit ") and PARSABLE_REPORT in f.detail}
-        if not crashes or len(codes) != 1 or not all(PARSABLE_REPORT in f.detail for f in crashes):
+        if not crashes or not all(f.detail.startswith("exit ") and PARSABLE_REPORT in f.detail for f in crashes):
+            return None
+        codes = {f.detail.split(" ", 2)[1] for f in crashes}
+        if len(codes) != 1:
             return None
         code = codes.pop()
         return (f"every crash is exit {code} with a report dshfuzz can read: if {code} is one of the checker's verdicts, "
