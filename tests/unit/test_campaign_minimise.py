@@ -100,3 +100,41 @@ def test_the_narrowed_judges_show_a_signature_exactly_when_all_judges_do(example
                 everyone = defect.signature in _signatures(judge, judged)
                 narrowed = defect.signature in _signatures(judge, judged, scope)
                 assert everyone == narrowed, f"{defect.signature} under {scope}:\n{judged.data[:2000]!r}"
+
+
+@pytest.mark.parametrize(("rule", "mutator"), [("S5", "partial-coverage"), ("T3", "step-key-reuse")])
+def test_a_minimised_expected_miss_keeps_the_mutants_official_verdict(official, rule, mutator):
+    """The witness of a missed declared rule is still the mutant the mutator made: the same
+    official layers refuse it, for the same reasons (a smaller log refused for another, say an
+    assistant message cut loose from its step, is another log)."""
+    from dshfuzz.generators import generate
+    from dshfuzz.harness._classify import official_verdict_key
+    from dshfuzz.harness._witness import minimise_finding
+    from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded, incident_weights
+
+    found = 0
+    with Judge(BuiltinChecker(without=frozenset({rule})), official=official) as judge:
+        for i, log in enumerate(generate(12, seed=5, turns=(1, 3), weights=incident_weights())):
+            try:
+                mutant = apply_seeded(MUTATORS[mutator], log, i)
+            except Inapplicable:
+                continue
+            example = Example(mutant.data, mutant.compression, mutator, mutant.expects,
+                              format_version=mutant.format_version)
+            judged = judge.judge(example)
+            defect = next(d for d in judged.defects if d.layer == "expected")
+            polished = minimise_finding(judge, defect.signature, example, judged)
+            kept = official_verdict_key(judge.judge(polished.example).truth)
+            assert kept == official_verdict_key(judged.truth), (
+                f"{mutant.description}: the mutant's official verdict {sorted(official_verdict_key(judged.truth))} "
+                f"became {sorted(kept)} on the witness:\n{polished.example.data.decode(errors='replace')}"
+            )
+            assert rule in _built_in_rules_of(polished.example), polished.example.data.decode(errors="replace")
+            found += 1
+            if found == 2:
+                return
+    assert found, f"{mutator} applied to none of the sample logs"
+
+
+def _built_in_rules_of(example: Example) -> frozenset[str]:
+    return frozenset(f.rule for f in BuiltinChecker().check_data(example.data, example.compression).findings)

@@ -248,6 +248,13 @@ def refusal_fingerprint(message: str) -> str:
     return text.replace("|", "/").replace(",", ";")[:160] or "no-message"
 
 
+def official_verdict_key(truth: Truth) -> frozenset[tuple[str, str]]:
+    """What the official layers said of a log, as a witness must keep it: each refusing layer
+    with its refusal's fingerprint (:func:`refusal_fingerprint`). A minimised witness of a
+    mutator's incident that changed it is a different log, refused (or not) for other reasons."""
+    return frozenset((layer, refusal_fingerprint(truth.reasons.get(layer, ""))) for layer in truth.refusing)
+
+
 def official_layer_name(layer: str) -> str:
     return _LAYER_ALIASES.get(layer, layer)
 

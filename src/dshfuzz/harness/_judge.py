@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self
 from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, truth_from
+from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, official_verdict_key, truth_from
 from ._events import charge
 from ._judges import (
     BATCH_LOGS,
@@ -538,9 +538,12 @@ class Judge:
         when the judges in ``scope_of(defect)`` still show its signature on it.
 
         A miss of declared rules (``miss|expected``) shows on any log, even the bare header:
-        the declaration travels with the example. There the defect must also still be in the
-        candidate: the built-in checker with every rule on still reports every missed rule it
-        reports on ``found``. When it reports none of them, nothing can tell a candidate that
+        the declaration travels with the example. There the mutant must also stay what it was:
+        the built-in checker with every rule on still reports every missed rule it reports on
+        ``found`` (the incident is still in it), and the official layers still give the
+        verdict they gave ``found`` (the same layers refuse, with the same refusal fingerprints:
+        a smaller log refused for another reason, or no longer refused, is another log). When
+        the built-in checker reports none of the missed rules, nothing can tell a candidate that
         kept the defect from one that lost it, and the answer is ``None`` (do not minimise).
         A metamorphic finding is not minimised either: its witness is a pair, a log and its
         transform, which only Hypothesis shrinks together. ``on_hold`` sees every candidate
@@ -553,10 +556,14 @@ class Judge:
             return None
         signature, scope = defect.signature, scope_of(defect)
         planted = frozenset(defect.rules) if defect.layer == "expected" else frozenset()
+        verdict: frozenset[tuple[str, str]] | None = None
         if planted:
             planted &= self.reported_by_builtin(found)
             if not planted:
                 return None
+            if self._official_wanted(found, None):
+                scope = replace(scope, layers=None)  # every official layer that reads the log
+                verdict = official_verdict_key(self.judge(found, replace(_CHECKER_ALONE, layers=None)).truth)
 
         def predicate(candidate: Example) -> bool:
             return first([candidate]) == 0
@@ -570,6 +577,8 @@ class Judge:
                 return None
             verdicts = self.judge_many([c for _, c in asked], scope)
             for (i, candidate), judged in zip(asked, verdicts, strict=True):
+                if verdict is not None and official_verdict_key(judged.truth) != verdict:
+                    continue
                 if signature in {d.signature for d in judged.disagreements}:
                     if on_hold is not None:
                         on_hold(candidate, judged)
