@@ -88,6 +88,8 @@ if TYPE_CHECKING:
 
     from dshfuzz.oracle.official import LayerVerdict, OfficialOracle
 
+    from ._confirm import Confirmation
+
     from ._judge import Example, JudgedExample, PendingJudgement, Shape
 
 
@@ -301,6 +303,8 @@ class _Witness:
     events_found: int
     left: float | None
     """Seconds left in the finding's box (``None``: no box)."""
+    confirmation: Confirmation | None = None
+    """For a miss of declared rules, what a second mutant said (``None``: not asked yet)."""
 
     @property
     def exhausted(self) -> bool:
@@ -571,6 +575,7 @@ def _worker(
     from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
+    from ._confirm import Confirmation, confirm_expected_miss, needs_confirmation
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
     from ._strategy import VALID, schedule, sibling_examples
@@ -633,6 +638,9 @@ def _worker(
         judged = witness.judged
         defect = next(d for d in judged.disagreements if d.signature == witness.signature)
         example = judged.example
+        confirmation = witness.confirmation
+        if confirmation is None and needs_confirmation(defect):
+            confirmation = Confirmation(False, "not tried: the campaign ended first")
         emit(
             DisagreementFound(
                 signature=witness.signature,
@@ -657,6 +665,8 @@ def _worker(
                 original=example.original if defect.kind == "metamorphic" else None,
                 original_compression=example.original_compression,
                 shows=tuple(sorted({d.signature for d in judged.defects})),
+                confirmed=None if confirmation is None else confirmation.confirmed,
+                confirmation="" if confirmation is None else confirmation.detail,
             )
         )
         if database is not None and stage in SETTLED:
@@ -676,12 +686,15 @@ def _worker(
         if witness.left is not None:
             witness.left = max(0.0, witness.left - took)
 
-    def settle(witness: _Witness) -> None:
+    def settle(witness: _Witness, judge: Judge) -> None:
         """After a cut: drop a signature given to another worker; keep a witness whose box has
-        time left for later (exploration came first); else its best so far is the finding."""
+        time left for later (exploration came first); else its best so far is the finding (a
+        miss of declared rules confirmed first, unless the campaign is stopping)."""
         if claims.elsewhere(witness.signature):
             return
         if should_stop() or witness.exhausted:
+            if not should_stop():
+                confirm(witness, judge)
             announce(witness, "cut")
         else:
             pending.append(witness)
@@ -694,7 +707,20 @@ def _worker(
         finally:
             ledger.add("minimising", time.monotonic() - began)
 
+    def confirm(witness: _Witness, judge: Judge) -> None:
+        """Ask a second mutant about a miss of declared rules, once. Not within the finding's box:
+        it costs one question to the checker (the built-in checker picks the mutant), and a miss
+        no one confirmed fails no campaign. Its time is the finding's, charged as minimising."""
+        defect = next(d for d in witness.judged.disagreements if d.signature == witness.signature)
+        mutator = witness.best.mutator
+        if witness.confirmation is not None or not needs_confirmation(defect) or mutator is None:
+            return
+        witness.confirmation = confirm_expected_miss(
+            judge, defect, mutator, witness.best, seed=config.seed, interrupted=should_stop,
+        )
+
     def minimise_now(witness: _Witness, judge: Judge) -> None:
+        confirm(witness, judge)
         if not config.minimise:
             announce(witness, "off")
             return
@@ -716,7 +742,7 @@ def _worker(
         spend(witness, began)
         witness.best, witness.judged = outcome.example, outcome.judged
         if outcome.stage == "cut":
-            settle(witness)
+            settle(witness, judge)
         else:
             announce(witness, outcome.stage)
 
@@ -971,7 +997,7 @@ def _worker(
                 except _Cut:
                     witness = next(iter(hunt.values()))
                     spend(witness, shrink_began)
-                    settle(witness)
+                    settle(witness, judge)
                     if should_stop():
                         break
                     continue
@@ -992,6 +1018,10 @@ def _worker(
             else:
                 lagging.settle(wait=True)
             for witness in [*pending, *lagging.late]:  # their best so far, for the report
+                if not should_stop():  # an example budget ran out: a miss is still confirmed
+                    began = time.monotonic()
+                    confirm(witness, judge)
+                    ledger.add("minimising", time.monotonic() - began)
                 announce(witness, "cut")
     except _Stop:
         pass

@@ -106,6 +106,12 @@ class DisagreementFound:
     """Every reportable signature the judgement of ``data`` showed, its own included: two
     findings whose witnesses each show the other's signature are one cause (a log refused by
     three layers with three messages is one defect of the checker, not three)."""
+    confirmed: bool | None = None
+    """For a miss of declared rules, whether a second, independently drawn mutant of the same
+    mutator reproduced it (``None``: a kind that needs no second mutant). An unconfirmed one is
+    reported apart and never fails a campaign on its own."""
+    confirmation: str = ""
+    """What the second mutant was, or why none was asked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,16 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
-from ._summary import KIND_MEANING, SCORE_COLUMNS, STAGE_MEANING, CampaignSummary, reproduce_command, rule_order, time_line
+from ._summary import (
+    KIND_MEANING,
+    SCORE_COLUMNS,
+    STAGE_MEANING,
+    UNCONFIRMED_MEANING,
+    CampaignSummary,
+    reproduce_command,
+    rule_order,
+    time_line,
+)
 
 __all__ = ["write_reports"]
 
@@ -132,9 +141,11 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
     for i, (f, entry) in enumerate(zip(summary.findings, s["findings"]), 1):
         meaning = _explained(f.kind, explained)
         out += [
-            f"### {i}. {f.kind} — `{f.signature}`",
+            f"### {i}. {f.kind}{' (unconfirmed)' if f.confirmed is False else ''} — `{f.signature}`",
             "",
             *([f"*{f.kind}: {meaning}.*", ""] if meaning else []),
+            *([f"*unconfirmed: {UNCONFIRMED_MEANING}. {f.confirmation}*", ""] if f.confirmed is False else []),
+            *([f"- confirmed: {f.confirmation}"] if f.confirmed else []),
             f"- seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; witness {f.events_found} → "
             f"{f.events_minimal} events, {STAGE_MEANING.get(f.stage, f.stage)}",
             f"- reached by: {_reached(entry)}",
@@ -280,8 +291,11 @@ def _finding_html(index: int, f: DisagreementFound, entry: dict[str, Any], expla
     official = f"<table><tr><th>official layer</th><th>verdict</th><th>why</th></tr>{verdicts}</table>" if verdicts else ""
     meaning = _explained(f.kind, explained)
     return (
-        f"<details open id=finding-{index}><summary><b>{index}. {e(f.kind)}</b> <code>{e(f.signature)}</code></summary>"
+        f"<details open id=finding-{index}><summary><b>{index}. {e(f.kind)}</b>"
+        f"{' (unconfirmed)' if f.confirmed is False else ''} <code>{e(f.signature)}</code></summary>"
         + (f"<p><i>{e(f.kind)}: {e(meaning)}.</i></p>" if meaning else "")
+        + (f"<p><i>unconfirmed: {e(UNCONFIRMED_MEANING)}. {e(f.confirmation)}</i></p>" if f.confirmed is False else "")
+        + (f"<p>confirmed: {e(f.confirmation)}</p>" if f.confirmed else "")
         + f"<p>seen {entry['count']}×, first after {entry['foundAfterSeconds']:.0f} s; witness {f.events_found} → "
         f"{f.events_minimal} events, {e(STAGE_MEANING.get(f.stage, f.stage))}; "
         f"<code>{e(entry.get('witness', ''))}</code>.</p>"

@@ -27,7 +27,7 @@ from dshfuzz.harness._events import (
     WorkerLost,
 )
 
-__all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "CampaignSummary", "cause_of", "reproduce_command", "rule_order"]
+__all__ = ["KIND_MEANING", "SUMMARY_FORMAT", "UNCONFIRMED_MEANING", "CampaignSummary", "cause_of", "reproduce_command", "rule_order"]
 
 SUMMARY_FORMAT = "dshfuzz-campaign-summary/1"
 _BUCKET_SECONDS = 5.0
@@ -54,6 +54,11 @@ KIND_MEANING = {
     "not-assessable": "the checker declined to judge the log (exit 3 or \"assessable\": false): no verdict",
 }
 """One sentence per kind, shown where a kind first appears in a report."""
+
+UNCONFIRMED_MEANING = (
+    "a second, independently drawn mutant of the same mutator did not reproduce this miss of declared rules "
+    "(or none was drawn in time): reported apart, it fails no campaign; replay its witness before acting on it"
+)
 
 STAGE_MEANING = {
     "found": "not minimised (the campaign ended first)",
@@ -379,7 +384,14 @@ class CampaignSummary:
 
     @property
     def checker_defects(self) -> list[DisagreementFound]:
-        return [f for f in self.findings if f.kind not in ("official-disagreement", "oracle-crash")]
+        """The findings that count against the checker: not an unconfirmed miss of declared rules."""
+        return [f for f in self.findings
+                if f.kind not in ("official-disagreement", "oracle-crash") and f.confirmed is not False]
+
+    @property
+    def unconfirmed(self) -> list[DisagreementFound]:
+        """Misses of declared rules a second mutant did not reproduce: reported apart."""
+        return [f for f in self.findings if f.confirmed is False]
 
     @property
     def baseline_comparison(self) -> BaselineComparison | None:
@@ -497,6 +509,8 @@ class CampaignSummary:
                     "known": None if self.baseline is None else cause_of(f.signature) in self.baseline.causes,
                     "sameCauseAs": same_cause.get(n),
                     "shows": list(f.shows),
+                    "confirmed": f.confirmed,
+                    "confirmation": f.confirmation or None,
                     "minimised": f.stage in ("minimal", "off"),
                     "reachedBy": dict(self.reached_by.get(f.signature, Counter({f.mutator or "valid": 1})).most_common()),
                     "formatVersion": f.format_version,

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from dshfuzz.harness._events import CampaignEvent, DisagreementFound, WorkerLost
 
-from ._summary import CampaignSummary
+from ._summary import UNCONFIRMED_MEANING, CampaignSummary
 
 __all__ = ["LiveReporter", "final_summary", "final_table", "fit", "folding", "progress_line"]
 
@@ -233,7 +233,8 @@ def final_table(summary: CampaignSummary) -> Table:
         for g in group:
             reached.update(summary.reached_by.get(g.signature, Counter({g.mutator or "valid": 1})))
         table.add_row(
-            Text(f.kind, _KIND_STYLE.get(f.kind, "")),
+            Text(f.kind + (" (unconfirmed)" if f.confirmed is False else ""),
+                 "yellow" if f.confirmed is False else _KIND_STYLE.get(f.kind, "")),
             "+".join(dict.fromkeys(g.layer or "—" for g in group)),
             " / ".join(dict.fromkeys(",".join(g.rules) or "—" for g in group)),
             ",".join(dict.fromkeys(f"v{g.format_version}" for g in group)),
@@ -295,6 +296,9 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
         run.add_row("start-up", Text(summary.startup_advice, "yellow"))
     if summary.exit_advice:
         run.add_row("exit status", Text(summary.exit_advice, "yellow"))
+    if summary.unconfirmed:
+        run.add_row("unconfirmed", Text(f"{_count(len(summary.unconfirmed), 'finding')}: {UNCONFIRMED_MEANING}",
+                                        "yellow"))
     if summary.time_line():
         run.add_row("time", summary.time_line() or "")
     run.add_row("verdict", verdict)
