@@ -40,7 +40,7 @@ def _planted(kind: str, rule: str | None):
 @pytest.mark.parametrize(
     "module, matches, official",
     [
-        ("miss_rule", _planted("miss", "S5"), False),
+        ("miss_rule", _planted("rule-id", "S5"), False),
         ("false_alarm", _planted("false-alarm", "T3"), True),
         ("wrong_seq", _planted("wrong-place", "E2"), False),
         ("crashes", _planted("crash", None), False),

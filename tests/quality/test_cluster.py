@@ -74,7 +74,7 @@ def _planted(kind: str, rule: str | None = None):
 @pytest.mark.parametrize(
     "module, matches",
     [
-        ("miss_rule", _planted("miss", "S5")),
+        ("miss_rule", _planted("rule-id", "S5")),
         ("wrong_seq", _planted("wrong-place", "E2")),
         ("crashes", _planted("crash")),
     ],
@@ -183,7 +183,7 @@ def test_fuzz_cluster_local_finds_the_planted_miss_once_and_saves_it_as_it_arriv
     assert summary["run"]["cluster"] == "local" and summary["run"]["workers"] == 2
     findings = summary["findings"]
     assert len({f["signature"] for f in findings}) == len(findings)
-    [planted, *_] = [f for f in findings if f["kind"] == "miss" and "S5" in f["rules"] and f["stage"] == "minimal"]
+    [planted, *_] = [f for f in findings if f["kind"] == "rule-id" and "S5" in f["rules"] and f["stage"] == "minimal"]
     assert planted["eventsMinimal"] <= MAX_MINIMAL_EVENTS
     # the corpus keeps each finding's latest witness only: the earlier ones it replaced are gone
     saved = {}

@@ -24,13 +24,13 @@ def test_a_cli_campaign_reports_the_planted_miss_and_writes_every_report(tmp_pat
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert re.search(r"^dshfuzz: finding 1: miss miss\|expected\|S5\|v\d ", proc.stderr, re.M), proc.stderr
+    assert re.search(r"^dshfuzz: finding 1: rule-id rule-id\|expected\|S5\|v\d ", proc.stderr, re.M), proc.stderr
     assert f"report: {out / 'report.html'}" in proc.stdout, proc.stdout
     assert "1 checker finding" in proc.stdout and "partial-coverage" in proc.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stop"] == "findings"
     [finding] = summary["findings"]
-    assert finding["signature"] == f"miss|expected|S5|v{finding['formatVersion']}"
+    assert finding["signature"] == f"rule-id|expected|S5|v{finding['formatVersion']}"
     assert finding["reachedBy"] == {"partial-coverage": finding["count"]} and finding["stage"] == "minimal"
     assert (out / finding["witness"]).is_file()
     page = (out / "report.html").read_text()
@@ -110,21 +110,21 @@ def test_with_a_baseline_only_a_new_cause_fails_the_campaign(tmp_path):
     first = _fuzz("builtin:-S5", tmp_path / "first", "--seed", "1")
     assert first.returncode == 1, first.stdout + first.stderr
     known = {f["cause"] for f in json.loads((tmp_path / "first" / "summary.json").read_text())["findings"]}
-    assert known == {"miss|expected|S5"}, known
+    assert known == {"rule-id|expected|S5"}, known
 
     again = _fuzz("builtin:-S5", tmp_path / "again", "--seed", "2", "--baseline", str(tmp_path / "first" / "summary.json"))
     assert again.returncode == 0, again.stdout + again.stderr
     baseline = json.loads((tmp_path / "again" / "summary.json").read_text())["baseline"]
-    assert baseline["known"] == ["miss|expected|S5"] and baseline["new"] == [] and baseline["gone"] == [], baseline
+    assert baseline["known"] == ["rule-id|expected|S5"] and baseline["new"] == [] and baseline["gone"] == [], baseline
     assert "no new cause" in again.stdout
 
     broken = _fuzz("builtin:-S5,-T3", tmp_path / "broken", "--seed", "2", "--baseline", str(tmp_path / "first"))
     assert broken.returncode == 1, broken.stdout + broken.stderr
     summary = json.loads((tmp_path / "broken" / "summary.json").read_text())
     baseline = summary["baseline"]
-    assert baseline["known"] == ["miss|expected|S5"] and "miss|expected|T3" in baseline["new"], baseline
+    assert baseline["known"] == ["rule-id|expected|S5"] and "miss|expected|T3" in baseline["new"], baseline
     assert not any("S5" in cause for cause in baseline["new"]), baseline
-    assert {f["cause"] for f in summary["findings"] if f["known"]} == {"miss|expected|S5"}
+    assert {f["cause"] for f in summary["findings"] if f["known"]} == {"rule-id|expected|S5"}
     assert "miss|expected|T3" in broken.stdout and "new" in broken.stdout
 
 

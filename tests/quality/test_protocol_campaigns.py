@@ -57,7 +57,7 @@ CASES = {
         lambda node: f"cmd:'{PYTHON} -m tests.broken_checkers.crashes {{log}}'", False, _planted("crash"), 20.0
     ),
     "batch python, misses S5": (
-        lambda node: f"cmd:'{_script('batch.py', 'miss_rule', '{logs}')}'", False, _planted("miss", "S5"), 20.0
+        lambda node: f"cmd:'{_script('batch.py', 'miss_rule', '{logs}')}'", False, _planted("rule-id", "S5"), 20.0
     ),
     "serve python, false alarm T3": (
         lambda node: f"serve:'{_script('serve.py', 'false_alarm')}'", True, _planted("false-alarm", "T3"), 20.0

@@ -29,7 +29,8 @@ def _miss(rule: str, witness: Example) -> Disagreement:
 def test_a_checker_that_misses_the_rule_everywhere_is_confirmed_on_another_mutant():
     witness = _mutant("partial-coverage")
     with Judge(BuiltinChecker(without=frozenset({"S5"}))) as judge:
-        outcome = confirm_expected_miss(judge, _miss("S5", witness), "partial-coverage", witness, seed=1)
+        defect = next(d for d in judge.judge(witness).defects if d.layer == "expected")
+        outcome = confirm_expected_miss(judge, defect, "partial-coverage", witness, seed=1)
     assert outcome.confirmed, outcome.detail
     assert "reproduced on a second mutant" in outcome.detail
 

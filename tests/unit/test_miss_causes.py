@@ -150,3 +150,18 @@ def test_where_the_registry_maps_no_reference_error_to_the_layer_all_its_errors_
     found = classify(CheckerVerdict(), truth, reference=_verdict(("E1", "error"), ("S8", "error")),
                      vocabulary=frozenset({"H1", "R1"}))
     assert [(d.kind, d.layer, d.rules) for d in found] == [("not-implemented", "inbox", ("E1", "S8"))]
+
+
+def test_a_declared_rule_missed_on_a_log_the_checker_calls_fine_is_a_miss():
+    truth = truth_from({"released": True}, expected=("P5",))
+    [found] = [d for d in classify(_verdict(("P3", "warning")), truth) if d.layer == "expected"]
+    assert found.signature == "miss|expected|P5|v0", found
+
+
+def test_a_declared_rule_missed_on_a_log_the_checker_refused_under_other_ids_is_a_rule_id_finding():
+    """The checker caught the log, under the wrong name: kept apart from a miss (the checker
+    said fine), and the detail names what it reported instead."""
+    truth = truth_from({"released": True}, expected=("P5",))
+    [found] = [d for d in classify(_verdict(("W1", "error")), truth) if d.layer == "expected"]
+    assert found.signature == "rule-id|expected|P5|v0", found
+    assert found.is_checker_defect and "W1" in found.detail

@@ -20,7 +20,10 @@ Kinds, checker defects first:
 * ``miss`` — either an official layer that reads the log's format refuses it and the
   checker reports no error at all (warnings it may report: a warning never explains a
   refusal, since it tells the user the log is usable), or a declared rule the mutator
-  expects (layer ``expected``) did not fire;
+  expects (layer ``expected``) did not fire and the checker reported no error: it said the
+  log is fine;
+* ``rule-id`` — a declared rule the mutator expects did not fire, but the checker refused
+  the log under other ids (layer ``expected``): the log was caught, under the wrong name;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
   log (no official layer reads its format, or none was consulted): reported apart;
 * ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
@@ -72,6 +75,7 @@ DisagreementKind = Literal[
     "false-alarm",
     "miss",
     "miss-model-only",
+    "rule-id",
     "wrong-place",
     "crash",
     "timeout",
@@ -86,7 +90,8 @@ DisagreementKind = Literal[
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
-    {"false-alarm", "miss", "miss-model-only", "wrong-place", "crash", "timeout", "unparsable-output", "metamorphic"}
+    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "crash", "timeout", "unparsable-output",
+     "metamorphic"}
 )
 LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
 """dshfuzz's own resource limits: expected of a checker only when it declares them."""
@@ -363,8 +368,13 @@ def classify(
             )
     missing = truth.expected - reported
     claimed = claimed_rules(missing, vocabulary)
-    if claimed:
-        out.append(found("miss", "expected", sorted(claimed), "the mutator's declared rules did not fire"))
+    if claimed and verdict.error_rules:
+        out.append(found("rule-id", "expected", sorted(claimed),
+                         f"the mutator's declared rules did not fire; the checker refused the log under "
+                         f"{', '.join(sorted(verdict.error_rules))}"))
+    elif claimed:
+        out.append(found("miss", "expected", sorted(claimed),
+                         "the mutator's declared rules did not fire, and the checker reported no error"))
     if missing - claimed:
         out.append(
             found("not-implemented", "expected", sorted(missing - claimed),

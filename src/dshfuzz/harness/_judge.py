@@ -117,7 +117,7 @@ _CHECKER_ALONE = Scope(layers=(), oracle=False, reference=False, twin=False)
 
 def scope_of(defect: Disagreement) -> Scope:
     """The judges ``defect``'s signature depends on (see the module docstring)."""
-    if defect.kind in ("miss", "miss-model-only", "attribution", "not-implemented"):
+    if defect.kind in ("miss", "miss-model-only", "rule-id", "attribution", "not-implemented"):
         if defect.layer == "expected":  # the declaration travels with the example
             return _CHECKER_ALONE
         layer = str(defect.layer)

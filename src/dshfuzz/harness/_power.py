@@ -93,7 +93,7 @@ def caught(found: Disagreement, rules: Iterable[str], whole: Iterable[str]) -> b
     ``whole`` are the signatures of the whole built-in checker's defects on the same log."""
     off = frozenset(rules)
     involved = bool(off & set(found.rules)) or found.layer in _layers(off)
-    return found.kind in ("miss", "miss-model-only") and involved and found.signature not in set(whole)
+    return found.kind in ("miss", "miss-model-only", "rule-id") and involved and found.signature not in set(whole)
 
 
 class _Hunt:

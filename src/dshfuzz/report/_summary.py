@@ -35,7 +35,10 @@ _BUCKET_SECONDS = 5.0
 
 KIND_MEANING = {
     "miss": "an official layer refuses the log and the checker reported no error (warnings never answer for "
-            "a refusal), or a rule it declares did not fire where the mutator's incident needs it",
+            "a refusal), or a rule it declares did not fire where the mutator's incident needs it and it reported "
+            "no error: it said the log is fine",
+    "rule-id": "a rule the checker declares did not fire where the mutator's incident needs it, but the checker "
+               "refused the log under other ids: caught, under the wrong name",
     "miss-model-only": "as a miss, but only dshfuzz's reference oracle speaks for this log (no official layer "
                        "reads its format): weigh it as our model's word",
     "false-alarm": "the checker reported an error where every official layer and the reference oracle accept",
@@ -135,10 +138,13 @@ def _ruleless(f: DisagreementFound) -> bool:
     return not f.rules or _keyed_by_reason(f)
 
 
-SCORE_COLUMNS = ("expected", "fired", "missed", "notImplemented", "outOfScope", "falseAlarms", "wrongPlace", "crashes")
+SCORE_COLUMNS = (
+    "expected", "fired", "missed", "otherIds", "notImplemented", "outOfScope", "falseAlarms", "wrongPlace", "crashes",
+)
 _SCORE_COLUMNS = {
     "miss": "missed",
     "miss-model-only": "missed",
+    "rule-id": "otherIds",
     "not-implemented": "notImplemented",
     "out-of-scope": "outOfScope",
     "false-alarm": "falseAlarms",
@@ -181,8 +187,9 @@ class CampaignSummary:
     checker_seconds: float = 0.0
     judge_seconds: float = 0.0
     score: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    """Per rule id: logs that expected it, fired it, missed it, alarmed falsely, misplaced
-    it, crashed the checker while expecting it, or expected it outside the vocabulary."""
+    """Per rule id: logs that expected it, fired it, missed it (the checker said the log is
+    fine), refused under other ids, alarmed falsely, misplaced it, crashed the checker while
+    expecting it, or expected it outside the vocabulary."""
 
     time_spent: Counter[str] = field(default_factory=Counter)
     """Seconds of worker time per part (:class:`TimeSpent`), summed over workers."""
@@ -273,6 +280,7 @@ class CampaignSummary:
             row["status"] = (
                 "not implemented" if counts.get("notImplemented") and not counts.get("fired")
                 else "defect" if any(counts.get(c) for c in ("missed", "falseAlarms", "wrongPlace", "crashes"))
+                else "other ids" if counts.get("otherIds")
                 else "ok"
             )
             rows.append(row)

@@ -25,6 +25,7 @@ __all__ = ["LiveReporter", "final_summary", "final_table", "fit", "folding", "pr
 _KIND_STYLE = {
     "false-alarm": "yellow",
     "miss": "red",
+    "rule-id": "red",
     "wrong-place": "magenta",
     "crash": "bold red",
     "timeout": "bold red",
