@@ -150,6 +150,7 @@ PUBLIC = {
         "mutants",
         "mutator",
         "perturbed",
+        "twins",
         "variants",
     },
     "dshfuzz.oracle": {

@@ -10,7 +10,9 @@ perturbations feed checkers malformed input that must become findings.
 ``MUTATORS`` (name -> :class:`Mutator`) holds the built-ins and any third-party
 mutators registered under the ``dshfuzz.mutators`` entry-point group;
 ``mutants(name)`` is the Hypothesis strategy of a mutator's mutants, and
-``apply_seeded`` the seeded one-shot form behind ``dshfuzz mutate``.
+``apply_seeded`` the seeded one-shot form behind ``dshfuzz mutate``. A mutator's
+twin (:meth:`Mutator.twin`, strategy ``twins(name)``) is the same drawn context and
+inserted structure without the defect: a log every official layer accepts.
 """
 
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, LogShape, Mutant, Mutator, applicable_rules, mutator
@@ -18,7 +20,7 @@ from ._draft import DraftSource, Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
 from ._perturb import PERTURBATIONS, Perturbation, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, get_edit, load_mutators
-from ._strategy import apply_seeded, incident_logs, incident_weights, logs_for, mutants
+from ._strategy import apply_seeded, incident_logs, incident_weights, logs_for, mutants, twins
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -47,6 +49,7 @@ __all__ = [
     "mutants",
     "mutator",
     "perturbed",
+    "twins",
     "variants",
 ]
 

@@ -15,7 +15,7 @@ import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast
 
 from hypothesis import reject
 from hypothesis import strategies as st
@@ -36,6 +36,7 @@ __all__ = [
     "MutateFn",
     "Mutant",
     "Mutator",
+    "TwinFn",
     "applicable_rules",
     "mutator",
     "run_edit",
@@ -58,7 +59,18 @@ CompressionPolicy = Literal["any", "none", "zstd"]
 MutateFn = Callable[[Any, Any], str]
 """``fn(draft, data) -> description``: edits the level's draft in place, drawing
 every choice from ``data``; raises :class:`Inapplicable` when its precondition does
-not hold; returns what it injected where."""
+not hold; returns what it injected where. A mutator's edit may also take a keyword-only
+``defect: bool = True`` (:class:`TwinFn`): then it can build its twin."""
+
+
+class TwinFn(Protocol):
+    """A mutator's edit that can build its twin: called with ``defect=False`` it makes exactly
+    the draws it makes with the defect (same candidate, same positions, same values), inserts
+    the same structure (a marker, a step, an event) but leaves the defect itself out, and
+    returns the same description. The twin of a pure corruption or removal is the drawn log,
+    unedited."""
+
+    def __call__(self, stage: Any, data: Any, /, *, defect: bool = True) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +153,19 @@ class Edit:
 
     def apply_or_raise(self, log: DraftSource, data: Any, *, compression: Compression | None = None) -> Mutant:
         """:meth:`apply`, raising :class:`Inapplicable` (with the reason) instead of rejecting."""
-        if compression is not None and self.compression not in ("any", compression):
-            raise Inapplicable(f"{self.name} writes {self.compression} logs only")
-        draft = as_draft(log)
-        self._precheck(draft)
+        draft = self._prepared(log, compression)
         version = draft.format_version
         edited = run_edit(draft, self.level, compression or self.compression, self.fn, data)
         expects, official = self._expectations(version)
         return Mutant(edited.data, edited.compression, self.name, edited.description, expects, official, version)
+
+    def _prepared(self, log: DraftSource, compression: Compression | None) -> EventDraft:
+        """A detached draft of ``log``, once the container and the edit's precheck allow it."""
+        if compression is not None and self.compression not in ("any", compression):
+            raise Inapplicable(f"{self.name} writes {self.compression} logs only")
+        draft = as_draft(log)
+        self._precheck(draft)
+        return draft
 
     def _precheck(self, draft: EventDraft) -> None:
         """Raise :class:`Inapplicable` when ``draft`` cannot take this edit at all."""
@@ -185,6 +202,42 @@ class Mutator(Edit):
     def doc(self) -> str:
         """The edit's docstring: precondition, injection, determinism."""
         return inspect.cleandoc(self.fn.__doc__ or "")
+
+    @property
+    def has_twin(self) -> bool:
+        """Whether the edit can build its twin (it takes a keyword-only ``defect``, see :class:`TwinFn`)."""
+        try:
+            parameter = inspect.signature(self.fn).parameters.get("defect")
+        except (TypeError, ValueError):
+            return False
+        return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
+
+    def twin(self, log: DraftSource, data: Any, *, compression: Compression | None = None) -> Mutant:
+        """This mutator's twin on ``log``: the same draws from ``data``, the same container and any
+        structure the incident inserts, without the defect itself -- a log every official layer
+        that reads its format accepts. It expects no rule and claims no refusal. Rejects the
+        example when the log misses the precondition, as :meth:`apply` does."""
+        try:
+            return self.twin_or_raise(log, data, compression=compression)
+        except Inapplicable as why:
+            reject()
+            raise AssertionError("unreachable") from why
+
+    def twin_or_raise(self, log: DraftSource, data: Any, *, compression: Compression | None = None) -> Mutant:
+        """:meth:`twin`, raising :class:`Inapplicable` (with the reason) instead of rejecting; a
+        ``TypeError`` when the mutator has no twin (:attr:`has_twin`)."""
+        if not self.has_twin:
+            raise TypeError(f"mutator {self.name!r} cannot build its twin")
+        fn = cast(TwinFn, self.fn)
+
+        def without_defect(stage: Any, drawn: Any) -> str:
+            return fn(stage, drawn, defect=False)
+
+        draft = self._prepared(log, compression)
+        version = draft.format_version
+        edited = run_edit(draft, self.level, compression or self.compression, without_defect, data)
+        return Mutant(edited.data, edited.compression, self.name, f"twin of: {edited.description}", frozenset(),
+                      frozenset(), version)
 
     def _precheck(self, draft: EventDraft) -> None:
         if self.formats != ALL_FORMATS and draft.format_version not in self.formats:

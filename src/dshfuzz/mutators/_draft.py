@@ -18,10 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Iterable
-from typing import Protocol, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from dshfuzz.contracts import seq_refs
-from dshfuzz.model import Compression, JsonValue, SessionLog, compress_frame, dumpb, pack_chunk_runs
+from dshfuzz.model import (
+    Compression,
+    JsonDecodeError,
+    JsonValue,
+    SessionLog,
+    compress_frame,
+    dumpb,
+    dumps,
+    loads,
+    pack_chunk_runs,
+)
 
 __all__ = [
     "ByteDraft",
@@ -145,12 +155,16 @@ class EventDraft:
 
     def truncate(self, end: int) -> None:
         """Keep only the events before ``end`` (references only point backwards)."""
-        if self._seed_length() > end:
-            raise Inapplicable(f"truncating at seq {end} would cut into the inherited seed")
+        self.check_truncate(end)
         del self.events[end:]
         self.cuts = sorted({min(c, end) for c in self.cuts if min(c, end) > 0})
         if self.events and (not self.cuts or self.cuts[-1] != end):
             self.cuts.append(end)
+
+    def check_truncate(self, end: int) -> None:
+        """Raise :class:`Inapplicable` when :meth:`truncate` at ``end`` would cut into the inherited seed."""
+        if self._seed_length() > end:
+            raise Inapplicable(f"truncating at seq {end} would cut into the inherited seed")
 
     def _seed_length(self) -> int:
         seed = self.header.get("seedLength") if type(self.header) is dict else None
@@ -161,16 +175,62 @@ class EventDraft:
             if type(e) is not dict:
                 continue
             if _is_int(e.get("seq")) and e["seq"] >= first:
+                _renumber_repair_id(e, e["seq"] + delta)
                 e["seq"] += delta
             for container, key in seq_refs(e):
                 if _is_int(container[key]) and container[key] >= first:
                     container[key] += delta
+            if e.get("type") == "session/title-llm-request":
+                _renumber_title_request(e, first, delta)
 
     def lower(self) -> RowDraft:
         """The storage rows of this draft, which hands them its events (plain events pass
         through ``pack_chunk_runs`` as the same objects): a draft is lowered once, when its
         edit is done, and is not used after (``run_edit``), so nothing is copied."""
         return RowDraft(self.header, [pack_chunk_runs(b) for b in self.batches()])
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+def _renumber_repair_id(event: dict[str, Any], seq: int) -> None:
+    """Keep the loader's crash repair of a tool/result naming its own seq
+    (``interrupted-tool-result-<callId>-<seq>``, which the released migration requires exactly)
+    when the event moves to ``seq``."""
+    if event.get("type") != "tool/result":
+        return
+    message = _dict(_dict(event.get("data")).get("message"))
+    call_id = _dict(message.get("source")).get("callId")
+    if type(call_id) is str and message.get("id") == f"{_REPAIR_PREFIX}{call_id}-{event['seq']}":
+        message["id"] = f"{_REPAIR_PREFIX}{call_id}-{seq}"
+
+
+_REPAIR_PREFIX = "interrupted-tool-result-"
+_TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
+
+
+def _renumber_title_request(event: dict[str, Any], first: int, delta: int) -> None:
+    """Shift the seqs a session/title-llm-request's framed prompt names (the JSON array of the
+    messages its messageSeqs cite, which the released migration re-renders and compares), when
+    the prompt is exactly that frame."""
+    messages = _dict(event.get("data")).get("messages")
+    for message in messages if type(messages) is list else ():
+        content = _dict(message).get("content")
+        for block in content if type(content) is list else ():
+            text = _dict(block).get("text")
+            if type(text) is not str or not text.startswith(_TITLE_FRAME):
+                continue
+            try:
+                cited = loads(text[len(_TITLE_FRAME):])
+            except JsonDecodeError:
+                continue
+            if type(cited) is not list or dumps(cited) != text[len(_TITLE_FRAME):]:
+                continue
+            for item in cited:
+                if type(item) is dict and _is_int(item.get("seq")) and item["seq"] >= first:
+                    item["seq"] += delta
+            block["text"] = _TITLE_FRAME + dumps(cited)
 
 
 @dataclass(slots=True)

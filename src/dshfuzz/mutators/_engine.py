@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dshfuzz.contracts.layers import OfficialLayer as L
 
 from ._base import Level, mutator
-from ._draft import EventDraft, Inapplicable
+from ._draft import EventDraft, Inapplicable, copy_json
 from ._envelope import time_near
 from ._select import choose, data_of, replace_guard, steps
 
@@ -38,7 +38,7 @@ def _appended_assistants(draft: EventDraft) -> list[int]:
     block renumbered by an editor, or a message moved between steps). The token meter's fold
     cannot pair it, so /compact and pressure measurement fail for good.""",
 )
-def assistant_outside_step(draft: EventDraft, data: Any) -> str:
+def assistant_outside_step(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an appended assistant/message with integer turn and step. Shifts a drawn
     one's step (or turn) by a drawn non-zero amount. Deterministic given its draws."""
     i = choose(data, _appended_assistants(draft), "appended assistant/message")
@@ -47,7 +47,8 @@ def assistant_outside_step(draft: EventDraft, data: Any) -> str:
     payload = data_of(draft.events[i])
     if payload[key] + delta < 0:
         delta = 1
-    payload[key] += delta
+    if defect:
+        payload[key] += delta
     return f"seq {i} assistant/message {key} shifted by {delta}"
 
 
@@ -60,7 +61,7 @@ def assistant_outside_step(draft: EventDraft, data: Any) -> str:
     (7/8/9) in its sourceEventSeqs. The token meter re-assembles the cited chunks, throws
     "belongs to another step" on every append, and the host floods.""",
 )
-def cross_step_source(draft: EventDraft, data: Any) -> str:
+def cross_step_source(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an appended assistant/message with usage after a request/header, and an
     earlier assistant/chunk of another step. Adds a drawn such chunk's seq to its
     sourceEventSeqs (kept sorted). Deterministic given its draws."""
@@ -81,7 +82,8 @@ def cross_step_source(draft: EventDraft, data: Any) -> str:
     i, foreign = choose(data, candidates, "assistant/message with a foreign earlier chunk")
     chunk = choose(data, foreign, "foreign chunk")
     seqs = draft.events[i].get("sourceEventSeqs")
-    draft.events[i]["sourceEventSeqs"] = sorted({*(seqs if type(seqs) is list else []), chunk})
+    if defect:
+        draft.events[i]["sourceEventSeqs"] = sorted({*(seqs if type(seqs) is list else []), chunk})
     return f"seq {i} assistant/message cites chunk {chunk} of another step"
 
 
@@ -94,7 +96,7 @@ def cross_step_source(draft: EventDraft, data: Any) -> str:
     step 95/1). The client keys its render nodes by turn:step; the collision sends React into
     an endless render loop and the session shows a white screen.""",
 )
-def step_key_reuse(draft: EventDraft, data: Any) -> str:
+def step_key_reuse(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a turn with two complete steps. Renumbers every event of a drawn later
     step (its step/start .. step/end) to the step number of a drawn earlier step of the same
     turn. Deterministic given its draws."""
@@ -104,7 +106,7 @@ def step_key_reuse(draft: EventDraft, data: Any) -> str:
     assert later.end is not None  # drawn from the closed steps
     for i in range(later.start, later.end + 1):
         payload = data_of(draft.events[i])
-        if payload.get("turn") == later.turn and payload.get("step") == later.step:
+        if defect and payload.get("turn") == later.turn and payload.get("step") == later.step:
             payload["step"] = earlier.step
     return f"turn {later.turn} step {later.step} (seq {later.start}) renumbered to step {earlier.step}"
 
@@ -118,16 +120,18 @@ def step_key_reuse(draft: EventDraft, data: Any) -> str:
     step/end had turn null. The client's render state machine cannot attach them to any turn
     and loops forever on "loading history".""",
 )
-def null_turn(draft: EventDraft, data: Any) -> str:
+def null_turn(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a step/start, step/end or appended assistant/message with a turn. Sets a
     drawn one's turn to null (or removes it). Deterministic given its draws."""
     candidates = [i for i in draft.of_type("step/start", "step/end") if _int(data_of(draft.events[i]).get("turn"))]
     i = choose(data, candidates + _appended_assistants(draft), "step event or assistant/message")
     payload = data_of(draft.events[i])
     if data.draw(st.booleans(), label="remove"):
-        del payload["turn"]
+        if defect:
+            del payload["turn"]
         return f"seq {i} {draft.events[i]['type']} turn removed"
-    payload["turn"] = None
+    if defect:
+        payload["turn"] = None
     return f"seq {i} {draft.events[i]['type']} turn = null"
 
 
@@ -140,14 +144,17 @@ def null_turn(draft: EventDraft, data: Any) -> str:
     turn and step null -- was written as an append. It lands in the core assistant-step
     definition, publishes location data for turn null and crashes the client engine.""",
 )
-def null_turn_append_marker(draft: EventDraft, data: Any) -> str:
+def null_turn_append_marker(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a turn/end that no later replace spans. Inserts, right after a drawn
     such turn/end, an empty assistant/message append with turn and step null and a retrace
-    marker id, renumbering later events. Deterministic given its draws."""
+    marker id, renumbering later events. Deterministic given its draws. Its twin inserts
+    nothing: the null-turn append is the defect itself."""
     inside = replace_guard(draft)
     end = choose(data, [i for i in draft.of_type("turn/end") if not inside(i + 1)], "turn/end")
     at = end + 1
     source = {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}
+    if not defect:
+        return f"null-turn marker appended at seq {at}"
     draft.insert(at, {
         "type": "assistant/message",
         "seq": at,
@@ -170,11 +177,11 @@ def null_turn_append_marker(draft: EventDraft, data: Any) -> str:
     reason without kind). The official validation treats it as a malformed pre-react-loop
     turn/end and the session fails to load after every edit.""",
 )
-def turn_end_without_reason(draft: EventDraft, data: Any) -> str:
+def turn_end_without_reason(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a turn/end. Removes a drawn turn/end's reason, or replaces it by a drawn
     kind-less object. Deterministic given its draws."""
     i = choose(data, draft.of_type("turn/end"), "turn/end")
-    payload = data_of(draft.events[i])
+    payload = data_of(draft.events[i] if defect else copy_json(draft.events[i]))  # a twin edits a copy
     how = data.draw(st.sampled_from(("removed", "{}", "no kind")), label="reason")
     if how == "removed":
         payload.pop("reason", None)
@@ -226,7 +233,7 @@ def _pending(draft: EventDraft, until: int) -> dict[str, int]:
     header.seedLength against the child's empty inbox, the splice removes more than is
     pending and resume is refused: "invalid persisted inbox splice".""",
 )
-def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
+def inbox_orphan_splice(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an agent/inbox/spliced (one with removedCount >= 1 for the fork story).
     Either moves header.seedLength to a drawn claim (the fork boundary), or raises the
     removedCount of a drawn replayed splice (at or after header.seedLength) past its queue.
@@ -238,7 +245,8 @@ def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
         raise Inapplicable("header is not an object")
     if claims and data.draw(st.booleans(), label="fork boundary"):
         i = choose(data, claims, "inbox claim")
-        draft.header["seedLength"] = i
+        if defect:
+            draft.header["seedLength"] = i
         return f"seedLength moved to the claim at seq {i}"
     first = _replay_start(draft)
     if first is None:
@@ -251,5 +259,7 @@ def inbox_orphan_splice(draft: EventDraft, data: Any) -> str:
     start = payload.get("start")
     if queue is None or not _int(start):
         raise Inapplicable("splice with an unknown target or start")
-    payload["removedCount"] = max(queue - start, 0) + data.draw(st.integers(1, 3), label="excess")
-    return f"seq {i} splice removes {payload['removedCount']} from a queue of {queue}"
+    removed = max(queue - start, 0) + data.draw(st.integers(1, 3), label="excess")
+    if defect:
+        payload["removedCount"] = removed
+    return f"seq {i} splice removes {removed} from a queue of {queue}"

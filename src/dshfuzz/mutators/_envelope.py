@@ -56,7 +56,7 @@ def time_near(draft: EventDraft, index: int) -> int:
     integer, a relative cwd, an origin other than "subagent", or a mistyped optional field
     (a header hand-edited or written by a foreign tool). The session cannot be restored.""",
 )
-def header_field(draft: EventDraft, data: Any) -> str:
+def header_field(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: the header is an object. Sets (or removes) one drawn field to a drawn
     value outside its contract (any header field in v0, whose official readers type them
     all; the catalog's fields in other formats). Deterministic given its draws."""
@@ -66,9 +66,11 @@ def header_field(draft: EventDraft, data: Any) -> str:
     name = data.draw(st.sampled_from(fields), label="field")
     value = data.draw(st.sampled_from(_HEADER_BREAKS[name]), label="value")
     if value is _ABSENT:
-        draft.header.pop(name, None)
+        if defect:
+            draft.header.pop(name, None)
         return f"header {name} removed"
-    draft.header[name] = value
+    if defect:
+        draft.header[name] = value
     return f"header {name} = {value!r}"
 
 
@@ -89,15 +91,17 @@ def _before_last_turn_end(draft: EventDraft) -> list[int]:
     string, null, missing or past 2^53-1): a foreign writer or a hand edit broke the
     envelope. Nothing can order or cite the event.""",
 )
-def invalid_seq(draft: EventDraft, data: Any) -> str:
+def invalid_seq(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one event. Replaces a drawn event's seq by a drawn invalid value (or
     removes it). Deterministic given its draws."""
     i = choose(data, draft.objects(), "event object")
     value = data.draw(st.sampled_from(_BAD_SEQS), label="seq")
     if value is _ABSENT:
-        draft.events[i].pop("seq", None)  # a read log's event may already lack it
+        if defect:
+            draft.events[i].pop("seq", None)  # a read log's event may already lack it
         return f"event {i} seq removed"
-    draft.events[i]["seq"] = value
+    if defect:
+        draft.events[i]["seq"] = value
     return f"event {i} seq = {value!r}"
 
 
@@ -110,13 +114,14 @@ def invalid_seq(draft: EventDraft, data: Any) -> str:
     the session directory and its appends raced this one's, or a batch was lost. Seqs are no
     longer contiguous and the committed region has a hole, so loading throws.""",
 )
-def seq_gap(draft: EventDraft, data: Any) -> str:
+def seq_gap(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an event followed by a later turn/end (so the hole lies in the committed
     region, not in a torn tail). Deletes a drawn such event without renumbering.
     Deterministic given its draws."""
     i = choose(data, _before_last_turn_end(draft), "event before a turn/end")
-    del draft.events[i]
-    draft.cuts = sorted({c - 1 if c > i else c for c in draft.cuts} - {0})
+    if defect:
+        del draft.events[i]
+        draft.cuts = sorted({c - 1 if c > i else c for c in draft.cuts} - {0})
     return f"seq {i} dropped"
 
 
@@ -128,12 +133,13 @@ def seq_gap(draft: EventDraft, data: Any) -> str:
     incident="""The same seq is written twice in a row: a retried append whose first attempt had
     in fact reached the disk. Seqs are no longer strictly increasing.""",
 )
-def duplicate_seq(draft: EventDraft, data: Any) -> str:
+def duplicate_seq(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an event followed by a later turn/end. Writes a copy of a drawn such
     event (same seq) right after it. Deterministic given its draws."""
     i = choose(data, _before_last_turn_end(draft), "event before a turn/end")
-    draft.events.insert(i + 1, copy_json(draft.events[i]))
-    draft.cuts = [c + 1 if c > i else c for c in draft.cuts]
+    if defect:
+        draft.events.insert(i + 1, copy_json(draft.events[i]))
+        draft.cuts = [c + 1 if c > i else c for c in draft.cuts]
     return f"seq {i} written twice"
 
 
@@ -146,7 +152,7 @@ def duplicate_seq(draft: EventDraft, data: Any) -> str:
     were already committed: the tail of the log is replayed with later times after the
     original. Physical order regresses and seqs repeat, the signature of two writers.""",
 )
-def stale_cursor_replay(draft: EventDraft, data: Any) -> str:
+def stale_cursor_replay(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a turn/end (the replayed tail must include one, so that the loader
     sees committed rows after the regression). Appends, as a new batch, copies of the last
     k events (k drawn, reaching back to a turn/end) with their seqs and later times.
@@ -161,15 +167,16 @@ def stale_cursor_replay(draft: EventDraft, data: Any) -> str:
     for j, event in enumerate(replay, start=1):
         if type(event) is dict:
             event["time"] = time + j
-    draft.events.extend(replay)
-    draft.cuts.append(len(draft.events))
+    if defect:
+        draft.events.extend(replay)
+        draft.cuts.append(len(draft.events))
     return f"seqs {n - k}..{n - 1} replayed by a stale writer"
 
 
 _UNKNOWN_TYPES = st.from_regex(r"x-[a-z]{1,8}/[a-z]{1,8}(-[a-z]{1,6})?", fullmatch=True)
 
 
-def _unknown_event(draft: EventDraft, data: Any, ignorable: bool) -> str:
+def _unknown_event(draft: EventDraft, data: Any, ignorable: bool, defect: bool) -> str:
     at = data.draw(st.integers(0, len(draft.events)), label="insert at")
     kind = data.draw(_UNKNOWN_TYPES, label="type")
     event: dict[str, JsonValue] = {"type": kind, "seq": at, "time": time_near(draft, at), "data": {}}
@@ -177,7 +184,8 @@ def _unknown_event(draft: EventDraft, data: Any, ignorable: bool) -> str:
         event["data"] = {"note": data.draw(st.text(max_size=12), label="note")}
     if ignorable:
         event["ignorable"] = True
-    draft.insert(at, event)
+    if defect:
+        draft.insert(at, event)
     return f"{kind!r}{' (ignorable)' if ignorable else ''} inserted at seq {at}"
 
 
@@ -190,10 +198,10 @@ def _unknown_event(draft: EventDraft, data: Any, ignorable: bool) -> str:
     without marking it ignorable. The official read path refuses to interpret the log:
     it was likely written by a newer harness.""",
 )
-def unknown_type(draft: EventDraft, data: Any) -> str:
+def unknown_type(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: none. Inserts an event of a drawn unknown type (``x-…/…``) at a drawn
     position, renumbering later events and their references. Deterministic given its draws."""
-    return _unknown_event(draft, data, ignorable=False)
+    return _unknown_event(draft, data, ignorable=False, defect=defect)
 
 
 @mutator(
@@ -205,10 +213,10 @@ def unknown_type(draft: EventDraft, data: Any) -> str:
     nothing consumes it (silent garbage, 2026-09-09), and the v0->v1 migration refuses
     unknown historical events even when they are ignorable.""",
 )
-def unknown_type_ignorable(draft: EventDraft, data: Any) -> str:
+def unknown_type_ignorable(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: none. As ``unknown-type``, with the envelope's ``ignorable: true``.
     Deterministic given its draws."""
-    return _unknown_event(draft, data, ignorable=True)
+    return _unknown_event(draft, data, ignorable=True, defect=defect)
 
 
 @mutator(
@@ -220,12 +228,12 @@ def unknown_type_ignorable(draft: EventDraft, data: Any) -> str:
     event, or a request/header with reason "fallback". The host's append does not look at
     the type, so the write succeeds and the next read fails.""",
 )
-def legacy_vocabulary(draft: EventDraft, data: Any) -> str:
+def legacy_vocabulary(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a request/header. Either sets a drawn request/header's reason to
     "fallback", or renames it to the legacy type request/header-delta. Deterministic given
     its draws."""
     i = choose(data, draft.of_type("request/header"), "request/header")
-    event = draft.events[i]
+    event = draft.events[i] if defect else copy_json(draft.events[i])  # a twin edits a copy
     if data.draw(st.booleans(), label="delta type"):
         event["type"] = "request/header-delta"
         return f"seq {i} retyped request/header-delta"
@@ -246,13 +254,15 @@ _EXTRA_KEYS = st.sampled_from(("extra", "meta", "origin", "_id", "writer", "turn
     rewriting tool. The host's seed/restore path refuses the envelope, and in rc.8 so does
     the load (measured).""",
 )
-def extra_envelope_key(draft: EventDraft, data: Any) -> str:
+def extra_envelope_key(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one event. Adds a drawn non-envelope key with a drawn JSON value to a
     drawn event. Deterministic given its draws."""
     i = choose(data, draft.objects(), "event object")
     key = data.draw(_EXTRA_KEYS, label="key")
     assert key not in ENVELOPE_KEYS
-    draft.events[i][key] = data.draw(st.sampled_from((1, None, "x", {"a": 1}, [])), label="value")
+    value = data.draw(st.sampled_from((1, None, "x", {"a": 1}, [])), label="value")
+    if defect:
+        draft.events[i][key] = value
     return f"seq {i} envelope key {key!r} added"
 
 
@@ -280,11 +290,11 @@ _ROLES = {"user/message": "user", "assistant/message": "assistant", "tool/result
     assistant message without a model source, or a tool result whose wrapper block or
     toolCallId no longer matches its tool source (hand edits and buggy plugins).""",
 )
-def message_shape(draft: EventDraft, data: Any) -> str:
+def message_shape(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a user/message, assistant/message or tool/result. Breaks one drawn
     field of a drawn message (see ``_message_breaks``). Deterministic given its draws."""
     i = choose(data, draft.of_type(*_ROLES), "message event")
-    event = draft.events[i]
+    event = draft.events[i] if defect else copy_json(draft.events[i])  # a twin breaks a copy
     message = message_of(event)
     if not message:
         raise Inapplicable("message is not an object")
@@ -336,10 +346,10 @@ def message_shape(draft: EventDraft, data: Any) -> str:
     wrote source.kind "user"): the host refuses it while the older contract counted zero
     violations. The pinned rc.8 layers read only v0, so no official layer is named.""",
 )
-def system_message_source(draft: EventDraft, data: Any) -> str:
+def system_message_source(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a format-v3 log. Breaks a drawn system/message -- or one appended at the
     end of the log -- by giving it a drawn non-plugin source, an empty plugin or the wrong
-    role. Deterministic given its draws."""
+    role. Deterministic given its draws. Its twin appends the same system/message, unbroken."""
     existing = draft.of_type("system/message")
     if existing and data.draw(st.booleans(), label="existing"):
         i = choose(data, existing, "system/message")
@@ -349,7 +359,8 @@ def system_message_source(draft: EventDraft, data: Any) -> str:
                    "source": {"kind": "plugin", "plugin": "dshfuzz"}}
         draft.insert(i, {"type": "system/message", "seq": i, "time": time_near(draft, i),
                          "data": {"message": message}, "surfaceOp": "append"})
-    message = message_of(draft.events[i]) or data_of(draft.events[i])
+    event = draft.events[i] if defect else copy_json(draft.events[i])  # a twin breaks a copy
+    message = message_of(event) or data_of(event)
     how = data.draw(st.sampled_from(("user source", "empty plugin", "role")), label="break")
     if how == "user source":
         message["source"] = {"kind": "user"}
@@ -375,11 +386,11 @@ _V3_HEADER_BREAKS = ("system present", "empty tools", "empty adapterDefaults")
     without its config value (v0); or, in v3, a header.system (the system prompt moved to
     system/message), an empty tools list or an empty adapterDefaults.""",
 )
-def request_header_field(draft: EventDraft, data: Any) -> str:
+def request_header_field(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a request/header with an object header and config. Breaks one drawn
     rule of the file's format version. Deterministic given its draws."""
     i = choose(data, draft.of_type("request/header"), "request/header")
-    header = data_of(draft.events[i]).get("header")
+    header = data_of(draft.events[i] if defect else copy_json(draft.events[i])).get("header")  # a twin: a copy
     config = header.get("config") if type(header) is dict else None
     if type(header) is not dict or type(config) is not dict:
         raise Inapplicable("request/header without a config object")

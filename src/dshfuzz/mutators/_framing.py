@@ -37,12 +37,13 @@ def _first_block_payload(frame: bytes) -> range:
     written: the file ends inside a zstd frame. The official reader treats the incomplete
     final frame as a torn tail, recovers what it can and truncates back to the frame start.""",
 )
-def torn_tail_frame(frames: FrameDraft, data: Any) -> str:
+def torn_tail_frame(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: at least one append batch. Cuts the final frame after a drawn number
     of bytes (at least one, never all). Deterministic given its draws."""
     last = frames.frames[-1]
     keep = data.draw(st.integers(1, len(last) - 1), label="bytes kept")
-    frames.frames[-1] = last[:keep]
+    if defect:
+        frames.frames[-1] = last[:keep]
     return f"frame {len(frames.frames) - 1} cut to {keep} of {len(last)} bytes"
 
 
@@ -55,14 +56,15 @@ def torn_tail_frame(frames: FrameDraft, data: Any) -> str:
     strict prefix of an event row, with no terminating newline. The official loader keeps
     the committed prefix and appends interrupted-turn closers.""",
 )
-def torn_tail_line(lines: LineDraft, data: Any) -> str:
+def torn_tail_line(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: at least one event row. Keeps a drawn strict, non-empty prefix of the
     last line and drops its newline. Deterministic given its draws."""
     frame = lines.frames[-1]
     last = frame[-1]
     keep = data.draw(st.integers(1, len(last) - 1), label="bytes kept")
-    frame[-1] = last[:keep]
-    lines.torn = True
+    if defect:
+        frame[-1] = last[:keep]
+        lines.torn = True
     return f"line {lines.count} cut to {keep} of {len(last)} bytes, newline dropped"
 
 
@@ -77,7 +79,7 @@ def torn_tail_line(lines: LineDraft, data: Any) -> str:
     zstd frame. Its checksum (or its block structure) no longer validates, and one damaged
     frame makes the whole session unreadable.""",
 )
-def corrupt_frame(frames: FrameDraft, data: Any) -> str:
+def corrupt_frame(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: two append batches (a complete frame before the last). Flips a drawn
     byte of the first block's payload of a drawn middle frame; rejects the rare flip that
     still decodes to the same bytes. Deterministic given its draws."""
@@ -92,7 +94,8 @@ def corrupt_frame(frames: FrameDraft, data: Any) -> str:
             raise Inapplicable("the flipped byte does not change the frame's content")
     except FrameDecodeError:
         pass
-    frames.frames[index] = bytes(frame)
+    if defect:
+        frames.frames[index] = bytes(frame)
     return f"frame {index} byte {offset} xor 0x{mask:02x}"
 
 
@@ -106,15 +109,16 @@ def corrupt_frame(frames: FrameDraft, data: Any) -> str:
     (a partial overwrite, or bytes spliced in by a non-zstd writer). The official frame scan
     stops with "invalid frame magic" and the session cannot be read.""",
 )
-def bad_magic(frames: FrameDraft, data: Any) -> str:
+def bad_magic(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one append batch. XORs a drawn non-zero mask into one of the four magic
     bytes of a drawn non-header frame. Deterministic given its draws."""
     index = choose(data, range(1, len(frames.frames)), "non-header frame")
     byte = data.draw(st.integers(0, 3), label="magic byte")
     mask = data.draw(st.integers(1, 255), label="xor mask")
-    frame = bytearray(frames.frames[index])
-    frame[byte] ^= mask
-    frames.frames[index] = bytes(frame)
+    if defect:
+        frame = bytearray(frames.frames[index])
+        frame[byte] ^= mask
+        frames.frames[index] = bytes(frame)
     return f"frame {index} magic byte {byte} xor 0x{mask:02x}"
 
 
@@ -129,13 +133,14 @@ def bad_magic(frames: FrameDraft, data: Any) -> str:
     append batch(es) into one frame. The host requires the first frame to be exactly the
     header line and throws while listing artifacts, so the whole client fails to start.""",
 )
-def header_batch_merged(frames: FrameDraft, data: Any) -> str:
+def header_batch_merged(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: two append batches (so that at least one frame stays separate).
     Re-compresses the header frame with a drawn number of following batches as one frame.
     Deterministic given its draws."""
     count = data.draw(st.integers(1, len(frames.frames) - 2), label="batches merged")
-    merged = b"".join(decode_frame(f) for f in frames.frames[: count + 1])
-    frames.frames[: count + 1] = [compress_frame(merged)]
+    if defect:
+        merged = b"".join(decode_frame(f) for f in frames.frames[: count + 1])
+        frames.frames[: count + 1] = [compress_frame(merged)]
     return f"header frame merged with the next {count} batch frame(s)"
 
 
@@ -149,12 +154,13 @@ def header_batch_merged(frames: FrameDraft, data: Any) -> str:
     and wrote it back. The first frame is no longer the header line alone, and the host
     refused to start.""",
 )
-def single_frame(frames: FrameDraft, data: Any) -> str:
+def single_frame(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one append batch. Re-compresses the whole log as one frame (no draws).
     Deterministic."""
-    merged = b"".join(decode_frame(f) for f in frames.frames)
     count = len(frames.frames)
-    frames.frames[:] = [compress_frame(merged)]
+    if defect:
+        merged = b"".join(decode_frame(f) for f in frames.frames)
+        frames.frames[:] = [compress_frame(merged)]
     return f"{count} frames re-compressed as one"
 
 
@@ -166,12 +172,13 @@ def single_frame(frames: FrameDraft, data: Any) -> str:
     before its first append, or writes never flushed): a header and zero events. No
     content rule covers the empty state, so it must be reported on its own.""",
 )
-def empty_session(draft: EventDraft, data: Any) -> str:
+def empty_session(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: none. Drops every event and the header's seedLength (no draws).
     Deterministic."""
     count = len(draft.events)
-    draft.events.clear()
-    draft.cuts.clear()
-    if type(draft.header) is dict:
-        draft.header.pop("seedLength", None)
+    if defect:
+        draft.events.clear()
+        draft.cuts.clear()
+        if type(draft.header) is dict:
+            draft.header.pop("seedLength", None)
     return f"all {count} events removed"

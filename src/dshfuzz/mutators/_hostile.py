@@ -40,14 +40,16 @@ minutes (measured), for an incident that is about the frame, not its lines."""
     each frame whole allocates all of it before judging a single line; the official loader
     does, and then refuses the file only because that plaintext ends without a newline.""",
 )
-def frame_over_limit(frames: FrameDraft, data: Any) -> str:
+def frame_over_limit(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one append batch. Appends, as the final frame, RLE blocks of a drawn byte
     (space, letter or NUL) whose declared content size is a drawn amount (up to one block)
     past the reader's per-frame limit. Deterministic given its draws."""
     byte = data.draw(st.sampled_from(_INFLATED), label="repeated byte")
     size = DEFAULT_LIMITS.frame_bytes + data.draw(st.integers(1, _RLE_BLOCK), label="bytes past the limit")
-    frames.frames.append(repeat_frame(byte, size))
-    return f"frame {len(frames.frames) - 1} declares {size} bytes of 0x{byte:02x} in RLE blocks"
+    index = len(frames.frames)
+    if defect:
+        frames.frames.append(repeat_frame(byte, size))
+    return f"frame {index} declares {size} bytes of 0x{byte:02x} in RLE blocks"
 
 
 _SCHEMA_LEVELS = 7
@@ -95,15 +97,15 @@ def _schemas(row: Any) -> list[dict[str, Any]]:
     request/header. Parsing it is harmless, but every recursive walk over the value -- a
     serialiser, a validator, a deep copy -- risks the stack.""",
 )
-def nesting_over_limit(lines: LineDraft, data: Any) -> str:
+def nesting_over_limit(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a request/header advertising a tool with an object parameter schema. Adds
     to a drawn tool's schema a property whose schema nests ``{"type":"array","items":...}``
     so that the line's depth is a drawn amount (up to 64 levels) past the reader's depth
-    limit. Deterministic given its draws."""
+    limit. Deterministic given its draws. Its twin adds the same property, not nested."""
     f, i, row = choose(data, _headers_with_tools(lines), "request/header with a tool schema")
     parameters = choose(data, _schemas(row), "tool schema")
     depth = DEFAULT_LIMITS.depth + data.draw(st.integers(1, 64), label="levels past the limit")
-    arrays = depth - _SCHEMA_LEVELS - 1
+    arrays = depth - _SCHEMA_LEVELS - 1 if defect else 0
     parameters.setdefault("properties", {})["nested"] = _MARKER
     nested = '{"type":"array","items":' * arrays + '{"type":"string"}' + "}" * arrays
     lines.frames[f][i] = dumps(row).replace(dumps(_MARKER), nested).encode()
@@ -121,7 +123,7 @@ def nesting_over_limit(lines: LineDraft, data: Any) -> str:
     reader scans and a row that a model of the log keeps, so a file of a few hundred bytes
     can cost seconds and hundreds of megabytes to read.""",
 )
-def lines_over_limit(lines: LineDraft, data: Any) -> str:
+def lines_over_limit(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: none. Appends, as a final batch, a drawn number (up to 64) of empty lines
     past the reader's unreadable-line limit. In a JSONL log they cross that limit; in a zstd
     log, where the batch compresses to a few dozen bytes, the line ratio stops the read
@@ -129,5 +131,7 @@ def lines_over_limit(lines: LineDraft, data: Any) -> str:
     released migration refuses it: "physical line N is not JSON"); the loader drops
     them as an uncommitted tail. Deterministic given its draws."""
     count = DEFAULT_LIMITS.unreadable_lines + data.draw(st.integers(1, 64), label="empty lines past the limit")
-    lines.frames.append([b""] * count)
-    return f"{count} empty lines appended after line {lines.count - count}"
+    after = lines.count
+    if defect:
+        lines.frames.append([b""] * count)
+    return f"{count} empty lines appended after line {after}"

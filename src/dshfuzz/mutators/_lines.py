@@ -12,7 +12,7 @@ from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.model import CHUNK_ROW_TYPES, JsonDecodeError, dumps, loads
 
 from ._base import Level, mutator
-from ._draft import Inapplicable, LineDraft, RowDraft, type_of
+from ._draft import Inapplicable, LineDraft, RowDraft, copy_json, type_of
 from ._select import choose
 
 _LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
@@ -30,7 +30,7 @@ _GARBAGE = (b"<<<<<<< HEAD", b"undefined", b"NaN", b"{'type': 'turn/start'}", b"
     whose head was overwritten, or an event file mistaken for a session). The whole session
     is unreadable.""",
 )
-def header_not_session(lines: LineDraft, data: Any) -> str:
+def header_not_session(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: none. Replaces the header line with a drawn non-JSON text, a non-object
     JSON value, or the header object with a drawn non-"session" type (or none).
     Deterministic given its draws."""
@@ -38,7 +38,8 @@ def header_not_session(lines: LineDraft, data: Any) -> str:
     kind = data.draw(st.sampled_from(("not-json", "not-object", "wrong-type", "no-type")), label="kind")
     if kind == "not-json":
         cut = data.draw(st.integers(1, len(header) - 1), label="bytes kept")
-        lines.frames[0][0] = header[:cut]
+        if defect:
+            lines.frames[0][0] = header[:cut]
         return f"header line cut to {cut} bytes"
     try:
         value = loads(header)
@@ -46,17 +47,20 @@ def header_not_session(lines: LineDraft, data: Any) -> str:
         raise Inapplicable("the header line is not JSON already") from None
     if kind == "not-object":
         replacement = data.draw(st.sampled_from(([value], None, 0, "session", True)), label="value")
-        lines.frames[0][0] = dumps(replacement).encode()
+        if defect:
+            lines.frames[0][0] = dumps(replacement).encode()
         return f"header line replaced by {dumps(replacement)[:40]}"
     if type(value) is not dict:
         raise Inapplicable("the header is not an object already")
     if kind == "no-type":
-        value.pop("type", None)
-        lines.frames[0][0] = dumps(value).encode()
+        if defect:
+            value.pop("type", None)
+            lines.frames[0][0] = dumps(value).encode()
         return "header type removed"
     wrong = data.draw(st.sampled_from(("header", "Session", "session ", "", "turn/start")), label="type")
-    value["type"] = wrong
-    lines.frames[0][0] = dumps(value).encode()
+    if defect:
+        value["type"] = wrong
+        lines.frames[0][0] = dumps(value).encode()
     return f"header type set to {wrong!r}"
 
 
@@ -69,7 +73,7 @@ def header_not_session(lines: LineDraft, data: Any) -> str:
     half-written record followed by later appends, a merge-conflict marker, or stray bytes.
     The official reader refuses the log instead of skipping the line.""",
 )
-def non_json_line(lines: LineDraft, data: Any) -> str:
+def non_json_line(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: at least one event row. Inserts, before a drawn event line, either a
     strict prefix of a drawn line or a drawn fixed piece of garbage; never an empty line
     (those are legal at frame boundaries). Deterministic given its draws."""
@@ -86,7 +90,8 @@ def non_json_line(lines: LineDraft, data: Any) -> str:
             raise Inapplicable("the drawn source line has no strict non-empty prefix")
         text = source[: data.draw(st.integers(1, len(source) - 1), label="bytes kept")]
     frame, index = lines.locate(at)
-    lines.frames[frame].insert(index, text)
+    if defect:
+        lines.frames[frame].insert(index, text)
     return f"non-JSON line {text[:30]!r} inserted as line {at + 1}"
 
 
@@ -120,11 +125,11 @@ _ROW_BREAKS = (
     the time-gap list no longer matches the members. The whole run is lost and the load
     fails loudly; there is no skip.""",
 )
-def malformed_chunk_row(rows: RowDraft, data: Any) -> str:
+def malformed_chunk_row(rows: RowDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a packed chunk row (a run of at least three chunk deltas). Breaks a
     drawn row in a drawn way (see ``_ROW_BREAKS``). Deterministic given its draws."""
     b, r = choose(data, _packed_rows(rows), "packed chunk row")
-    row = rows.batches[b][r]
+    row = rows.batches[b][r] if defect else copy_json(rows.batches[b][r])  # a twin breaks a copy
     how = data.draw(st.sampled_from(_ROW_BREAKS), label="break")
     payload = row["data"]
     members = "texts" if "texts" in payload else "args"
@@ -155,7 +160,7 @@ def malformed_chunk_row(rows: RowDraft, data: Any) -> str:
     the member count, or time0 plus the accumulated gaps, exceeds 2^53-1. The members'
     seqs or times would silently lose precision, so the row is refused.""",
 )
-def chunk_row_overflow(rows: RowDraft, data: Any) -> str:
+def chunk_row_overflow(rows: RowDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a packed chunk row. Moves a drawn row's seq0 (or time0) so that its
     last member's seq (or time) is a drawn amount past 2^53-1. Deterministic given its draws."""
     b, r = choose(data, _packed_rows(rows), "packed chunk row")
@@ -165,11 +170,15 @@ def chunk_row_overflow(rows: RowDraft, data: Any) -> str:
         if sum(dt) < 1:
             dt[-1] += 1 - sum(dt)
         past = data.draw(st.integers(1, sum(dt)), label="past the limit")
-        row["time0"] = MAX_SAFE_INTEGER - sum(dt) + past
-        return f"row at seq0 {row['seq0']}: time0 {row['time0']} overflows with dt {dt}"
+        time0 = MAX_SAFE_INTEGER - sum(dt) + past
+        if defect:
+            row["time0"] = time0
+        return f"row at seq0 {row['seq0']}: time0 {time0} overflows with dt {dt}"
     past = data.draw(st.integers(1, len(dt)), label="past the limit")
-    row["seq0"] = MAX_SAFE_INTEGER - len(dt) + past
-    return f"row seq0 set to {row['seq0']} with {len(dt) + 1} members"
+    seq0 = MAX_SAFE_INTEGER - len(dt) + past
+    if defect:
+        row["seq0"] = seq0
+    return f"row seq0 set to {seq0} with {len(dt) + 1} members"
 
 
 _LOSSY = b"1e400"
@@ -195,7 +204,7 @@ def _number_paths(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[st
     append and seed paths snapshot every payload as lossless JSON and refuse it (the rc.8
     load path, measured, lets it through).""",
 )
-def lossy_json(lines: LineDraft, data: Any) -> str:
+def lossy_json(lines: LineDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a plain event row with a number inside its data. Replaces a drawn
     numeric leaf of a drawn row's data by the literal ``1e400`` (or ``-1e400``).
     Deterministic given its draws."""
@@ -217,7 +226,8 @@ def lossy_json(lines: LineDraft, data: Any) -> str:
     for key in path[:-1]:
         holder = holder[key]
     holder[path[-1]] = marker
-    lines.frames[f][i] = dumps(row).encode().replace(dumps(marker).encode(), literal)
+    if defect:
+        lines.frames[f][i] = dumps(row).encode().replace(dumps(marker).encode(), literal)
     return f"seq {row.get('seq')} data{''.join(f'[{k!r}]' for k in path)} = {literal.decode()}"
 
 
@@ -231,7 +241,7 @@ def lossy_json(lines: LineDraft, data: Any) -> str:
     seq), which one process serialising appends can never write. Sorting by seq hides it,
     but the loader reads in physical order and refuses.""",
 )
-def interleaved_writers(rows: RowDraft, data: Any) -> str:
+def interleaved_writers(rows: RowDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: two rows in one batch, or two batches. Swaps two adjacent drawn blocks
     of rows inside a batch, or two adjacent batches, so that every seq is still present
     but the physical order regresses. Deterministic given its draws."""
@@ -239,12 +249,14 @@ def interleaved_writers(rows: RowDraft, data: Any) -> str:
     whole = len(rows.batches) >= 2 and data.draw(st.booleans(), label="swap batches")
     if whole:
         b = data.draw(st.integers(0, len(rows.batches) - 2), label="batch")
-        rows.batches[b], rows.batches[b + 1] = rows.batches[b + 1], rows.batches[b]
+        if defect:
+            rows.batches[b], rows.batches[b + 1] = rows.batches[b + 1], rows.batches[b]
         return f"batches {b} and {b + 1} written in swapped order"
     b = choose(data, batches, "batch with two rows")
     batch = rows.batches[b]
     i = data.draw(st.integers(0, len(batch) - 2), label="first block start")
     j = data.draw(st.integers(i + 1, len(batch) - 1), label="second block start")
     k = data.draw(st.integers(j + 1, len(batch)), label="second block end")
-    batch[i:k] = batch[j:k] + batch[i:j]
+    if defect:
+        batch[i:k] = batch[j:k] + batch[i:j]
     return f"batch {b}: rows {j}..{k - 1} written before rows {i}..{j - 1}"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dshfuzz.contracts.layers import OfficialLayer as L
 
 from ._base import Level, LogShape, before_every_turn, mutator
-from ._draft import EventDraft, Inapplicable
+from ._draft import EventDraft, Inapplicable, copy_json
 from ._envelope import time_near
 from ._select import choose, data_of, message_of
 
@@ -34,19 +34,20 @@ def _between_turns(draft: EventDraft) -> list[int]:
     than 3 (an older descriptor generation). The official v0->v1 migration refuses it: the
     session cannot be upgraded to the current format.""",
 )
-def descriptor_version(draft: EventDraft, data: Any) -> str:
+def descriptor_version(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a format-v0 log. Sets a drawn subagent/descriptor's version to a drawn
     value other than 3, or inserts such a descriptor outside every turn. Deterministic given
-    its draws."""
+    its draws. Its twin inserts the same descriptor with version 3."""
     version = data.draw(st.sampled_from((2, 1, 4, 0)), label="descriptor version")
     existing = draft.of_type("subagent/descriptor")
     if existing and data.draw(st.booleans(), label="existing"):
         i = choose(data, existing, "subagent/descriptor")
-        data_of(draft.events[i])["version"] = version
+        if defect:
+            data_of(draft.events[i])["version"] = version
         return f"seq {i} subagent/descriptor version = {version}"
     at = choose(data, _between_turns(draft), "position between turns")
     draft.insert(at, {"type": "subagent/descriptor", "seq": at, "time": time_near(draft, at),
-                      "data": {"mode": "task", "version": version, "provider": "deepseek-official"}})
+                      "data": {"mode": "one-shot", "version": version if defect else 3, "provider": "spawn"}})
     return f"subagent/descriptor version {version} inserted at seq {at}"
 
 
@@ -72,12 +73,12 @@ _TITLE_BREAKS = ("cites assistant/message", "cites non-human user/message", "cit
     a generated title that cites none. The migration of a format-0 session refuses it, and so
     does the restore of a format-1 one.""",
 )
-def title_sources(draft: EventDraft, data: Any) -> str:
+def title_sources(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a format-0 or format-1 session/title (or session/title-llm-request) with
     object data. Breaks a drawn one's messageSeqs in a drawn way (a later seq on a format-1 log
     is never a human user/message: its restore accepts that). Deterministic given its draws."""
     i = choose(data, draft.of_type("session/title", "session/title-llm-request"), "title event")
-    payload = data_of(draft.events[i])
+    payload = data_of(draft.events[i] if defect else copy_json(draft.events[i]))  # a twin breaks a copy
     if not payload:
         raise Inapplicable("title without object data")
     ways = list(_TITLE_BREAKS if draft.events[i]["type"] == "session/title" else _TITLE_BREAKS[:3])
@@ -139,7 +140,7 @@ _RELATION_BREAKS = ("retry step", "retry provider", "retry-started unpaired", "c
     session cannot be upgraded (format 0) or restored (format 1).""",
     logs=_RETRIED_AND_COMPACTED,
 )
-def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
+def retry_compaction_relations(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an llm/retry, llm/retry-started, compaction/end or compaction/start with
     object data. Breaks a drawn relation of a drawn such record; every edited member keeps a
     payload the migration accepts (a count, a non-empty string). Deterministic given its draws."""
@@ -154,8 +155,10 @@ def retry_compaction_relations(draft: EventDraft, data: Any) -> str:
     kind, key, edit = targets[how]
     i = choose(data, [j for j in draft.of_type(kind) if data_of(draft.events[j])], kind)
     payload = data_of(draft.events[i])
-    payload[key] = edit(payload.get(key))
-    return f"seq {i} {kind}: {how} ({key} = {payload[key]!r})"
+    value = edit(payload.get(key))
+    if defect:
+        payload[key] = value
+    return f"seq {i} {kind}: {how} ({key} = {value!r})"
 
 
 _SCHEMA_TARGETS = frozenset({
@@ -179,12 +182,13 @@ the rc.8 layers check, and no turn/end, whose reading T5 follows)."""
     released v0->v1 migration checks each type's members exactly ("turn/start 0 data has unexpected
     member") and refuses the session, so it cannot be upgraded.""",
 )
-def released_payload_member(draft: EventDraft, data: Any) -> str:
+def released_payload_member(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a format-0 log with an event of :data:`_SCHEMA_TARGETS` whose data is an
     object. Adds a drawn member no type admits to a drawn such event. Deterministic given its draws."""
     targets = [i for i in draft.of_type(*_SCHEMA_TARGETS) if type(data_of(draft.events[i])) is dict]
     i = choose(data, targets, "event of a released-schema type with object data")
     key = data.draw(st.sampled_from(("x-dshfuzz-unknown", "extra", "_note")), label="member")
     value = data.draw(st.sampled_from((1, "x", None, True)), label="value")
-    data_of(draft.events[i])[key] = value
+    if defect:
+        data_of(draft.events[i])[key] = value
     return f"seq {i} {draft.events[i]['type']}: data member {key!r} added"

@@ -18,7 +18,7 @@ from dshfuzz.contracts.layers import OfficialLayer as L
 from dshfuzz.model import JsonValue, compress_frame, decode_frame
 
 from ._base import Level, mutator
-from ._draft import EventDraft, FrameDraft, Inapplicable
+from ._draft import EventDraft, FrameDraft, Inapplicable, copy_json
 from ._select import choose, message_of
 
 _LOAD = (L.LOAD, L.LOAD_APP, L.RELEASED)
@@ -40,7 +40,7 @@ _HEADER_FRAME_SHAPES = ("no newline", "two lines", "header and part of an event"
     same lines, so a reader that only splits lines sees nothing wrong; the official loader
     requires the first frame's only newline to be its last byte and refuses the session.""",
 )
-def header_frame_shape(frames: FrameDraft, data: Any) -> str:
+def header_frame_shape(frames: FrameDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: one append batch (for two lines: a first batch of two lines or more).
     Moves bytes between the header frame and the first batch frame so that their joined
     plaintext is unchanged, in a drawn shape: the header's newline moved to the start of
@@ -49,11 +49,13 @@ def header_frame_shape(frames: FrameDraft, data: Any) -> str:
     moved into it; or an empty frame inserted before it. Deterministic given its draws."""
     shape = data.draw(st.sampled_from(_HEADER_FRAME_SHAPES), label="shape")
     if shape == "empty frame":
-        frames.frames.insert(0, compress_frame(b""))
+        if defect:
+            frames.frames.insert(0, compress_frame(b""))
         return "an empty zstd frame inserted before the header frame"
     head, batch = decode_frame(frames.frames[0]), decode_frame(frames.frames[1])
     if shape == "no newline":
-        frames.frames[:2] = [compress_frame(head[:-1]), compress_frame(b"\n" + batch)]
+        if defect:
+            frames.frames[:2] = [compress_frame(head[:-1]), compress_frame(b"\n" + batch)]
         return "the header's newline moved to the start of frame 1"
     if shape == "two lines":
         lines = batch.split(b"\n")[:-1]  # the batch ends on its last newline
@@ -66,7 +68,8 @@ def header_frame_shape(frames: FrameDraft, data: Any) -> str:
         first = batch.index(b"\n")
         moved = data.draw(st.integers(1, first), label="bytes moved")
         what = f"the first {moved} of {first} bytes of line 2 moved into the header frame"
-    frames.frames[:2] = [compress_frame(head + batch[:moved]), compress_frame(batch[moved:])]
+    if defect:
+        frames.frames[:2] = [compress_frame(head + batch[:moved]), compress_frame(batch[moved:])]
     return what
 
 
@@ -88,14 +91,14 @@ _BAD_ELEMENTS: tuple[JsonValue, ...] = (None, 0, "text", [], {}, {"text": "x"}, 
     migration refuses the element, and a null one crashes the token meter, the request
     serializer and, in an assistant message, the loader's validation.""",
 )
-def content_element_shape(draft: EventDraft, data: Any) -> str:
+def content_element_shape(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a user/message, assistant/message or tool/result whose message content
     is an array. Inserts a drawn malformed element at a drawn position of a drawn such
     message, or replaces a drawn existing element (a tool-call or tool-result block among
     them) by it. Deterministic given its draws."""
     candidates = [i for i in draft.of_type(*_MESSAGE_TYPES) if type(message_of(draft.events[i]).get("content")) is list]
     i = choose(data, candidates, "message with a content array")
-    content = message_of(draft.events[i])["content"]
+    content = message_of(draft.events[i] if defect else copy_json(draft.events[i]))["content"]  # a twin: a copy
     bad = data.draw(st.sampled_from(_BAD_ELEMENTS), label="element")
     bad = bad.copy() if isinstance(bad, (dict, list)) else bad
     if content and data.draw(st.booleans(), label="replace"):

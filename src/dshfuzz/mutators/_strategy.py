@@ -17,7 +17,7 @@ from ._base import DrawAdapter, Edit, LogShape, Mutant, Mutator
 from ._draft import DraftSource, Inapplicable, as_draft
 from ._registry import get
 
-__all__ = ["apply_seeded", "incident_logs", "incident_weights", "logs_for", "mutants"]
+__all__ = ["apply_seeded", "incident_logs", "incident_weights", "logs_for", "mutants", "twins"]
 
 
 def incident_weights() -> FeatureWeights:
@@ -90,15 +90,35 @@ def mutants(mutator: Edit | str, logs: st.SearchStrategy[Any] | None = None) -> 
     return draw_mutant()
 
 
+def twins(mutator: Mutator | str, logs: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[Mutant]:
+    """Twins of ``mutator`` (:meth:`Mutator.twin`: its draws and inserted structure without the
+    defect) on logs drawn from ``logs`` (default: :func:`logs_for` the mutator). Logs that miss
+    the mutator's precondition are rejected."""
+    m = get(mutator) if isinstance(mutator, str) else mutator
+    if logs is None:
+        logs = logs_for(m)
+
+    @st.composite
+    def draw_twin(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Mutant:
+        return m.twin(draw(logs), DrawAdapter(draw))
+
+    return draw_twin()
+
+
 _EXAMPLES = 3
 """Hypothesis' first example is always the simplest one; the seed decides the later ones,
 so the last of a few examples is the seeded mutant."""
 
 
-def apply_seeded(mutator: Edit, log: DraftSource, seed_value: int, *, compression: Compression | None = None) -> Mutant:
+def apply_seeded(mutator: Edit, log: DraftSource, seed_value: int, *, compression: Compression | None = None,
+                 twin: bool = False) -> Mutant:
     """Apply ``mutator`` (or any other edit) to one fixed ``log`` with choices drawn by Hypothesis seeded with
     ``seed_value``: the same seed (and Hypothesis version) gives the same mutant. Raises
-    :class:`Inapplicable` with the reason when the log misses the precondition."""
+    :class:`Inapplicable` with the reason when the log misses the precondition. With ``twin``, the
+    mutator's twin (:meth:`Mutator.twin`) instead, from the same draws as the mutant of that seed."""
+    if twin and not isinstance(mutator, Mutator):
+        raise TypeError(f"{mutator.name} is not an incident mutator: it has no twin")
+    make = mutator.twin_or_raise if isinstance(mutator, Mutator) and twin else mutator.apply_or_raise
     draft = as_draft(log)
     found: list[Mutant] = []
     reasons: list[str] = []
@@ -109,7 +129,7 @@ def apply_seeded(mutator: Edit, log: DraftSource, seed_value: int, *, compressio
     @given(st.data())
     def once(data: Any) -> None:
         try:
-            found.append(mutator.apply_or_raise(draft, data, compression=compression))
+            found.append(make(draft, data, compression=compression))
         except Inapplicable as why:
             reasons.append(str(why))
             reject()

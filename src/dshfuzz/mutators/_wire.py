@@ -38,14 +38,15 @@ def _coordinates(draft: EventDraft, index: int) -> dict[str, Any]:
     every later request replays an assistant message whose tool_calls have no tool messages,
     and archaeology loses the call's output.""",
 )
-def orphan_tool_call(draft: EventDraft, data: Any) -> str:
+def orphan_tool_call(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool call answered exactly once, whose assistant/message is on the
     final surface and whose result no later event cites. Removes that tool/result,
     renumbering later events. Deterministic given its draws."""
     visible, cited = set(surface_at(draft)), draft.referenced()
     candidates = [c for c in _answered_once(draft) if c.assistant in visible and c.results[0] not in cited]
     call = choose(data, candidates, "visible answered tool call")
-    draft.remove(call.results[0])
+    if defect:
+        draft.remove(call.results[0])
     return f"tool/result of call {call.call_id!r} (seq {call.results[0]}) removed"
 
 
@@ -71,7 +72,7 @@ nodes keeps the answer visible or makes it the range's endpoint)."""
     unresolved call: a warning, not a blocking defect.""",
     logs=_COMPACTED_CALLS,
 )
-def compacted_orphan_tool_call(draft: EventDraft, data: Any) -> str:
+def compacted_orphan_tool_call(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool call answered exactly once whose assistant/message and result are
     both shadowed by a later replace (and the result is no range endpoint). Removes that
     tool/result and drops it from every seq list, renumbering later events. Deterministic
@@ -81,7 +82,8 @@ def compacted_orphan_tool_call(draft: EventDraft, data: Any) -> str:
     candidates = [c for c in _answered_once(draft)
                   if c.assistant not in visible and c.results[0] not in visible and c.results[0] not in endpoints]
     call = choose(data, candidates, "compacted answered tool call")
-    draft.remove(call.results[0])
+    if defect:
+        draft.remove(call.results[0])
     return f"shadowed tool/result of call {call.call_id!r} (seq {call.results[0]}) removed"
 
 
@@ -98,7 +100,7 @@ _UNPARSABLE = (42, "raw output", [{"type": "text", "text": 7}], [{"kind": "text"
     path loads it, transcript archaeology silently drops the output, and the released v0
     codec refuses the payload.""",
 )
-def unparsable_tool_result(draft: EventDraft, data: Any) -> str:
+def unparsable_tool_result(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool/result with a tool-result block. Replaces a drawn one's output
     content by a drawn unparsable value. Deterministic given its draws."""
     candidates = []
@@ -108,8 +110,10 @@ def unparsable_tool_result(draft: EventDraft, data: Any) -> str:
             if type(block) is dict and block.get("type") == "tool-result":
                 candidates.append((i, block))
     i, block = choose(data, candidates, "tool-result block")
-    block["content"] = data.draw(st.sampled_from(_UNPARSABLE), label="content")
-    return f"seq {i} tool-result content = {block['content']!r}"
+    content = data.draw(st.sampled_from(_UNPARSABLE), label="content")
+    if defect:
+        block["content"] = content
+    return f"seq {i} tool-result content = {content!r}"
 
 
 @mutator(
@@ -122,7 +126,7 @@ def unparsable_tool_result(draft: EventDraft, data: Any) -> str:
     same id (a rename applied to one position). Compared by id, not by count, the log is
     already broken and no request assembly can fix it.""",
 )
-def id_positions_disagree(draft: EventDraft, data: Any) -> str:
+def id_positions_disagree(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool call with a tool/call and one tool/result. Renames the id in one
     drawn position (for the result: its source and its wrapper block together).
     Deterministic given its draws."""
@@ -130,6 +134,14 @@ def id_positions_disagree(draft: EventDraft, data: Any) -> str:
     assert call.call is not None  # an answered call has its tool/call
     position = data.draw(st.sampled_from(("block", "tool/call", "tool/result")), label="position")
     new = f"{call.call_id}-renamed"
+    if defect:
+        _rename(draft, call, position, new)
+    return f"call {call.call_id!r}: {position} id renamed to {new!r}"
+
+
+def _rename(draft: EventDraft, call: ToolCall, position: str, new: str) -> None:
+    """Rename ``call``'s id in one position: its block, its tool/call or its result (source and block)."""
+    assert call.call is not None  # an answered call has its tool/call
     if position == "block":
         message_of(draft.events[call.assistant])["content"][call.block]["id"] = new
     elif position == "tool/call":
@@ -141,7 +153,6 @@ def id_positions_disagree(draft: EventDraft, data: Any) -> str:
         for block in content if type(content) is list else ():
             if type(block) is dict and block.get("type") == "tool-result":
                 block["toolCallId"] = new
-    return f"call {call.call_id!r}: {position} id renamed to {new!r}"
 
 
 def _tool_pair(draft: EventDraft, at: int, coordinates: dict[str, Any], call_id: str) -> None:
@@ -169,17 +180,20 @@ def _tool_pair(draft: EventDraft, at: int, coordinates: dict[str, Any], call_id:
     the surface after an assistant message that made no tool calls (a marker hid the calling
     message but not its results, or a replay wrote results with no call).""",
 )
-def dangling_tool_message(draft: EventDraft, data: Any) -> str:
+def dangling_tool_message(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an appended assistant/message without tool-call blocks, not inside a
     later replace's range. Inserts, right after a drawn one, a tool/call and tool/result for
-    a fresh, never-advertised call id. Deterministic given its draws."""
+    a fresh, never-advertised call id. Deterministic given its draws. Its twin inserts nothing:
+    the unadvertised pair is the defect itself (advertising it would also need a tool-calls
+    finish and a following step, a different log)."""
     calling, inside = {c.assistant for c in tool_calls(draft)}, replace_guard(draft)
     candidates = [
         i for i in draft.of_type("assistant/message")
         if draft.events[i].get("surfaceOp") == "append" and i not in calling and not inside(i + 1)
     ]
     i = choose(data, candidates, "assistant/message without tool calls")
-    _tool_pair(draft, i + 1, _coordinates(draft, i), f"call_dangling_{i}")
+    if defect:
+        _tool_pair(draft, i + 1, _coordinates(draft, i), f"call_dangling_{i}")
     return f"unadvertised tool/call + tool/result inserted after seq {i}"
 
 
@@ -192,10 +206,11 @@ def dangling_tool_message(draft: EventDraft, data: Any) -> str:
     had already been answered, after all of the message's results. The second tool message
     answers a call id that is no longer pending; strict providers refuse the request.""",
 )
-def replayed_tool_result(draft: EventDraft, data: Any) -> str:
+def replayed_tool_result(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool call answered once whose round no later replace spans. Inserts a
     copy of its tool/result (new message id) after the last result of the same assistant
-    message. Deterministic given its draws."""
+    message. Deterministic given its draws. Its twin inserts nothing: the second result is the
+    defect itself."""
     last_of: dict[int, int] = {}
     for c in tool_calls(draft):
         last_of[c.assistant] = max([last_of.get(c.assistant, -1), *c.results])
@@ -206,7 +221,8 @@ def replayed_tool_result(draft: EventDraft, data: Any) -> str:
     replay = copy_json(draft.events[call.results[0]])
     message_of(replay)["id"] = f"{message_of(replay).get('id')}-replayed"
     replay["time"] = time_near(draft, last + 1)
-    draft.insert(last + 1, replay)
+    if defect:
+        draft.insert(last + 1, replay)
     return f"tool/result for {call.call_id!r} replayed at seq {last + 1}"
 
 
@@ -221,10 +237,11 @@ def replayed_tool_result(draft: EventDraft, data: Any) -> str:
     missing result (W3). The results are still in the step, so every official layer
     accepts; only the provider refuses.""",
 )
-def user_text_between(draft: EventDraft, data: Any) -> str:
+def user_text_between(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: an answered tool call whose assistant/message no later replace spans.
     Inserts a user text message append right after a drawn such assistant/message, before
-    its results. Deterministic given its draws."""
+    its results. Deterministic given its draws. Its twin inserts nothing: the text's place
+    is the defect."""
     inside = replace_guard(draft)
     candidates = [c for c in tool_calls(draft) if c.results and not inside(c.assistant + 1)]
     call = choose(data, candidates, "answered tool call")
@@ -232,8 +249,9 @@ def user_text_between(draft: EventDraft, data: Any) -> str:
     text = data.draw(st.sampled_from(("wait", "also check the tests", "stop")), label="text")
     message = {"id": f"msg-user-steer-{at}", "role": "user", "content": [{"type": "text", "text": text}],
                "source": {"kind": "user"}}
-    draft.insert(at, {"type": "user/message", "seq": at, "time": time_near(draft, at), "data": message,
-                      "surfaceOp": "append"})
+    if defect:
+        draft.insert(at, {"type": "user/message", "seq": at, "time": time_near(draft, at), "data": message,
+                          "surfaceOp": "append"})
     return f"user text inserted at seq {at}, between call {call.call_id!r} and its result"
 
 
@@ -248,10 +266,12 @@ def user_text_between(draft: EventDraft, data: Any) -> str:
     the provider refuses it before inference: "An assistant message with 'tool_calls' must be
     followed by tool messages responding to each 'tool_call_id'".""",
 )
-def scheduler_failure(draft: EventDraft, data: Any) -> str:
+def scheduler_failure(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a tool call with a tool/call in a step with integer turn and step.
     Truncates the log right after a drawn tool/call and closes the step and turn with
-    step/end and turn/end{kind: "error"}. Deterministic given its draws."""
+    step/end and turn/end{kind: "error"}. Deterministic given its draws. Its twin truncates
+    after the round's last tool/call or tool/result instead (every call answered) and closes
+    the step and turn the same way."""
     enclosures = steps(draft)
     candidates = [c for c in tool_calls(draft) if c.call is not None
                   and type(_coordinates(draft, c.call)["turn"]) is int
@@ -259,7 +279,12 @@ def scheduler_failure(draft: EventDraft, data: Any) -> str:
     call = choose(data, candidates, "tool/call in a step")
     assert call.call is not None  # every candidate has its tool/call
     coordinates = _coordinates(draft, call.call)
-    draft.truncate(call.call + 1)
+    draft.check_truncate(call.call + 1)
+    if defect:
+        draft.truncate(call.call + 1)
+    else:
+        answered = [j for c in tool_calls(draft) if c.assistant == call.assistant for j in (c.call, *c.results)]
+        draft.truncate(max(j for j in answered if j is not None) + 1)
     time = time_near(draft, len(draft.events))
     at = len(draft.events)
     draft.events.append({"type": "step/end", "seq": at, "time": time + 1, "data": coordinates})
