@@ -12,13 +12,16 @@ from dshfuzz.harness._judges import BuiltinChecker
 from dshfuzz.mutators import MUTATORS, Inapplicable, apply_seeded, incident_weights
 
 
-def _mutant(name: str) -> Example:
+def _mutant(name: str, *, twin: bool = False) -> Example:
+    """The first seeded mutant of ``name`` (or its twin: the same draws without the defect,
+    still expecting the mutant's rules)."""
     for i, log in enumerate(generate(20, seed=11, turns=(1, 3), weights=incident_weights())):
         try:
             m = apply_seeded(MUTATORS[name], log, i)
         except Inapplicable:
             continue
-        return Example(m.data, m.compression, name, m.expects, m.description, m.format_version)
+        made = apply_seeded(MUTATORS[name], log, i, twin=True) if twin else m
+        return Example(made.data, made.compression, name, m.expects, made.description, made.format_version)
     raise AssertionError(f"{name} applied to none of the sample logs")
 
 
@@ -77,3 +80,20 @@ def test_an_unconfirmed_miss_is_reported_apart_and_fails_no_campaign():
     assert (finding["confirmed"], finding["confirmation"]) == (False, "why")
     summary.add(_found("miss|expected|T3|v0", True))
     assert [f.signature for f in summary.checker_defects] == ["miss|expected|T3|v0"] and summary.failing
+
+
+def test_a_confirmed_miss_whose_witness_lacks_the_incident_takes_the_second_mutant_as_witness():
+    """A witness always shows the incident it is about: the twin of a partial coverage (the same
+    log without the defect) is no witness of missed S5 and S8, the mutant that confirmed it is."""
+    from dshfuzz.harness._confirm import better_witness
+
+    witness = _mutant("partial-coverage", twin=True)
+    with Judge(BuiltinChecker(without=frozenset({"S5", "S8"}))) as judge:
+        defect = next(d for d in judge.judge(witness).defects if d.layer == "expected")
+        outcome = confirm_expected_miss(judge, defect, "partial-coverage", witness, seed=1)
+        assert outcome.confirmed, outcome.detail
+        better = better_witness(judge, defect, witness, outcome)
+        assert better is not None and better.example == outcome.example
+        assert {"S5", "S8"} <= judge.reported_by_builtin(better.example)
+        assert better_witness(judge, defect, better.example, outcome) is None  # a witness with the incident stays
+

@@ -575,7 +575,7 @@ def _worker(
     from hypothesis import find
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    from ._confirm import Confirmation, confirm_expected_miss, needs_confirmation
+    from ._confirm import Confirmation, better_witness, confirm_expected_miss, needs_confirmation
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
     from ._strategy import VALID, schedule, sibling_examples
@@ -715,9 +715,12 @@ def _worker(
         mutator = witness.best.mutator
         if witness.confirmation is not None or not needs_confirmation(defect) or mutator is None:
             return
-        witness.confirmation = confirm_expected_miss(
+        witness.confirmation = confirmation = confirm_expected_miss(
             judge, defect, mutator, witness.best, seed=config.seed, interrupted=should_stop,
         )
+        better = better_witness(judge, defect, witness.best, confirmation)
+        if better is not None:
+            witness.best, witness.judged = better.example, better
 
     def minimise_now(witness: _Witness, judge: Judge) -> None:
         confirm(witness, judge)

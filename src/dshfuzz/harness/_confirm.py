@@ -8,7 +8,9 @@ the same mutator (a seed of their own, never the witness's log) until one carrie
 incident (the built-in checker with every rule on reports every missed rule on it) in the
 witness's format, and asks the checker about that one. The finding is confirmed when the
 checker misses every one of its rules there too, under the same kind; otherwise it is
-reported apart, as unconfirmed, with what the second mutant was.
+reported apart, as unconfirmed, with what the second mutant was. A confirmed finding whose
+own witness does not carry the incident (the built-in checker does not see it there either)
+takes the second mutant as its witness: a witness always shows the incident it is about.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._classify import Disagreement
-from ._judge import Example, Judge, scope_of
+from ._judge import Example, Judge, JudgedExample, scope_of
 
-__all__ = ["CONFIRM_DRAWS", "Confirmation", "confirm_expected_miss", "needs_confirmation"]
+__all__ = ["CONFIRM_DRAWS", "Confirmation", "better_witness", "confirm_expected_miss", "needs_confirmation"]
 
 CONFIRM_DRAWS = 40
 """Mutants drawn at most while looking for one that carries the incident: a mutator's
@@ -30,10 +32,12 @@ precondition rejects some logs, and a log of the other format does not count."""
 
 @dataclass(frozen=True, slots=True)
 class Confirmation:
-    """Whether a second mutant reproduced the finding, and in one line what it was."""
+    """Whether a second mutant reproduced the finding, in one line what it was, and (when it
+    did) the mutant itself."""
 
     confirmed: bool
     detail: str
+    example: Example | None = None
 
 
 class _Decided(BaseException):
@@ -86,7 +90,7 @@ def confirm_expected_miss(
         judged = judge.judge(example, scope)
         shown = [d for d in judged.disagreements if d.kind == defect.kind and d.layer == "expected"]
         if any(wanted <= frozenset(d.rules) for d in shown):
-            raise _Decided(Confirmation(True, f"reproduced on a second mutant: {example.description}"))
+            raise _Decided(Confirmation(True, f"reproduced on a second mutant: {example.description}", example))
         said = sorted(f.rule for f in judged.verdict.findings)
         raise _Decided(Confirmation(
             False,
@@ -107,3 +111,17 @@ def confirm_expected_miss(
     except (NoSuchExample, Unsatisfiable):
         pass
     return Confirmation(False, f"no second mutant of {mutator} carried the incident in {draws} draws")
+
+
+def better_witness(
+    judge: Judge, defect: Disagreement, witness: Example, confirmation: Confirmation
+) -> JudgedExample | None:
+    """The second mutant's full judgement, when it should be the finding's witness: the finding
+    is confirmed, the built-in checker does not see every missed rule on ``witness`` (its
+    incident is not there), and the second mutant shows the finding's signature. ``None``
+    otherwise: the witness stays."""
+    second = confirmation.example
+    if not confirmation.confirmed or second is None or frozenset(defect.rules) <= judge.reported_by_builtin(witness):
+        return None
+    judged = judge.judge(second)
+    return judged if defect.signature in {d.signature for d in judged.disagreements} else None
