@@ -57,7 +57,8 @@ def test_a_missed_declared_rule_minimises_to_a_small_log_that_still_breaks_it(ru
     assert (finding.signature, finding.mutator, finding.stage) == expected, witness
     assert rule in _built_in_rules(finding, tmp_path), f"the minimal log lost the defect:\n{witness}"
     events = len(parse_log(finding.data, compression=finding.compression).events)  # type: ignore[arg-type]
-    assert 0 < events <= 6, f"{events} events left:\n{witness}"
+    # a marker stands in a turn and step of its own after a closed turn (no rider: it is valid there)
+    assert 0 < events <= 8, f"{events} events left:\n{witness}"
 
 
 def _defect(kind: str, layer: str | None = None) -> Disagreement:
