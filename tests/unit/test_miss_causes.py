@@ -165,3 +165,39 @@ def test_a_declared_rule_missed_on_a_log_the_checker_refused_under_other_ids_is_
     [found] = [d for d in classify(_verdict(("W1", "error")), truth) if d.layer == "expected"]
     assert found.signature == "rule-id|expected|P5|v0", found
     assert found.is_checker_defect and "W1" in found.detail
+
+
+_V1_LAYERS = ("fold", "invariants", "meter", "inbox", "released")  # the official layers that read format 1
+
+
+def _marker_hiding_answers():
+    from pathlib import Path
+
+    from dshfuzz.harness._judges import BuiltinChecker
+
+    data = (Path(__file__).resolve().parents[1] / "data" / "marker-hides-answers-v1.jsonl").read_bytes()
+    return BuiltinChecker().check_data(data, "none")
+
+
+def test_a_rule_only_an_unread_layer_enforces_is_no_false_alarm():
+    """A checker that reports W3 (without saying it follows from the marker) on a format-1 log
+    whose every reading layer accepts has not alarmed falsely: the built-in checker names only the
+    provider for that W3, and no judge reads format 1 for the provider."""
+    from dataclasses import replace
+
+    reference = _marker_hiding_answers()
+    assert {"P1", "W3"} <= {f.rule for f in reference.findings}
+    uncaused = replace(reference, findings=tuple(replace(f, caused_by=None) for f in reference.findings), checked=())
+    truth = truth_from({layer: True for layer in _V1_LAYERS}, expected=("P1",), oracle_consulted=False,
+                       format_version=1)
+    assert not [d for d in classify(uncaused, truth, reference=reference) if d.kind == "false-alarm"]
+    assert not [d for d in classify(reference, truth) if d.kind == "false-alarm"]  # the built-in checker itself
+
+
+def test_the_same_rule_is_a_false_alarm_where_a_judge_reads_its_layer():
+    """Where the reference oracle reads the log (format 0) and models the provider, and accepts,
+    the same W3 is a false alarm."""
+    reference = _marker_hiding_answers()
+    truth = truth_from({layer: True for layer in _V1_LAYERS}, expected=("P1",), oracle_consulted=True)
+    [found] = [d for d in classify(reference, truth) if d.kind == "false-alarm"]
+    assert "W3" in found.rules

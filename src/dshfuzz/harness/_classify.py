@@ -331,6 +331,9 @@ def classify(
         modelled = truth.oracle_consulted
         unexplained = frozenset(r for r in unexplained if modelled and rule_is_modelled(r))
     if unexplained and truth.all_accept:
+        # a layer no judge read this log for (the provider, on a format only the official layers read) accepts nothing
+        unexplained = frozenset(r for r in unexplained if _judged_clean(r, truth, reference or verdict))
+    if unexplained and truth.all_accept:
         out.append(found("false-alarm", None, sorted(unexplained), "every official layer and the oracle accept"))
     consulted = truth.refusing | truth.accepted
     model_only = truth.oracle_refusing - consulted  # an official layer that reads the log speaks for it
@@ -386,6 +389,29 @@ def classify(
             if theirs and ours and theirs.isdisjoint(ours):
                 out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+def _judged_clean(rule: str, truth: Truth, reading: CheckerVerdict) -> bool:
+    """Whether a judge consulted on the log speaks for a layer that would refuse ``rule`` there:
+    one of the layers the built-in checker's finding of ``rule`` on this log names (``reading``:
+    the reference's verdict, or the checker's own when it is the built-in one), else the
+    registry's, accepted by a consulted official layer or by a complete reference model the
+    oracle ran. A rule no layer enforces (a catalog rule) is spoken for by the log's construction."""
+    instances = [f for f in reading.checked if str(f.rule) == rule]
+    layers = (frozenset(str(x) for f in instances for x in f.refused_by) if instances
+              else frozenset(str(x) for x in _registry_layers(rule)))
+    if not layers:
+        return True
+    return bool(layers & truth.accepted) or (truth.oracle_consulted and bool(layers & MODELLED_LAYERS))
+
+
+def _registry_layers(rule: str) -> tuple[object, ...]:
+    from dshfuzz.checker import RULES, RuleId
+
+    try:
+        return tuple(RULES[RuleId(rule)].refused_by)
+    except ValueError:
+        return ()
 
 
 def _unclaimed_cause(
