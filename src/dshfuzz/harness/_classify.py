@@ -26,6 +26,11 @@ Kinds, checker defects first:
   the log under other ids (layer ``expected``): the log was caught, under the wrong name;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
   log (no official layer reads its format, or none was consulted): reported apart;
+* ``wrong-layer`` — the checker says which official layers refuse the log (its findings'
+  ``refusedBy``) and the claim is wrong for a layer the campaign consulted: a finding
+  names a layer that accepts the log (layer ``L:accepts``), or a layer refuses a log the
+  checker refused for it while no finding names it (``L:refuses``); a checker that says
+  nothing of layers is never judged for it, and a refusal it missed is a miss, not this;
 * ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
   at none of the reference's seqs, on a log whose seqs name events unambiguously
   (a finding without a location is never in the wrong place);
@@ -60,7 +65,7 @@ never the mutator, which is only one of the ways a campaign reached the cause.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -77,6 +82,7 @@ DisagreementKind = Literal[
     "miss-model-only",
     "rule-id",
     "wrong-place",
+    "wrong-layer",
     "crash",
     "timeout",
     "unparsable-output",
@@ -90,7 +96,8 @@ DisagreementKind = Literal[
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
-    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "crash", "timeout", "unparsable-output",
+    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "wrong-layer", "crash", "timeout",
+     "unparsable-output",
      "metamorphic"}
 )
 LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
@@ -366,6 +373,7 @@ def classify(
                 found(kind, layer, (refusal_fingerprint(reason),) if reason else (),
                       f"{by} {layer} refuses{said}; the checker reported no error")
             )
+    out.extend(_wrong_layers(verdict, truth, layers, found))
     missing = truth.expected - reported
     claimed = claimed_rules(missing, vocabulary)
     if claimed and verdict.error_rules:
@@ -408,6 +416,39 @@ def claimed_rules(rules: Iterable[str], vocabulary: frozenset[str] | None) -> fr
     if vocabulary is None:
         return frozenset(r for r in rules if r not in LIMIT_RULES)
     return frozenset(r for r in rules if r in vocabulary)
+
+
+def _wrong_layers(
+    verdict: CheckerVerdict,
+    truth: Truth,
+    layers: frozenset[str] | None,
+    found: Callable[[DisagreementKind, str | None, Iterable[str], str], Disagreement],
+) -> list[Disagreement]:
+    """The checker's claims about which layers refuse the log (its findings' ``refusedBy``),
+    held to the official layers consulted within its scope: a named layer that accepts, and
+    a refusing layer no finding names although the checker refused the log for it (an error
+    the registry maps to it; without one the refusal is a miss, reported as such)."""
+    claims = [f for f in verdict.findings if f.refused_by is not None]
+    if not claims:
+        return []
+    judged = (truth.refusing | truth.accepted) if layers is None else (truth.refusing | truth.accepted) & layers
+    named: dict[str, set[str]] = {}
+    for f in claims:
+        for layer in f.refused_by or ():
+            named.setdefault(layer, set()).add(f.rule)
+    out = []
+    for layer in sorted(judged & truth.accepted & named.keys()):
+        rules = sorted(named[layer])
+        out.append(found("wrong-layer", f"{layer}:accepts", rules,
+                         f"{', '.join(rules)} {'says' if len(rules) == 1 else 'say'} {layer} refuses the log; {layer} accepts it"))
+    for layer in sorted((judged & truth.refusing) - named.keys()):
+        caught = sorted(verdict.error_rules & (rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))))
+        if caught:
+            said = f" ({truth.reasons[layer][:200]})" if truth.reasons.get(layer) else ""
+            out.append(found("wrong-layer", f"{layer}:refuses", caught,
+                             f"{layer} refuses the log{said}; the checker refused it ({', '.join(caught)}) but no "
+                             f"finding names {layer}"))
+    return out
 
 
 def _placed(seqs: frozenset[int | None]) -> frozenset[int]:

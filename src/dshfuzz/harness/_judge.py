@@ -130,6 +130,9 @@ def scope_of(defect: Disagreement) -> Scope:
         return _CHECKER_ALONE
     if defect.kind == "wrong-place":
         return replace(_CHECKER_ALONE, reference=True)
+    if defect.kind == "wrong-layer":  # the claim is judged by the one layer it is wrong about
+        layer = str(defect.layer).partition(":")[0]
+        return replace(_CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else ())
     if defect.kind == "metamorphic":
         return replace(_CHECKER_ALONE, twin=True)
     if defect.kind == "oracle-crash":
@@ -247,7 +250,8 @@ def _findings_without(verdict: CheckerVerdict, rules: frozenset[str]) -> tuple[R
         from dshfuzz.checker import attribute
 
         kept = attribute([replace(f, caused_by=None) for f in verdict.checked if str(f.rule) not in rules])
-        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in kept)
+        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by, tuple(map(str, f.refused_by)))
+                     for f in kept)
     at: dict[int, int] = {}
     for i, f in enumerate(verdict.findings):
         if f.rule not in rules:
