@@ -128,6 +128,9 @@ class Truth:
     locations_reliable: bool = True
     reasons: Mapping[str, str] = field(default_factory=dict)
     """Each refusing official layer's message: what a miss of it is keyed by."""
+    header_record: bool = True
+    """Whether the log's header line is a JSON object: the bridge hands the seed and invariants
+    layers no header otherwise, so their verdict is not on the log's header."""
 
     @property
     def official_consulted(self) -> bool:
@@ -432,13 +435,22 @@ def _wrong_layers(
     if not claims:
         return []
     judged = (truth.refusing | truth.accepted) if layers is None else (truth.refusing | truth.accepted) & layers
-    named: dict[str, set[str]] = {}
-    for f in claims:
+    if not truth.header_record:  # the bridge ran seed and invariants without the log's (non-object) header
+        judged -= _HEADERLESS_LAYERS
+    named: dict[str, set[str]] = {}  # every claim: what a refusing layer must be named by
+    asserted: dict[str, set[str]] = {}  # the claims an accepting layer refutes
+    for i, f in enumerate(claims):
         for layer in f.refused_by or ():
             named.setdefault(layer, set()).add(f.rule)
+            if f.rule in LIMIT_RULES:
+                continue  # a limit's layers are those that would run out of memory on a log that big
+            if f.caused_by is not None and _error_root(verdict, f.caused_by):
+                continue  # a cascade's layers are read off the checker's state past its root's failure,
+                # which a layer reading past that root need not share: the root's claim is judged
+            asserted.setdefault(layer, set()).add(f.rule)
     out = []
-    for layer in sorted(judged & truth.accepted & named.keys()):
-        rules = sorted(named[layer])
+    for layer in sorted(judged & truth.accepted & asserted.keys()):
+        rules = sorted(asserted[layer])
         out.append(found("wrong-layer", f"{layer}:accepts", rules,
                          f"{', '.join(rules)} {'says' if len(rules) == 1 else 'say'} {layer} refuses the log; {layer} accepts it"))
     for layer in sorted((judged & truth.refusing) - named.keys()):
@@ -449,6 +461,14 @@ def _wrong_layers(
                              f"{layer} refuses the log{said}; the checker refused it ({', '.join(caught)}) but no "
                              f"finding names {layer}"))
     return out
+
+
+_HEADERLESS_LAYERS = frozenset(map(str, (L.SEED, L.INVARIANTS)))
+
+
+def _error_root(verdict: CheckerVerdict, index: int) -> bool:
+    """Whether the finding at ``index`` of ``verdict`` is an error (a root a cascade follows)."""
+    return 0 <= index < len(verdict.findings) and verdict.findings[index].severity == "error"
 
 
 def _placed(seqs: frozenset[int | None]) -> frozenset[int]:

@@ -518,6 +518,9 @@ class Judge:
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
             classified = [d for d in classified if d.kind != "wrong-place"]
+        if any(d.kind == "wrong-layer" for d in classified) and not header_is_record(example.data, example.compression):
+            truth = replace(truth, header_record=False)
+            classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary, layers=self.layers)
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
             example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds,
@@ -711,6 +714,18 @@ def _twin(example: Example) -> Example | None:
     if example.transform is None or example.original is None:
         return None
     return Example(example.original, example.original_compression, format_version=example.format_version)
+
+
+def header_is_record(data: bytes, compression: Compression) -> bool:
+    """Whether the log's header line is a JSON object (a log our reader refuses: not known to be
+    otherwise, so ``True``)."""
+    from dshfuzz.model import MISSING, parse_log
+
+    try:
+        header = parse_log(data, compression=compression).header
+    except Exception:  # noqa: BLE001 - an unreadable log is judged as it is
+        return True
+    return header is None or header.raw is MISSING or isinstance(header.raw, dict)
 
 
 def _seqs_name_events(example: Example) -> bool:
