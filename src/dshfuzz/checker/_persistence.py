@@ -19,6 +19,7 @@ import re
 from operator import itemgetter
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from heapq import heapify, heappop, heappush
 from typing import Any, TypeGuard
 
@@ -800,20 +801,27 @@ def _shaped_types(version: int | None) -> dict[str, str]:
         shaped["request/header"] = "request_header"
     if version == 3 and "system/message" in known:
         shaped["system/message"] = "system_message"
+    if version == 1:  # a title's messageSeqs: whether format 1's released restore reads a cited message
+        shaped["session/title"] = "title"
     return shaped
 
 
-@rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message"))
+@rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message", "session/title"))
 class PayloadShape:
     """The payload shapes seed and load assert (S:1215-1270) of the types that have one, whatever
     their envelope: messages (E6), a request/header's header (E10), a v3 system/message's plugin
     source (E9). A type the log's version does not know, or a retired form (a request/header whose
     reason is "fallback"), is :class:`Envelope`'s alone. Handed heads only: a packed run's
-    members are chunks, which carry no payload of this kind. State: none."""
+    members are chunks, which carry no payload of this kind. State: in a format-1 log, the user
+    messages with content that is no array, held until the end, and the seqs titles cite: format
+    1's released restore reads such a message's content only where a title cites it (V01
+    ``assertTitleSources`` calls ``content.flatMap``)."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.types = _shaped_types(ctx.version)
+        self.held: list[tuple[int, Finding]] = []
+        self.cited: set[int] = set()
 
     def message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
@@ -821,7 +829,21 @@ class PayloadShape:
         # the common case, a well-formed message, finds nothing: no generator for it
         if message_shape_error(t, raw.get("data", MISSING)) is None:
             return None
-        return _message_shape(self.ctx, ev, raw, t)
+        found = _message_shape(self.ctx, ev, raw, t)
+        if self.ctx.version != 1 or t != "user/message" or not isinstance(raw.get("seq"), int):
+            return found
+        data = raw.get("data", MISSING)
+        if _is_record(data) and type(data.get("content", MISSING)) is not list:
+            self.held.extend((raw["seq"], f) for f in found)
+            return None
+        return found
+
+    def title(self, index: int, ev: Event) -> None:
+        data = ev.raw.get("data", MISSING)
+        seqs = data.get("messageSeqs", MISSING) if _is_record(data) else MISSING
+        if type(seqs) is list:
+            self.cited.update(s for s in seqs if type(s) is int)
+        return None
 
     def request_header(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
@@ -833,8 +855,13 @@ class PayloadShape:
     def system_message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         return _system_message(self.ctx, ev, ev.raw)
 
-    def finish(self) -> None:
-        return None
+    def finish(self) -> list[Finding] | None:
+        if not self.held:
+            return None
+        return [
+            replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.RELEASED)) if seq in self.cited else f
+            for seq, f in self.held
+        ]
 
 
 def _exact_envelope(raw: dict[str, Any]) -> bool:
