@@ -170,3 +170,23 @@ def test_a_log_several_layers_refuse_with_their_own_messages_is_one_cause(offici
     assert {"fold", "load", "released"} <= grouped, (
         f"one seq gap, {len(summary.causes())} causes: " + "; ".join(f"{f.signature} shows {f.shows}" for f in misses)
     )
+
+
+@pytest.mark.slow
+def test_a_short_campaign_finds_a_refused_by_claim_naming_the_wrong_layer(tmp_path, monkeypatch, request):
+    """The built-in checker with one rule's refusedBy altered (E2 names the meter): a 60 s campaign
+    reports it as wrong-layer (the meter accepts a seq gap; the layers that refuse it go unnamed)."""
+    request.getfixturevalue("official")  # wrong-layer is judged by the official layers alone
+    monkeypatch.chdir(REPO)
+    config = CampaignConfig(
+        checker="py:tests.broken_checkers.wrong_layer:check",
+        seed=1,
+        workers=1,
+        budget_seconds=60,
+        official=True,
+        out=tmp_path,
+    )
+    planted, seen = _first_settled(config, _planted("wrong-layer", "E2"))
+    assert planted is not None, f"the altered refusedBy was not found; found instead: {seen}"
+    assert planted.layer in ("meter:accepts", "fold:refuses", "seed:refuses", "invariants:refuses", "load:refuses",
+                             "released:refuses"), planted.signature

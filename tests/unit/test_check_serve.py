@@ -55,7 +55,8 @@ class _Client:
 
 def _builtin(path: Path) -> list[dict]:
     verdict = load_checker("builtin").check(path)
-    return [{"rule": f.rule, "severity": f.severity, "seq": f.seq, "causedBy": f.caused_by} for f in verdict.findings]
+    return [{"rule": f.rule, "severity": f.severity, "seq": f.seq, "causedBy": f.caused_by,
+             "refusedBy": list(f.refused_by or ())} for f in verdict.findings]
 
 
 def test_the_server_greets_answers_survives_bad_requests_and_ends_at_eof(logs, tmp_path):

@@ -31,6 +31,7 @@ from dshfuzz.generators import FeatureWeights, session_logs
 from dshfuzz.model import MISSING, Event, encode_jsonl, parse_log
 from dshfuzz.contracts import deep_equal_json
 from dshfuzz.contracts import js as _js
+from dshfuzz.contracts.layers import OfficialLayer
 from dshfuzz.oracle import _lifecycle, check_lifecycle
 
 _RULES = frozenset(RuleId(f"{p}{i}") for p, n in (("S", 9), ("W", 6)) for i in range(1, n)) | {RuleId.G4}
@@ -78,7 +79,8 @@ def _ref_provenance(raw: dict[str, Any], t: Any, seq: int, rule: Any, v3: bool) 
         raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _surface._NOT_ARRAY)
     if not src and t != "assistant/message":
         also = (RuleId.S6,) if rule is not RuleId.S6 else ()
-        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _surface._SURFACE_PATH, also=also)
+        refused = (*_surface._SURFACE_PATH, OfficialLayer.RELEASED) if rule is RuleId.S6 else _surface._SURFACE_PATH
+        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", refused, also=also)
     sources: set[int] = set()
     non_earlier = None
     for s in src:

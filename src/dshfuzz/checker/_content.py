@@ -65,8 +65,11 @@ def content_element_defect(content: Any) -> tuple[int, str, bool] | None:
         if element.__class__ is dict:
             kind = element.get("type", MISSING)
             if kind.__class__ is str and kind:
-                if (kind == "text" or kind == "reasoning") and element.get("text", MISSING).__class__ is not str:
-                    return k, f"text must be a string (got {_kind(element.get('text', MISSING))})", True
+                text = element.get("text", MISSING)
+                if (kind == "text" or kind == "reasoning") and text.__class__ is not str:
+                    # the meter prices the text's length: an array's is a number, the rest throw or
+                    # price NaN, which its projection schema refuses (TM estimateContent)
+                    return k, f"text must be a string (got {_kind(text)})", text.__class__ is not list
                 continue
             return k, "type must be a non-empty string", False
         return k, f"must be a JSON object (got {_kind(element)})", element is None

@@ -19,6 +19,7 @@ import re
 from operator import itemgetter
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from heapq import heapify, heappop, heappush
 from typing import Any, TypeGuard
 
@@ -118,7 +119,15 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
     raw = h.raw
     if not _is_record(raw) or raw.get("type") != "session":
         got = "not a JSON object" if not _is_record(raw) else f"type is {_s(raw.get('type', MISSING))}"
-        yield ctx.finding(R.H1, f"corrupt session log: first line is not a session header ({got})", line=h.line, frame=h.frame)
+        # Session.create's header has no type (validateSessionHeader reads none): a record whose
+        # type is wrong is the loader's and the released codec's refusal, and the other layers'
+        # only where its other fields break what they read
+        refused = None
+        if _is_record(raw):
+            also = {x for f in _header_fields(ctx, raw, h.line, h.frame) for x in f.refused_by}
+            refused = tuple(x for x in L if x in also or x in (L.LOAD, L.RELEASED))
+        yield ctx.finding(R.H1, f"corrupt session log: first line is not a session header ({got})", line=h.line,
+                          frame=h.frame, refused_by=refused)
         return
     yield from _header_fields(ctx, raw, h.line, h.frame)
 
@@ -134,10 +143,14 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         yield bad(f"session header version {_s(version)} is not a known format version (0, 1, 2, 3)")
     v0 = ctx.version in (0, 1)
     if type(raw.get("id")) is not str:
-        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}")
+        # Session.create checks only that the header's id is the id it is given, which its callers
+        # take from the header: the loader and the released codec refuse a non-string id
+        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (L.LOAD, L.RELEASED))
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or _negative_zero(created):
-        yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}", _WITH_INVARIANTS)
+        # the store mints createdAt where the header has none (``meta?.createdAt ?? Date.now()``)
+        yield bad(f"session header createdAt must be a non-negative safe integer, got {_s(created)}",
+                  _ALL_LOAD if created is None or created is MISSING else _WITH_INVARIANTS)
     cwd = raw.get("cwd", MISSING)
     if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
         yield bad(f"session header cwd must be an absolute path, got {_s(cwd)}", _WITH_INVARIANTS)
@@ -755,7 +768,9 @@ class Envelope:
             return
         if t in RETIRED_TYPES or (t == "request/header" and _is_record(raw.get("data")) and raw["data"].get("reason") == "fallback"):
             what = f'legacy {t} event' if t in RETIRED_TYPES else 'legacy request/header reason "fallback"'
-            refused = (L.LOAD, L.RELEASED) if t == "mode/set" else (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+            refused: tuple[L, ...] = (L.LOAD, L.RELEASED) if t == "mode/set" else (L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
+            if ctx.version == 1 and t == "request/header":  # format 1's released restore reads no reason (measured)
+                refused = tuple(x for x in refused if x is not L.RELEASED)
             yield ctx.finding(R.E5, f"event uses unsupported {what}", event=ev, refused_by=refused)
             return
         if t not in self.known:
@@ -786,20 +801,27 @@ def _shaped_types(version: int | None) -> dict[str, str]:
         shaped["request/header"] = "request_header"
     if version == 3 and "system/message" in known:
         shaped["system/message"] = "system_message"
+    if version == 1:  # a title's messageSeqs: whether format 1's released restore reads a cited message
+        shaped["session/title"] = "title"
     return shaped
 
 
-@rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message"))
+@rule_walk(R.E6, R.E9, R.E10, types=(*sorted(MESSAGE_TYPES), "request/header", "system/message", "session/title"))
 class PayloadShape:
     """The payload shapes seed and load assert (S:1215-1270) of the types that have one, whatever
     their envelope: messages (E6), a request/header's header (E10), a v3 system/message's plugin
     source (E9). A type the log's version does not know, or a retired form (a request/header whose
     reason is "fallback"), is :class:`Envelope`'s alone. Handed heads only: a packed run's
-    members are chunks, which carry no payload of this kind. State: none."""
+    members are chunks, which carry no payload of this kind. State: in a format-1 log, the user
+    messages with content that is no array, held until the end, and the seqs titles cite: format
+    1's released restore reads such a message's content only where a title cites it (V01
+    ``assertTitleSources`` calls ``content.flatMap``)."""
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
         self.types = _shaped_types(ctx.version)
+        self.held: list[tuple[int, Finding]] = []
+        self.cited: set[int] = set()
 
     def message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
@@ -807,7 +829,21 @@ class PayloadShape:
         # the common case, a well-formed message, finds nothing: no generator for it
         if message_shape_error(t, raw.get("data", MISSING)) is None:
             return None
-        return _message_shape(self.ctx, ev, raw, t)
+        found = _message_shape(self.ctx, ev, raw, t)
+        if self.ctx.version != 1 or t != "user/message" or not isinstance(raw.get("seq"), int):
+            return found
+        data = raw.get("data", MISSING)
+        if _is_record(data) and type(data.get("content", MISSING)) is not list:
+            self.held.extend((raw["seq"], f) for f in found)
+            return None
+        return found
+
+    def title(self, index: int, ev: Event) -> None:
+        data = ev.raw.get("data", MISSING)
+        seqs = data.get("messageSeqs", MISSING) if _is_record(data) else MISSING
+        if type(seqs) is list:
+            self.cited.update(s for s in seqs if type(s) is int)
+        return None
 
     def request_header(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
@@ -819,8 +855,13 @@ class PayloadShape:
     def system_message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         return _system_message(self.ctx, ev, ev.raw)
 
-    def finish(self) -> None:
-        return None
+    def finish(self) -> list[Finding] | None:
+        if not self.held:
+            return None
+        return [
+            replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.RELEASED)) if seq in self.cited else f
+            for seq, f in self.held
+        ]
 
 
 def _exact_envelope(raw: dict[str, Any]) -> bool:
@@ -991,8 +1032,29 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
             event=ev, refused_by=refused, context={"legacy": True, "upgraded": False},
         )
         return
-    # only the legacy shapes crash the token meter; a current-looking malformed message it reads past
-    yield ctx.finding(R.E6, f"{t} {why}", event=ev, refused_by=(L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED))
+    # of a current-looking malformed message, the token meter refuses only content it cannot iterate,
+    # on a surface event it prices (TM estimateContent)
+    message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)
+    content = message.get("content", MISSING) if _is_record(message) else MISSING
+    uniterable = _is_record(message) and type(content) not in (list, str)
+    released = ctx.version != 1 or _released_v1_reads(t, raw, message, uniterable)
+    layers = {L.SEED, L.INVARIANTS, L.LOAD, *((L.METER,) if uniterable and "surfaceOp" in raw else ()),
+              *((L.RELEASED,) if released else ())}
+    yield ctx.finding(R.E6, f"{t} {why}", event=ev, refused_by=tuple(x for x in L if x in layers))
+
+
+def _released_v1_reads(t: str, raw: dict[str, Any], message: Any, uniterable: bool) -> bool:
+    """Whether format 1's released restore, which takes a message as it is, trips on this malformed
+    one where its relationships read it (V01 ``assertReleasedRelationships``): an assistant
+    message's content it iterates for tool calls, an appended tool result's message and source, a
+    user message's source."""
+    if not _is_record(message):
+        return t != "user/message" and (t != "tool/result" or raw.get("surfaceOp") == "append")
+    if t == "assistant/message":
+        return uniterable
+    if t == "tool/result" and raw.get("surfaceOp") != "append":
+        return False
+    return not _is_record(message.get("source"))
 
 
 _LEGACY_RAW_READERS = {
@@ -1026,7 +1088,10 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
     v0 = ctx.version == 0
     layers: set[L] = set()
     if any(p not in _METER_READS for p in problems):
-        layers.update(_E10_LAYERS)
+        # format 1's released restore takes a request/header's payload as it is (measured), but for
+        # reading its header's config.provider, which throws where the meter's read does
+        released = ctx.version != 1 or _meter_throws_on_header(data)
+        layers.update(x for x in _E10_LAYERS if released or x is not L.RELEASED)
         if _meter_throws_on_header(data):
             layers.add(L.METER)
     for p in problems:

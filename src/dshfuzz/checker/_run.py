@@ -707,8 +707,23 @@ class _Check:
             if capped.dropped:
                 report.suppressed[rule] = capped.dropped
         report.findings.sort(key=_location_key)
-        report.findings = attribute(report.findings)
+        report.findings = attribute(_past_torn_tail(ctx, report.findings))
         return report
+
+
+def _past_torn_tail(ctx: CheckContext, findings: list[Finding]) -> list[Finding]:
+    """``findings`` with the loader out of ``refused_by`` for those located in a plain log's torn
+    tail when the loader recovers no record of it: it cuts the file back before them, unread (Z1
+    says where; the tail is known only once the whole file is read)."""
+    torn = ctx.log.torn
+    if torn is None or torn.recovered_lines or ctx.log.compression == "zstd" or torn.line is None:
+        return findings
+    dropped = (OfficialLayer.LOAD, OfficialLayer.LOAD_APP)
+    return [
+        replace(f, refused_by=tuple(x for x in f.refused_by if x not in dropped))
+        if f.line is not None and f.line >= torn.line and OfficialLayer.LOAD in f.refused_by else f
+        for f in findings
+    ]
 
 
 def _woken(

@@ -4,7 +4,7 @@ The reference implementation of the persistent checker protocol
 (``docs/CHECKER_PROTOCOL.md``). JSON lines on stdin and stdout: the server first sends
 its handshake, ``{"protocol": "dshfuzz-checker/1", "rules": [every registry id]}``, then
 answers each request ``{"id": N, "path": "..."}`` with one line ``{"id": N, "findings":
-[{"rule", "severity", "seq", "causedBy"}, ...]}``, checking the file with the streamed check that
+[{"rule", "severity", "seq", "causedBy", "refusedBy"}, ...]}``, checking the file with the streamed check that
 ``dshfuzz check`` runs. A path it cannot read, or a check that raised, is answered
 ``{"id": N, "error": "..."}``; a line that is no request is answered ``{"id": null,
 "error": "..."}``; the server goes on either way. End of input ends it (exit 0).
@@ -65,7 +65,8 @@ def answer(line: bytes, options: Any) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - the server answers every request
         frames = traceback.format_exception(exc, limit=-4)
         return {"id": rid, "error": f"internal checker error on {path}: {''.join(frames).strip()}"}
-    findings = [{"rule": str(f.rule), "severity": str(f.severity), "seq": f.seq, "causedBy": f.caused_by}
+    findings = [{"rule": str(f.rule), "severity": str(f.severity), "seq": f.seq, "causedBy": f.caused_by,
+                 "refusedBy": [str(layer) for layer in f.refused_by]}
                 for f in report.findings]
     if report.internal_errors:
         return {"id": rid, "error": f"internal checker error on {path}: {report.internal_errors[0]}", "findings": findings}

@@ -168,7 +168,10 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> Con
         raise _Violation(rule, f"sourceEventSeqs on event at seq {seq} must be an array when present", _NOT_ARRAY)
     if not src and t != "assistant/message":  # the catalog states emptiness in S6 too, append or replace
         also = (R.S6,) if rule is not R.S6 else ()
-        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", _SURFACE_PATH, also=also)
+        # a replace (S6 here) shadows at least one node, which the released migration finds missing
+        # from an empty source set (V01 applySurface)
+        refused = (*_SURFACE_PATH, L.RELEASED) if rule is R.S6 else _SURFACE_PATH
+        raise _Violation(rule, "sourceEventSeqs must not be empty except on assistant/message", refused, also=also)
     if src and _INT_ONLY.issuperset(map(type, src)) and 0 <= min(src) and (highest := max(src)) <= MAX_SAFE_INTEGER:
         # the common list, screened at C speed: only exact safe ints
         sources = set(src)
@@ -262,11 +265,28 @@ class SurfaceReplay:
         if op == "append" and type(op) is str:
             return "append"
         if type(op) is not dict:
-            raise _Violation(R.S4, f'session event "{t}" carries an invalid surfaceOp', _OP_SHAPE)
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid surfaceOp', self._malformed_op(op, raw))
         s, e = op.get(self.start_key, MISSING), op.get(self.end_key, MISSING)
         if not (len(op) == 3 and op.get("op") == "replace" and type(op.get("op")) is str and _seq_ok(s) and _seq_ok(e)):
-            raise _Violation(R.S4, f'session event "{t}" carries an invalid replace surfaceOp', _OP_SHAPE)
+            raise _Violation(R.S4, f'session event "{t}" carries an invalid replace surfaceOp', self._malformed_op(op, raw))
         return int(s), int(e)
+
+    def _malformed_op(self, op: Any, raw: dict[str, Any]) -> tuple[L, ...]:
+        """The layers refusing a malformed surfaceOp: the fold's shape check, and the token meter
+        and the released migration wherever their own reading of it as a replace (anything but
+        "append": ``op.start``/``op.end`` looked up among the current nodes, in order) finds no
+        range (TM ``foldSurfaceTokens``, V01 ``applySurface``); the released migration also where
+        the sourceEventSeqs (an array, else none) leave out a node of the range it finds."""
+        if type(op) is dict:
+            s, e = op.get("start", MISSING), op.get("end", MISSING)
+            rank = self.surface._rank
+            if (type(s) in (int, float) and type(e) in (int, float) and s in rank and e in rank
+                    and self.surface.ordered(int(s), int(e))):
+                src = raw.get("sourceEventSeqs", MISSING)
+                sources = {x for x in src if type(x) in (int, float)} if type(src) is list else set()
+                covered = all(node in sources for node in self.surface.span(int(s), int(e)))
+                return _OP_SHAPE if covered else (*_OP_SHAPE, L.RELEASED)
+        return (*_OP_SHAPE, L.METER, L.RELEASED)
 
     def step(self, raw: dict[str, Any], seq: int) -> None:
         t = raw.get("type", MISSING)
@@ -409,8 +429,9 @@ class SurfaceWalk:
         if seq.__class__ is not int or seq != index:
             if not _seq_ok(seq):
                 if self.first_failure is None:
-                    self.first_failure = ctx.finding(
-                        R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev
+                    self.first_failure = ctx.finding(  # the token meter never checks a seq: E1's layers
+                        R.S8, f"foldSurface throws: session event seq {_name(seq)} is not contiguous; expected {index}", event=ev,
+                        refused_by=RULES[R.E1].refused_by,
                     )
                 return None
             seq = int(seq)

@@ -26,6 +26,11 @@ Kinds, checker defects first:
   the log under other ids (layer ``expected``): the log was caught, under the wrong name;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
   log (no official layer reads its format, or none was consulted): reported apart;
+* ``wrong-layer`` — the checker says which official layers refuse the log (its findings'
+  ``refusedBy``) and the claim is wrong for a layer the campaign consulted: a finding
+  names a layer that accepts the log (layer ``L:accepts``), or a layer refuses a log the
+  checker refused for it while no finding names it (``L:refuses``); a checker that says
+  nothing of layers is never judged for it, and a refusal it missed is a miss, not this;
 * ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
   at none of the reference's seqs, on a log whose seqs name events unambiguously
   (a finding without a location is never in the wrong place);
@@ -60,7 +65,7 @@ never the mutator, which is only one of the ways a campaign reached the cause.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -77,6 +82,7 @@ DisagreementKind = Literal[
     "miss-model-only",
     "rule-id",
     "wrong-place",
+    "wrong-layer",
     "crash",
     "timeout",
     "unparsable-output",
@@ -90,7 +96,8 @@ DisagreementKind = Literal[
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
-    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "crash", "timeout", "unparsable-output",
+    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "wrong-layer", "crash", "timeout",
+     "unparsable-output",
      "metamorphic"}
 )
 LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
@@ -121,6 +128,9 @@ class Truth:
     locations_reliable: bool = True
     reasons: Mapping[str, str] = field(default_factory=dict)
     """Each refusing official layer's message: what a miss of it is keyed by."""
+    header_record: bool = True
+    """Whether the log's header line is a JSON object: the bridge hands the seed and invariants
+    layers no header otherwise, so their verdict is not on the log's header."""
 
     @property
     def official_consulted(self) -> bool:
@@ -369,6 +379,7 @@ def classify(
                 found(kind, layer, (refusal_fingerprint(reason),) if reason else (),
                       f"{by} {layer} refuses{said}; the checker reported no error")
             )
+    out.extend(_wrong_layers(verdict, truth, layers, found))
     missing = truth.expected - reported
     claimed = claimed_rules(missing, vocabulary)
     if claimed and verdict.error_rules:
@@ -434,6 +445,56 @@ def claimed_rules(rules: Iterable[str], vocabulary: frozenset[str] | None) -> fr
     if vocabulary is None:
         return frozenset(r for r in rules if r not in LIMIT_RULES)
     return frozenset(r for r in rules if r in vocabulary)
+
+
+def _wrong_layers(
+    verdict: CheckerVerdict,
+    truth: Truth,
+    layers: frozenset[str] | None,
+    found: Callable[[DisagreementKind, str | None, Iterable[str], str], Disagreement],
+) -> list[Disagreement]:
+    """The checker's claims about which layers refuse the log (its findings' ``refusedBy``),
+    held to the official layers consulted within its scope: a named layer that accepts, and
+    a refusing layer no finding names although the checker refused the log for it (an error
+    the registry maps to it; without one the refusal is a miss, reported as such)."""
+    claims = [f for f in verdict.findings if f.refused_by is not None]
+    if not claims:
+        return []
+    judged = (truth.refusing | truth.accepted) if layers is None else (truth.refusing | truth.accepted) & layers
+    if not truth.header_record:  # the bridge ran seed and invariants without the log's (non-object) header
+        judged -= _HEADERLESS_LAYERS
+    named: dict[str, set[str]] = {}  # every claim: what a refusing layer must be named by
+    asserted: dict[str, set[str]] = {}  # the claims an accepting layer refutes
+    for i, f in enumerate(claims):
+        for layer in f.refused_by or ():
+            named.setdefault(layer, set()).add(f.rule)
+            if f.rule in LIMIT_RULES:
+                continue  # a limit's layers are those that would run out of memory on a log that big
+            if f.caused_by is not None and _error_root(verdict, f.caused_by):
+                continue  # a cascade's layers are read off the checker's state past its root's failure,
+                # which a layer reading past that root need not share: the root's claim is judged
+            asserted.setdefault(layer, set()).add(f.rule)
+    out = []
+    for layer in sorted(judged & truth.accepted & asserted.keys()):
+        rules = sorted(asserted[layer])
+        out.append(found("wrong-layer", f"{layer}:accepts", rules,
+                         f"{', '.join(rules)} {'says' if len(rules) == 1 else 'say'} {layer} refuses the log; {layer} accepts it"))
+    for layer in sorted((judged & truth.refusing) - named.keys()):
+        caught = sorted(verdict.error_rules & (rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))))
+        if caught:
+            said = f" ({truth.reasons[layer][:200]})" if truth.reasons.get(layer) else ""
+            out.append(found("wrong-layer", f"{layer}:refuses", caught,
+                             f"{layer} refuses the log{said}; the checker refused it ({', '.join(caught)}) but no "
+                             f"finding names {layer}"))
+    return out
+
+
+_HEADERLESS_LAYERS = frozenset(map(str, (L.SEED, L.INVARIANTS)))
+
+
+def _error_root(verdict: CheckerVerdict, index: int) -> bool:
+    """Whether the finding at ``index`` of ``verdict`` is an error (a root a cascade follows)."""
+    return 0 <= index < len(verdict.findings) and verdict.findings[index].severity == "error"
 
 
 def _placed(seqs: frozenset[int | None]) -> frozenset[int]:

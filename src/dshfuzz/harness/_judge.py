@@ -130,6 +130,9 @@ def scope_of(defect: Disagreement) -> Scope:
         return _CHECKER_ALONE
     if defect.kind == "wrong-place":
         return replace(_CHECKER_ALONE, reference=True)
+    if defect.kind == "wrong-layer":  # the claim is judged by the one layer it is wrong about
+        layer = str(defect.layer).partition(":")[0]
+        return replace(_CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else ())
     if defect.kind == "metamorphic":
         return replace(_CHECKER_ALONE, twin=True)
     if defect.kind == "oracle-crash":
@@ -247,7 +250,8 @@ def _findings_without(verdict: CheckerVerdict, rules: frozenset[str]) -> tuple[R
         from dshfuzz.checker import attribute
 
         kept = attribute([replace(f, caused_by=None) for f in verdict.checked if str(f.rule) not in rules])
-        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in kept)
+        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by, tuple(map(str, f.refused_by)))
+                     for f in kept)
     at: dict[int, int] = {}
     for i, f in enumerate(verdict.findings):
         if f.rule not in rules:
@@ -514,6 +518,9 @@ class Judge:
         if any(d.kind == "wrong-place" for d in classified) and not _seqs_name_events(example):
             truth = replace(truth, locations_reliable=False)
             classified = [d for d in classified if d.kind != "wrong-place"]
+        if any(d.kind == "wrong-layer" for d in classified) and not header_is_record(example.data, example.compression):
+            truth = replace(truth, header_record=False)
+            classified = classify(verdict, truth, reference=reference, vocabulary=self.vocabulary, layers=self.layers)
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
             example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds,
@@ -707,6 +714,18 @@ def _twin(example: Example) -> Example | None:
     if example.transform is None or example.original is None:
         return None
     return Example(example.original, example.original_compression, format_version=example.format_version)
+
+
+def header_is_record(data: bytes, compression: Compression) -> bool:
+    """Whether the log's header line is a JSON object (a log our reader refuses: not known to be
+    otherwise, so ``True``)."""
+    from dshfuzz.model import MISSING, parse_log
+
+    try:
+        header = parse_log(data, compression=compression).header
+    except Exception:  # noqa: BLE001 - an unreadable log is judged as it is
+        return True
+    return header is None or header.raw is MISSING or isinstance(header.raw, dict)
 
 
 def _seqs_name_events(example: Example) -> bool:

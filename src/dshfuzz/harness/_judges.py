@@ -85,14 +85,16 @@ class CheckerSpecError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ReportedFinding:
-    """One finding as the checker under test reported it (rule id, severity, seq), and
-    the index of its root finding in the same report when the checker says it follows
-    from one (``causedBy``)."""
+    """One finding as the checker under test reported it (rule id, severity, seq), the
+    index of its root finding in the same report when the checker says it follows from one
+    (``causedBy``), and the official layers it says refuse the log for it (``refusedBy``:
+    ``None`` when the checker does not say, as most do not; ``loadApp`` is ``load``)."""
 
     rule: str
     severity: str = "error"
     seq: int | None = None
     caused_by: int | None = None
+    refused_by: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,9 +356,17 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
         severity = item.get("severity", "error")
         findings.append(
             ReportedFinding(rule, severity if isinstance(severity, str) else "error", _int_or_none(item.get("seq")),
-                            _int_or_none(item.get("causedBy")))
+                            _int_or_none(item.get("causedBy")), _layers_or_none(item.get("refusedBy")))
         )
     return CheckerVerdict(_rooted(findings), assessable=assessable)
+
+
+def _layers_or_none(value: Any) -> tuple[str, ...] | None:
+    """A finding's ``refusedBy``: the layer names it lists (the load routes as ``load``), or
+    ``None`` when it lists none in a form that says anything (absent, or not a list of strings)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        return None
+    return tuple(dict.fromkeys("load" if name in _LOAD_ROUTES else name for name in value))
 
 
 def _rooted(findings: list[ReportedFinding]) -> tuple[ReportedFinding, ...]:
@@ -368,7 +378,7 @@ def _rooted(findings: list[ReportedFinding]) -> tuple[ReportedFinding, ...]:
     for i, f in enumerate(findings):
         c = f.caused_by
         if c is not None and not (0 <= c < n and c != i and findings[c].caused_by is None):
-            out[i] = ReportedFinding(f.rule, f.severity, f.seq)
+            out[i] = ReportedFinding(f.rule, f.severity, f.seq, None, f.refused_by)
     return tuple(out)
 
 
@@ -418,7 +428,8 @@ class BuiltinChecker(_Checker):
     @staticmethod
     def _verdict(report: Report) -> CheckerVerdict:
         return CheckerVerdict(
-            tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by) for f in report.findings),
+            tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by, tuple(map(str, f.refused_by)))
+                  for f in report.findings),
             exit_code=0 if report.ok else 1,
             checked=tuple(report.findings),
         )

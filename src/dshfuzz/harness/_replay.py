@@ -29,9 +29,10 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from ._classify import classify, signature_cause, truth_from
 from ._corpus import Corpus, CorpusEntry
@@ -160,6 +161,13 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
     reference = BuiltinChecker().check(path) if entry.checker != "builtin" else None
     vocabulary = getattr(checker, "rules", None)
     found = classify(verdict, truth, reference=reference, vocabulary=vocabulary)
+    if any(d.kind == "wrong-layer" for d in found):  # as the campaign judged it (see JudgeSet._judged)
+        from ._judge import header_is_record
+
+        compression: Literal["none", "zstd"] = "zstd" if str(path).endswith(".zstd") else "none"
+        if not header_is_record(Path(path).read_bytes(), compression):
+            truth = replace(truth, header_record=False)
+            found = classify(verdict, truth, reference=reference, vocabulary=vocabulary)
     # causes, not signatures: a signature of an earlier format named the mutator, not the format
     signatures = {signature_cause(d.signature) for d in found if d.is_checker_defect}
     recorded = tuple(sorted(entry.actual.get("rules", ())))

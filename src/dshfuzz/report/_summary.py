@@ -43,6 +43,8 @@ KIND_MEANING = {
                        "reads its format): weigh it as our model's word",
     "false-alarm": "the checker reported an error where every official layer and the reference oracle accept",
     "wrong-place": "the checker reported the right rule at a seq where the reference checker puts none of it",
+    "wrong-layer": "the checker's refusedBy is wrong: it names a layer that accepts the log (L:accepts), or a "
+                   "layer refuses a log the checker refused for it and no finding names that layer (L:refuses)",
     "crash": "the checker failed without a report (keyed by its exception and innermost frames, else by its "
              "first words about the failure, else by its exit status)",
     "timeout": "the checker gave no answer within --timeout",
@@ -139,7 +141,8 @@ def _ruleless(f: DisagreementFound) -> bool:
 
 
 SCORE_COLUMNS = (
-    "expected", "fired", "missed", "otherIds", "notImplemented", "outOfScope", "falseAlarms", "wrongPlace", "crashes",
+    "expected", "fired", "missed", "otherIds", "notImplemented", "outOfScope", "falseAlarms", "wrongPlace", "wrongLayer",
+    "crashes",
 )
 _SCORE_COLUMNS = {
     "miss": "missed",
@@ -149,6 +152,7 @@ _SCORE_COLUMNS = {
     "out-of-scope": "outOfScope",
     "false-alarm": "falseAlarms",
     "wrong-place": "wrongPlace",
+    "wrong-layer": "wrongLayer",
     "crash": "crashes",
     "timeout": "crashes",
     "unparsable-output": "crashes",
@@ -279,7 +283,7 @@ class CampaignSummary:
             row: dict[str, Any] = {"rule": rule, **{c: counts.get(c, 0) for c in SCORE_COLUMNS}, "witness": witness}
             row["status"] = (
                 "not implemented" if counts.get("notImplemented") and not counts.get("fired")
-                else "defect" if any(counts.get(c) for c in ("missed", "falseAlarms", "wrongPlace", "crashes"))
+                else "defect" if any(counts.get(c) for c in ("missed", "falseAlarms", "wrongPlace", "wrongLayer", "crashes"))
                 else "other ids" if counts.get("otherIds")
                 else "ok"
             )
