@@ -1032,15 +1032,52 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
             event=ev, refused_by=refused, context={"legacy": True, "upgraded": False},
         )
         return
-    # of a current-looking malformed message, the token meter refuses only content it cannot iterate,
-    # on a surface event it prices (TM estimateContent)
+    # of a current-looking malformed message, the token meter refuses only content its pricing trips
+    # on (not iterable, a null block, a block without what it measures), on a surface event it prices
     message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)
     content = message.get("content", MISSING) if _is_record(message) else MISSING
     uniterable = _is_record(message) and type(content) not in (list, str)
+    priced = _is_record(message) and "surfaceOp" in raw and meter_price_throws(content)
     released = ctx.version != 1 or _released_v1_reads(t, raw, message, uniterable)
-    layers = {L.SEED, L.INVARIANTS, L.LOAD, *((L.METER,) if uniterable and "surfaceOp" in raw else ()),
+    layers = {L.SEED, L.INVARIANTS, L.LOAD, *((L.METER,) if priced else ()),
               *((L.RELEASED,) if released else ())}
     yield ctx.finding(R.E6, f"{t} {why}", event=ev, refused_by=tuple(x for x in L if x in layers))
+
+
+def meter_price_throws(content: Any) -> bool:
+    """Whether the token meter's ``estimateContent`` (TM:23-38) throws on a surface message's
+    content: content that is not iterable, a null block, a tool-call block without the
+    strings it measures, or a text or reasoning block whose text has no length (nothing or
+    null is a TypeError; a number, a boolean or an object a NaN count its schema refuses; a
+    string or an array is measured); walked without recursion."""
+    stack = [content]
+    while stack:
+        blocks = stack.pop()
+        if type(blocks) is str:
+            continue  # for-of over a string yields characters, priced by their JSON length
+        if type(blocks) is not list:
+            return True
+        for block in blocks:
+            if block is None or block is MISSING:
+                return True
+            kind = _member(block, "type")
+            if kind == "text" or kind == "reasoning":
+                if type(_member(block, "text")) not in (str, list):
+                    return True
+                measured = []
+            elif kind == "tool-call":
+                measured = [_member(block, "name"), _member(block, "arguments")]
+            else:
+                measured = []
+                if kind == "tool-result":
+                    stack.append(_member(block, "content"))
+            if any(value is None or value is MISSING for value in measured):
+                return True
+    return False
+
+
+def _member(value: Any, key: str) -> Any:
+    return value.get(key, MISSING) if type(value) is dict else MISSING
 
 
 def _released_v1_reads(t: str, raw: dict[str, Any], message: Any, uniterable: bool) -> bool:

@@ -20,7 +20,7 @@ from dshfuzz.model import MISSING, Event
 from ._context import CheckContext
 from ._finding import Finding
 from ._lifecycle import TOOL_LEDGER, _upgrade, call_key, named_again, show_id, tool_ledger
-from ._persistence import message_shape_error
+from ._persistence import message_shape_error, meter_price_throws
 from ._run import rule_walk
 from ._wire import FINAL_SURFACE, surface_indices
 
@@ -181,38 +181,6 @@ def _serializer_throws(blocks: Any) -> bool:
     return False
 
 
-def _meter_price_throws(content: Any) -> bool:
-    """Whether the token meter's ``estimateContent`` (TM:23-38) throws on a surface message's
-    content: content that is not iterable, a null block, a tool-call block without the
-    strings it measures, or a text or reasoning block whose text has no length (nothing or
-    null is a TypeError; a number, a boolean or an object a NaN count its schema refuses; a
-    string or an array is measured); walked without recursion."""
-    stack = [content]
-    while stack:
-        blocks = stack.pop()
-        if type(blocks) is str:
-            continue  # for-of over a string yields characters, priced by their JSON length
-        if type(blocks) is not list:
-            return True
-        for block in blocks:
-            if block is None or block is MISSING:
-                return True
-            kind = _get(block, "type")
-            if kind == "text" or kind == "reasoning":
-                if type(_get(block, "text")) not in (str, list):
-                    return True
-                measured = []
-            elif kind == "tool-call":
-                measured = [_get(block, "name"), _get(block, "arguments")]
-            else:
-                measured = []
-                if kind == "tool-result":
-                    stack.append(_get(block, "content"))
-            if any(value is None or value is MISSING for value in measured):
-                return True
-    return False
-
-
 @rule_walk(RuleId.P4, types=("tool/result",), reads=(FINAL_SURFACE,))
 class ResultOutput:
     """P4: tool/result content parses recursively into text blocks (empty content is legal).
@@ -238,7 +206,7 @@ class ResultOutput:
         if not paths:
             return None
         # the meter reads the stored event, not its upgrade
-        meter = stored.surfaceOp is not MISSING and _meter_price_throws(_get(_get(stored.data, "message"), "content"))
+        meter = stored.surfaceOp is not MISSING and meter_price_throws(_get(_get(stored.data, "message"), "content"))
         # released validates the blocks of a format-0 result only: a format-1 log is restored as it is
         released = self.ctx.version == 0 and _released_content_problem(content)
         self.malformed.append((index, event, paths, meter, _serializer_throws(content), released))
