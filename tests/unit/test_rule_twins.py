@@ -301,6 +301,8 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
     (RuleId.E6, "a v1 tool/result whose content is [null] (the meter prices its blocks, and refuses it)",
      lambda: _edited(_set(9, "message", {**minimal_events()[9]["data"]["message"], "content": [None]}), 1),
      lambda: _edited(lambda e: None, 1)),
+    (RuleId.E6, "a v1 user/message without its data (the meter prices its content, and refuses it)",
+     lambda: _edited(lambda e: e[2].pop("data"), 1), lambda: _edited(lambda e: None, 1)),
     (RuleId.E10, "a v0 request/header whose tools is a string", lambda: _edited(_set(3, "tools", "ls", "header")),
      lambda: _edited(_set(3, "tools", [], "header"))),
     (RuleId.E10, "a v0 request/header whose system is null", lambda: _edited(_set(3, "system", None, "header")),

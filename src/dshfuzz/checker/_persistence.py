@@ -1032,12 +1032,13 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
             event=ev, refused_by=refused, context={"legacy": True, "upgraded": False},
         )
         return
-    # of a current-looking malformed message, the token meter refuses only content its pricing trips
-    # on (not iterable, a null block, a block without what it measures), on a surface event it prices
+    # of a current-looking malformed message, the token meter refuses only what its pricing trips on (a
+    # message that is no object, content it cannot iterate, a null block, a block without what it
+    # measures), on a surface event it prices
     message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)
     content = message.get("content", MISSING) if _is_record(message) else MISSING
     uniterable = _is_record(message) and type(content) not in (list, str)
-    priced = _is_record(message) and "surfaceOp" in raw and meter_price_throws(content)
+    priced = "surfaceOp" in raw and meter_price_throws(content)  # content is MISSING where message is no object
     released = ctx.version != 1 or _released_v1_reads(t, raw, message, uniterable)
     layers = {L.SEED, L.INVARIANTS, L.LOAD, *((L.METER,) if priced else ()),
               *((L.RELEASED,) if released else ())}
