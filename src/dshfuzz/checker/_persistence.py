@@ -822,10 +822,15 @@ class PayloadShape:
         self.types = _shaped_types(ctx.version)
         self.held: list[tuple[int, Finding]] = []
         self.cited: set[int] = set()
+        self.headers: list[bool] = []  # per request/header in order: whether it lacks a config
+        self.at_anchor: int | None = None  # the header in force at the last assistant message
+        self.headerless: list[tuple[int, Finding]] = []  # E10 findings of headers without config
 
     def message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
         t = raw["type"]
+        if t == "assistant/message":  # the meter's usage anchor: it compares this header with the last
+            self.at_anchor = len(self.headers) - 1 if self.headers else None
         # the common case, a well-formed message, finds nothing: no generator for it
         if message_shape_error(t, raw.get("data", MISSING)) is None:
             return None
@@ -848,20 +853,31 @@ class PayloadShape:
     def request_header(self, index: int, ev: Event) -> Iterator[Finding] | None:
         raw = ev.raw
         data = raw.get("data")
+        self.headers.append(_meter_throws_on_header(data) and not _header_unreadable(data))
         if _is_record(data) and data.get("reason") == "fallback":
             return None
-        return _request_header(self.ctx, ev, raw)
+        found = list(_request_header(self.ctx, ev, raw))
+        if any(f.context.get(_AT_ANCHOR) for f in found):
+            self.headerless.extend((len(self.headers) - 1, f) for f in found)
+            return None
+        return iter(found)
 
     def system_message(self, index: int, ev: Event) -> Iterator[Finding] | None:
         return _system_message(self.ctx, ev, ev.raw)
 
     def finish(self) -> list[Finding] | None:
-        if not self.held:
+        if not self.held and not self.headerless:
             return None
-        return [
+        out = [
             replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.RELEASED)) if seq in self.cited else f
             for seq, f in self.held
         ]
+        last, anchor = len(self.headers) - 1, self.at_anchor
+        # the meter compares the header in force at its anchor with the last: a header without config in either throws
+        compared = {anchor, last} if anchor is not None and (self.headers[anchor] or self.headers[last]) else set()
+        out.extend(replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.METER)) if h in compared else f
+                   for h, f in self.headerless)
+        return out
 
 
 def _exact_envelope(raw: dict[str, Any]) -> bool:
@@ -1130,17 +1146,37 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
         # reading its header's config.provider, which throws where the meter's read does
         released = ctx.version != 1 or _meter_throws_on_header(data)
         layers.update(x for x in _E10_LAYERS if released or x is not L.RELEASED)
-        if _meter_throws_on_header(data):
-            layers.add(L.METER)
+        if _header_unreadable(data):
+            layers.add(L.METER)  # canonicalHeader reads header.adapterDefaults as the meter folds the event
+        if _LACKS_CONFIG in problems:
+            layers.add(L.WIRE)  # the request serializer reads the provider (measured)
     for p in problems:
         if p in _METER_READS:
             layers.update(_METER_READS[p] if v0 else (L.METER,))
+    # a header without config: the meter reads config.provider only as it compares the header in force at
+    # the last assistant message with the last one (TM measure, callConfigEquals), which PayloadShape decides
+    at_anchor = _meter_throws_on_header(data) and not _header_unreadable(data)
     yield ctx.finding(
-        R.E10, "request/header " + "; ".join(problems), event=ev, context={"problems": problems},
+        R.E10, "request/header " + "; ".join(problems), event=ev,
+        context={"problems": problems, **({_AT_ANCHOR: True} if at_anchor else {})},
         refused_by=tuple(x for x in L if x in layers),
     )
 
 
+_AT_ANCHOR = "meterAtAnchor"
+"""E10 context: whether the meter refuses the header depends on the log's last assistant message."""
+
+
+def _header_unreadable(data: Any) -> bool:
+    """Whether the meter's ``canonicalHeader`` throws folding the request/header: its data or
+    header is null or absent (a property read on them)."""
+    if type(data) is not dict:
+        return data is None or data is MISSING
+    header = data.get("header", MISSING)
+    return header is None or header is MISSING
+
+
+_LACKS_CONFIG = "lacks provider/model"
 _TOOLS_NOT_ARRAY = "header tools must be an array"
 _SYSTEM_NULL = "header system must be a string (got null)"
 _METER_READS = {
@@ -1157,7 +1193,7 @@ def request_header_problems(version: int | None, data: Any) -> list[str]:
     config = header.get("config", MISSING) if header is not None else MISSING
     problems: list[str] = []
     if not (_is_record(config) and _nonempty_str(config.get("provider")) and _nonempty_str(config.get("model"))):
-        problems.append("lacks provider/model")
+        problems.append(_LACKS_CONFIG)
     else:
         effort = config.get("reasoningEffort", MISSING)
         if effort is not MISSING and not _nonempty_str(effort):
