@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "mutate": "inject one incident into a log",
     "matrix": "the kill matrix: which rule catches which incident",
     "fuzz": "run a differential fuzz campaign against a checker",
+    "coverage": "the official refusal sites a campaign reached, and those it did not",
     "corpus": "list, replay, add, minimise or mark-fixed corpus witnesses",
     "atheris": "coverage-guided fuzzing of the readers and the checker (libFuzzer)",
 }

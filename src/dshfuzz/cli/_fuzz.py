@@ -65,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="report directory (default reports/<run>)")
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
+    parser.add_argument(
+        "--official-coverage", choices=("function", "block", "off"), default="function",
+        help="measure which official refusal sites the logs reach, and how much official code by function or by "
+             "V8 block (block slows the official layers by about a third); the reports list the unreached sites "
+             "and generation is steered toward new ones (default: function)",
+    )
     parser.add_argument("--no-minimise", action="store_true", help="keep Hypothesis-shrunk logs as they are")
     parser.add_argument(
         "--save", action="store_true",
@@ -122,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         budget_seconds=seconds,
         budget_examples=examples,
         official=not args.no_official,
+        official_coverage=None if args.official_coverage == "off" or args.no_official else args.official_coverage,
         mutators=tuple(m for m in args.mutators.split(",") if m) if args.mutators else None,
         checker_timeout=args.timeout,
         minimise=not args.no_minimise,

@@ -71,6 +71,7 @@ from ._events import (
     DisagreementFound,
     ExampleJudged,
     MinimiseStage,
+    OfficialSitesMapped,
     RoundCut,
     StopReason,
     TimeSpent,
@@ -86,7 +87,7 @@ if TYPE_CHECKING:
     from hypothesis import settings
     from hypothesis.strategies import SearchStrategy
 
-    from dshfuzz.oracle.official import LayerVerdict, OfficialOracle
+    from dshfuzz.oracle.official import CoverageGranularity, LayerVerdict, OfficialOracle
 
     from ._confirm import Confirmation
 
@@ -215,6 +216,11 @@ class CampaignConfig:
     siblings: int = SIBLINGS
     """The most mutants drawn from one valid log (``_strategy.sibling_examples``); 1 draws a
     fresh log for every example. Valid rounds always do."""
+    official_coverage: CoverageGranularity | None = "function"
+    """Measure which official refusal sites and how much official code (by ``function`` or by
+    ``block``) the campaign's logs reach, in the oracle servers; report them and steer
+    generation toward what no log reached before. ``None``: not measured. By function costs
+    little (benchmarks/RESULTS.md), so it is on by default; by block slows the official code."""
     cluster: str | None = None
     """A Dask scheduler's address (``tcp://HOST:8786``), or ``local`` for a ``LocalCluster`` of
     ``workers`` processes started here: the workers run as tasks there (``_cluster``), one per
@@ -271,7 +277,7 @@ class _InProcess:
     judged in the hunt, in order, on the worker's thread.
     """
 
-    official: object | None = None
+    official: OfficialOracle | None = None
     budget: int | None = None
     observe: Callable[[JudgedExample], None] | None = None
 
@@ -589,9 +595,11 @@ def _worker(
     # the built-in checker is the reference for seqs; with rules switched off it reports the same seqs for the rest
     reference = None if isinstance(checker, BuiltinChecker) else BuiltinChecker()
     official = local.official if config.official else None
-    official_cm = _official() if config.official and official is None else None
+    official_cm = _official(coverage=config.official_coverage) if config.official and official is None else None
     if official_cm is not None:
         official = official_cm.__enter__()
+    if official is not None and official.coverage:
+        emit(OfficialSitesMapped(worker, official.refusal_sites(), official.coverage))
     claims = _Claims(worker, inbox)
     # a batch checker is asked about several logs at once: each Hypothesis example is a list of them
     batch_logs = BATCH_LOGS if isinstance(checker, BatchCommandChecker) else 1
@@ -774,6 +782,8 @@ def _worker(
                     judged.checker_seconds,
                     cost,
                     claimed_rules(example.expects, judged.vocabulary),
+                    () if judged.reached is None else judged.reached.sites,
+                    0 if judged.reached is None else judged.reached.code,
                 )
             )
             if witnesses and not every:
@@ -951,6 +961,8 @@ def _worker(
                         judgement.abandon()
                         raise _Stop
                     verdicts = judgement.result()
+                    if official is not None and official.coverage:
+                        _steer_official(verdicts)
                     fresh = record(list(family), verdicts, (time.monotonic() - before) / len(family))
                     if not fresh:
                         return False
@@ -1054,6 +1066,18 @@ def _steer(family: Sequence[Example], shapes: Sequence[Shape]) -> None:
     target(float(max(s.replaces for s in shapes)), label="replace depth")
 
 
+def _steer_official(verdicts: Sequence[JudgedExample]) -> None:
+    """Steer generation towards official code no log reached before: the family scores the
+    refusal sites and official code its logs reached first, and each new site is an ``event()``."""
+    from hypothesis import event, target
+
+    sites = [site for v in verdicts if v.reached is not None for site in v.reached.sites]
+    for site in sites:
+        event(f"official site reached first: {site}")
+    target(float(len(sites)), label="official sites reached first")
+    target(float(sum(v.reached.code for v in verdicts if v.reached is not None)), label="official code reached first")
+
+
 def _steer_unjudged(family: Sequence[Example]) -> None:
     """:func:`_steer` for logs held back for a batch: their shapes read now, their verdicts later."""
     from ._judge import shape_of
@@ -1061,13 +1085,13 @@ def _steer_unjudged(family: Sequence[Example]) -> None:
     _steer(family, [shape_of(e) for e in family])
 
 
-def _official() -> OfficialOracle:
+def _official(*, coverage: CoverageGranularity | None = None) -> OfficialOracle:
     from dshfuzz.oracle.official import OfficialOracle, unavailable_reason
 
     reason = unavailable_reason()
     if reason is not None:
         raise RuntimeError(f"official layers unavailable: {reason} (or run with --no-official)")
-    return OfficialOracle()
+    return OfficialOracle(coverage=coverage)
 
 
 def _verdict_json(verdict: LayerVerdict) -> dict[str, Any]:
@@ -1280,7 +1304,7 @@ class _Workers:
 def run_campaign(
     config: CampaignConfig,
     *,
-    official: object | None = None,
+    official: OfficialOracle | None = None,
     observe: Callable[[JudgedExample], None] | None = None,
     check_first: bool = False,
 ) -> Generator[CampaignEvent, None, None]:

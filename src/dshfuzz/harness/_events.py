@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from dshfuzz.oracle.official import RefusalSite
 
 __all__ = [
     "CampaignEvent",
@@ -17,6 +20,7 @@ __all__ = [
     "CampaignStarted",
     "DisagreementFound",
     "ExampleJudged",
+    "OfficialSitesMapped",
     "RoundCut",
     "TimeSpent",
     "WorkerFailed",
@@ -62,6 +66,22 @@ class ExampleJudged:
     claimed_rules: frozenset[str] | None = None
     """The expected rules the checker answers for (its vocabulary's): what its recall is
     judged on. ``None``: every expected rule."""
+    official_sites: tuple[str, ...] = ()
+    """The official refusal sites this log reached first on its worker (official coverage on)."""
+    official_code: int = 0
+    """The official code units (functions or blocks) this log reached first on its worker."""
+
+
+@dataclass(frozen=True, slots=True)
+class OfficialSitesMapped:
+    """The official refusal sites a worker's oracle measures (official coverage on): every
+    ``throw`` of the packages a log passes through. Each worker sends it once, before its
+    first :class:`ExampleJudged`; the sites are the same for every worker."""
+
+    worker: int
+    sites: tuple[RefusalSite, ...]
+    granularity: str = "function"
+    """What a unit of official code reached is: a ``function`` or a ``block``."""
 
 
 MinimiseStage = Literal["found", "minimising", "minimal", "cut", "off"]
@@ -178,5 +198,5 @@ class CampaignFinished:
 
 CampaignEvent = (
     CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | TimeSpent | WorkerFailed | WorkerLost
-    | CampaignFinished
+    | OfficialSitesMapped | CampaignFinished
 )

@@ -50,7 +50,7 @@ from ._reference import MODEL_LAYERS
 
 if TYPE_CHECKING:
     from dshfuzz.model import Compression
-    from dshfuzz.oracle.official import Flight
+    from dshfuzz.oracle.official import Flight, ReachedFirst
 
 __all__ = [
     "CAMPAIGN_LAYERS",
@@ -211,6 +211,9 @@ class JudgedExample:
     """How long the checker under test took on this log (its process start-up included)."""
     layers: frozenset[str] | None = None
     """The official layers the checker answers for (``None``: every layer)."""
+    reached: ReachedFirst | None = None
+    """The official refusal sites and blocks this log reached first on its worker's oracle
+    (official coverage on; ``None`` otherwise, or when the official layers were not asked)."""
 
     @property
     def events(self) -> int:
@@ -342,33 +345,39 @@ class Judge:
     @contextmanager
     def _official_in_flight(
         self, files: Sequence[tuple[Path, tuple[str, ...]]]
-    ) -> Iterator[Flight[list[dict[str, Any]]]]:
+    ) -> Iterator[Flight[list[tuple[dict[str, Any], ReachedFirst | None]]]]:
         """The official layers asked about every file at once; yields the flight that
         waits for their verdicts (``{}`` for a file when the oracle timed out or crashed: that
-        is not the checker's defect). Only the wait is charged to the official layers: the
-        judge works while the server judges."""
+        is not the checker's defect), each with the coverage it reached first (coverage on).
+        Only the wait is charged to the official layers: the judge works while the server
+        judges."""
         from dshfuzz.oracle.official import Flight, OracleError
 
+        unanswered: list[tuple[dict[str, Any], ReachedFirst | None]] = [({}, None) for _ in files]
         if self.official is None or not any(layers for _, layers in files):
-            yield Flight(lambda: [{} for _ in files], lambda: True)
+            yield Flight(lambda: unanswered, lambda: True)
             return
+        reach: list[ReachedFirst | None] = [None] * len(files)
+        heard = reach.__setitem__ if getattr(self.official, "coverage", False) else None
         try:
             with self._timed("official layers"):
-                flight = self.official.checking(files, server_seconds=self._served)
+                flight = self.official.checking(files, server_seconds=self._served, reached=heard)
                 collect = flight.__enter__()
         except OracleError:
-            yield Flight(lambda: [{} for _ in files], lambda: True)
+            yield Flight(lambda: unanswered, lambda: True)
             return
-        answered: list[list[dict[str, Any]]] = []
+        answered: list[list[tuple[dict[str, Any], ReachedFirst | None]]] = []
 
-        def verdicts() -> list[dict[str, Any]]:
+        def verdicts() -> list[tuple[dict[str, Any], ReachedFirst | None]]:
             if not answered:
                 with self._timed("official layers"):
                     try:
                         got: list[Any] = collect()
                     except OracleError:  # the server broke its protocol: it was replaced, no verdict
                         got = [{} for _ in files]
-                    answered.append([{} if isinstance(v, OracleError) else dict(v) for v in got])
+                    answered.append(
+                        [({} if isinstance(v, OracleError) else dict(v), r) for v, r in zip(got, reach, strict=True)]
+                    )
                     flight.__exit__(None, None, None)
             return answered[0]
 
@@ -492,7 +501,9 @@ class Judge:
             detail = traceback.format_exc(limit=6)
             return Disagreement("oracle-crash", None, (), example.mutator, detail[-2000:], example.format_version)
 
-    def _judged(self, example: Example, heard: _Heard, official: dict[str, Any]) -> JudgedExample:
+    def _judged(
+        self, example: Example, heard: _Heard, official: dict[str, Any], reached: ReachedFirst | None = None
+    ) -> JudgedExample:
         """Classify what every judge said of ``example``: ``heard`` the judges but the
         official layers, ``official`` their verdicts (none: the judgement without them)."""
         (verdict, checker_seconds), reference, twin_verdict, modelled = heard
@@ -524,7 +535,7 @@ class Judge:
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
             example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds,
-            self.layers,
+            self.layers, reached,
         )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:
@@ -628,7 +639,7 @@ class PendingJudgement:
         examples: tuple[Example, ...],
         heard: list[_Heard],
         stack: ExitStack,
-        official: Flight[list[dict[str, Any]]],
+        official: Flight[list[tuple[dict[str, Any], ReachedFirst | None]]],
         asked: list[bool],
     ) -> None:
         self.examples = examples
@@ -676,13 +687,15 @@ class PendingJudgement:
             served = self._judge.server_seconds
             try:
                 answers = iter(self._official())
-                verdicts = [next(answers) if asked else {} for asked in self._asked]
+                verdicts = [next(answers) if asked else ({}, None) for asked in self._asked]
                 self.server_seconds = self._judge.server_seconds - served
             except BaseException as exc:
                 self._close(exc)
                 raise
             self._close(None)
-            self._result = [self._judge._judged(e, h, v) for e, h, v in zip(self.examples, self._heard, verdicts)]
+            self._result = [
+                self._judge._judged(e, h, v, reached) for e, h, (v, reached) in zip(self.examples, self._heard, verdicts)
+            ]
         return self._result
 
     def _close(self, exc: BaseException | None) -> None:

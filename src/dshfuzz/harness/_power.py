@@ -27,12 +27,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._campaign import SIBLINGS, CampaignConfig, run_campaign
 from ._classify import Disagreement, classify
 from ._events import WorkerFailed
 from ._judge import JudgedExample
 from ._judges import BuiltinChecker
+
+if TYPE_CHECKING:
+    from dshfuzz.oracle.official import OfficialOracle
 
 __all__ = [
     "Trial",
@@ -112,7 +116,7 @@ class _Hunt:
             self.seen.add(found.signature)
 
 
-def _run(config: CampaignConfig, official: object | None, observe: Callable[[JudgedExample], None], done: Callable[[], bool]) -> None:
+def _run(config: CampaignConfig, official: OfficialOracle | None, observe: Callable[[JudgedExample], None], done: Callable[[], bool]) -> None:
     campaign = run_campaign(config, official=official, observe=observe)
     try:
         for event in campaign:
@@ -141,7 +145,7 @@ def detection_trial(
     seed: int,
     *,
     examples: int = 200,
-    official: object | None = None,
+    official: OfficialOracle | None = None,
     mutators: tuple[str, ...] | None = None,
     siblings: int | None = None,
 ) -> Trial:
@@ -176,7 +180,7 @@ def shared_trials(
     seed: int,
     *,
     examples: int = 200,
-    official: object | None = None,
+    official: OfficialOracle | None = None,
     mutators: tuple[str, ...] | None = None,
     siblings: int | None = None,
 ) -> dict[str, Trial | None]:
@@ -220,7 +224,7 @@ def _trial_config(
     checker: str,
     seed: int,
     examples: int,
-    official: object | None,
+    official: OfficialOracle | None,
     mutators: tuple[str, ...] | None,
     siblings: int | None = None,
 ) -> CampaignConfig:

@@ -16,6 +16,7 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
+from ._reach import reach_html, reach_markdown
 from ._summary import (
     KIND_MEANING,
     SCORE_COLUMNS,
@@ -131,6 +132,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         *([f"- time: {_time_line(s)}"] if _time_line(s) else []),
         *([f"- **not reached:** {s['coverageAdvice']}"] if s["coverageAdvice"] else []),
         *([f"- rules never fired: {' '.join(s['rulesNeverFired'])}"] if s["rulesNeverFired"] else []),
+        *([f"- official refusal sites reached: {s['officialReach']['reached']} of {s['officialReach']['reachable']}"]
+          if s.get("officialReach") else []),
         "",
         "## Findings",
         "",
@@ -173,6 +176,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
     for name, n in sorted(summary.mutator_examples.items()):
         out.append(f"| {name} | {n} | {_pct(summary.recall(name))} |")
     out.append("")
+    if s.get("officialReach"):
+        out += reach_markdown(s["officialReach"])
     return "\n".join(out)
 
 
@@ -338,6 +343,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         *([("time", e(_time_line(s) or ""))] if _time_line(s) else []),
         *([("not reached", e(s["coverageAdvice"]))] if s["coverageAdvice"] else []),
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
+        *([("official sites reached", f"{s['officialReach']['reached']} of {s['officialReach']['reachable']}")]
+          if s.get("officialReach") else []),
         *([("cluster", f"<code>{e(str(run.get('cluster')))}</code>")] if run.get("cluster") else []),
         *([("lost workers", e(_lost(s)))] if s["lostWorkers"] else []),
         *([("baseline", e(_baseline_text(s["baseline"])))] if s.get("baseline") else []),
@@ -366,7 +373,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         + f"<h2>Scorecard per rule</h2>{scorecard}"
         + f"<h2>Throughput over time</h2>{_throughput_svg(summary)}"
         f"<h2>Kill matrix (mutator × rule fired)</h2>{_heatmap(summary)}"
-        "</body></html>\n"
+        + (reach_html(s["officialReach"]) if s.get("officialReach") else "")
+        + "</body></html>\n"
     )
 
 

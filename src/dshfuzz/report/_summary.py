@@ -15,12 +15,14 @@ from typing import Any
 
 from dshfuzz.harness._baseline import Baseline, BaselineComparison, cause_of
 from dshfuzz.harness._judges import PARSABLE_REPORT
+from ._reach import OfficialReach
 from dshfuzz.harness._events import (
     CampaignEvent,
     CampaignFinished,
     CampaignStarted,
     DisagreementFound,
     ExampleJudged,
+    OfficialSitesMapped,
     RoundCut,
     TimeSpent,
     WorkerFailed,
@@ -201,6 +203,8 @@ class CampaignSummary:
     """Seconds the official servers spent judging explored logs, by their own clocks."""
     baseline: Baseline | None = None
     """The causes known before the campaign (``--baseline``): only a new one fails it."""
+    official_reach: OfficialReach | None = None
+    """Which official refusal sites the logs reached (official coverage on), else ``None``."""
 
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
@@ -223,6 +227,10 @@ class CampaignSummary:
             self.worker_errors.append(event)
         elif isinstance(event, WorkerLost):
             self.lost_workers.append(event)
+        elif isinstance(event, OfficialSitesMapped):
+            if self.official_reach is None:
+                self.official_reach = OfficialReach()
+            self.official_reach.mapped(event.sites, event.granularity)
         elif isinstance(event, CampaignFinished):
             self.finished = event
 
@@ -263,6 +271,8 @@ class CampaignSummary:
             self.coverage[name][rule] += 1
         for layer in event.refusing_layers:
             self.refusals[layer] += 1
+        if self.official_reach is not None and (event.official_sites or event.official_code):
+            self.official_reach.reached(event.official_sites, event.official_code, name, self.since_start(event.at))
         self.signature_counts.update(event.signatures)
         for signature in set(event.signatures):
             self.reached_by[signature][name] += 1
@@ -556,6 +566,7 @@ class CampaignSummary:
             "coverageAdvice": self.coverage_advice,
             "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
+            "officialReach": None if self.official_reach is None else self.official_reach.to_json(),
             "outOfScope": dict(self.out_of_scope),
             "baseline": None if self.baseline is None else {
                 "source": self.baseline.source, **(self.baseline_comparison or BaselineComparison((), (), ())).to_json()

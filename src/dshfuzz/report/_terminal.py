@@ -276,6 +276,11 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
         run.add_row("lost workers", Text(lost, "yellow"))
     if summary.refusals:
         run.add_row("official refusals", ", ".join(f"{k} {v}" for k, v in summary.refusals.most_common()))
+    reach = summary.official_reach
+    if reach is not None and reach.sites:
+        per = ", ".join(f"{p['package'].removeprefix('dsh-')} {p['reached']}/{p['reachable']}" for p in reach.by_package())
+        run.add_row("official sites reached", f"{reach.reached_count} of {reach.reachable} ({per}); "
+                    f"`dshfuzz coverage` lists the {len(reach.unreached())} unreached")
     if summary.out_of_scope:
         run.add_row("out of scope", ", ".join(f"{k} {v}" for k, v in summary.out_of_scope.most_common())
                     + " (refused only by layers the checker does not answer for: never a miss)")

@@ -9,9 +9,10 @@ imports nothing heavy; the server starts on the first call.
         verdicts = oracle.check(path="log.jsonl.zstd")   # {layer: LayerVerdict}
 """
 
-from ._client import CheckReport, Flight, OfficialOracle, RawLog
+from ._client import COVERAGE_GRANULARITIES, CheckReport, CoverageGranularity, Flight, OfficialOracle, RawLog
 from ._layers import EVENT_LAYERS, FILE_LAYERS, LAYERS, MANIFEST_LAYER_NAMES
 from ._server import unavailable_reason
+from ._unreachable import UNREACHABLE_REASONS, UnreachableSite, unreachable_sites
 from ._verdict import (
     LayerVerdict,
     OfficialError,
@@ -21,17 +22,22 @@ from ._verdict import (
     OracleProtocolError,
     OracleTimeout,
     OracleUnavailable,
+    ReachedFirst,
+    RefusalSite,
     Reply,
     normalise_message,
     parse_coordinates,
 )
 
 __all__ = [
+    "COVERAGE_GRANULARITIES",
     "EVENT_LAYERS",
     "FILE_LAYERS",
     "LAYERS",
     "MANIFEST_LAYER_NAMES",
+    "UNREACHABLE_REASONS",
     "CheckReport",
+    "CoverageGranularity",
     "Flight",
     "LayerVerdict",
     "OfficialError",
@@ -43,8 +49,12 @@ __all__ = [
     "OracleTimeout",
     "OracleUnavailable",
     "RawLog",
+    "ReachedFirst",
+    "RefusalSite",
     "Reply",
+    "UnreachableSite",
     "normalise_message",
     "parse_coordinates",
     "unavailable_reason",
+    "unreachable_sites",
 ]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from dshfuzz.model import dumps, loads
 
@@ -37,10 +37,17 @@ from ._verdict import (
     OracleProtocolError,
     OracleTimeout,
     OracleUnavailable,
+    ReachedFirst,
+    RefusalSite,
     Reply,
 )
 
-__all__ = ["CheckReport", "Flight", "OfficialOracle", "RawLog"]
+__all__ = ["COVERAGE_GRANULARITIES", "CheckReport", "CoverageGranularity", "Flight", "OfficialOracle", "RawLog"]
+
+CoverageGranularity = Literal["function", "block"]
+COVERAGE_GRANULARITIES: tuple[CoverageGranularity, ...] = ("function", "block")
+"""What official code an oracle with coverage counts: functions (V8's binary function coverage,
+next to free) or blocks (V8 block coverage, which slows the official code)."""
 
 PathLike = str | os.PathLike[str]
 
@@ -123,6 +130,12 @@ class OfficialOracle:
     start (loading the packages), which is never charged to a request;
     ``debug_ops`` enables the server's ``__crash`` and ``__hang`` ops (tests of
     the recovery paths only).
+
+    ``coverage`` (``"function"`` or ``"block"``) starts the server measuring official
+    coverage: every reply then says which refusal sites (:meth:`refusal_sites`) and how
+    many functions (or V8 blocks) it reached first on this client (``Reply.reached``), and
+    :attr:`reached_sites` holds every site reached so far. The client keeps the union of
+    sites, so a server restarted after a timeout or a crash reports none twice.
     """
 
     def __init__(
@@ -132,10 +145,16 @@ class OfficialOracle:
         startup_timeout: float = 120.0,
         debug_ops: bool = False,
         node: PathLike | None = None,
+        coverage: CoverageGranularity | None = None,
     ) -> None:
+        if coverage is not None and coverage not in COVERAGE_GRANULARITIES:
+            raise ValueError(f"coverage must be one of {', '.join(COVERAGE_GRANULARITIES)}, not {coverage!r}")
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self._debug_ops = debug_ops
+        self.coverage = coverage
+        self._reached: set[str] = set()
+        self._sites: tuple[RefusalSite, ...] | None = None
         self._node = Path(node) if node is not None else None
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
@@ -177,7 +196,7 @@ class OfficialOracle:
             node = self._node or node_executable()
             assert node is not None
             try:
-                server = ServerProcess(node, debug_ops=self._debug_ops)
+                server = ServerProcess(node, debug_ops=self._debug_ops, coverage=self.coverage)
             except OSError as exc:
                 raise OracleUnavailable(f"cannot start {node}: {exc}") from exc
             self._await_ready(server)
@@ -230,7 +249,35 @@ class OfficialOracle:
             self._discard(server, kill=True)
             raise OracleProtocolError(f"reply out of order for op {op!r}: expected id {rid}, got {line[:200]!r}")
         error = None if value.get("ok") else OfficialError.from_json(value.get("error") or {}, path=path)
-        return Reply(rid, bool(value.get("ok")), value.get("result"), error, float(value.get("ms", 0.0)))
+        reached = self._reached_first(value.get("coverage")) if self.coverage else None
+        return Reply(rid, bool(value.get("ok")), value.get("result"), error, float(value.get("ms", 0.0)), reached)
+
+    def _reached_first(self, coverage: Any) -> ReachedFirst:
+        """A reply's coverage, less the sites this client heard of before (a restarted server
+        starts its own count again)."""
+        if not isinstance(coverage, dict):
+            return ReachedFirst()
+        sites = tuple(s for s in coverage.get("sites") or () if isinstance(s, str) and s not in self._reached)
+        self._reached.update(sites)
+        code = coverage.get("code")
+        return ReachedFirst(sites, code if isinstance(code, int) else 0)
+
+    @property
+    def reached_sites(self) -> frozenset[str]:
+        """Every refusal site reached so far (coverage on; empty otherwise)."""
+        with self._lock:
+            return frozenset(self._reached)
+
+    def refusal_sites(self) -> tuple[RefusalSite, ...]:
+        """Every refusal site (``throw`` statement) of the official packages a log passes
+        through, in package and source order (asked once; coverage need not be on)."""
+        with self._lock:
+            if self._sites is None:
+                self._sites = tuple(
+                    RefusalSite(site["id"], module["package"], module["file"], site["line"], site["column"], site["message"])
+                    for module in self._value("sites") for site in module["sites"]
+                )
+            return self._sites
 
     def call(self, op: str, *, timeout: float | None = None, **fields: Any) -> Reply:
         """Send one request and wait for its reply (``timeout`` overrides the default)."""
@@ -363,20 +410,26 @@ class OfficialOracle:
         *,
         timeout: float | None = None,
         server_seconds: Callable[[float], None] | None = None,
+        reached: Callable[[int, ReachedFirst], None] | None = None,
     ) -> Iterator[Flight[list[dict[str, LayerVerdict] | OracleError]]]:
         """:meth:`check` of each ``(path, layers)`` at once (:meth:`in_flight`): yields the
         :class:`Flight` that collects each file's verdicts, or the :class:`OracleError` that
         stopped them, in order. A file with no layers gets no request and no verdicts.
-        ``server_seconds`` hears the seconds the server spent judging them (its own clock)."""
+        ``server_seconds`` hears the seconds the server spent judging them (its own clock);
+        ``reached`` hears, by file index, the official coverage reached first (coverage on): the
+        flight's whole coverage is reported with its last file (one V8 take per flight)."""
         wanted = [list(dict.fromkeys(layers)) for _, layers in files]
         for layers in wanted:
             unknown = [n for n in layers if n not in LAYERS]
             if unknown:
                 raise ValueError(f"unknown layer(s) {', '.join(unknown)}; expected a subset of {', '.join(LAYERS)}")
         asked = [i for i, layers in enumerate(wanted) if layers]
-        requests = [
+        requests: list[dict[str, Any]] = [
             {"op": "all", "path": os.fspath(files[i][0]), "options": {"layers": wanted[i]}} for i in asked
         ]
+        if self.coverage and reached is not None:
+            for request in requests[:-1]:  # one take for the flight: the last reply reports it whole
+                request["coverage"] = "defer"
         with self.in_flight(requests, timeout=timeout) as replies:
 
             def collect() -> list[dict[str, LayerVerdict] | OracleError]:
@@ -384,6 +437,8 @@ class OfficialOracle:
                 got = replies()
                 for i, reply in zip(asked, got, strict=True):
                     verdicts[i] = self._verdicts_of(reply, files[i][0])
+                    if reached is not None and isinstance(reply, Reply) and reply.reached is not None:
+                        reached(i, reply.reached)
                 if server_seconds is not None:
                     server_seconds(sum(r.ms for r in got if isinstance(r, Reply)) / 1000)
                 return verdicts

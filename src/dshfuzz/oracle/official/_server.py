@@ -95,11 +95,21 @@ def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
 class ServerProcess:
     """One running ``node server.mjs``; not thread-safe (the client serialises use)."""
 
-    def __init__(self, node: Path, *, debug_ops: bool = False, stderr_lines: int = 200, grace: float = 10.0) -> None:
+    def __init__(
+        self,
+        node: Path,
+        *,
+        debug_ops: bool = False,
+        coverage: str | None = None,
+        stderr_lines: int = 200,
+        grace: float = 10.0,
+    ) -> None:
         self.scratch = tempfile.mkdtemp(prefix="dshfuzz-oracle-")
         args = [str(node), "--max-old-space-size=4096", str(JS_DIR / "server.mjs"), f"--scratch={self.scratch}"]
         if debug_ops:
             args.append("--debug-ops")
+        if coverage is not None:
+            args.append(f"--coverage={coverage}")
         try:
             self.proc = subprocess.Popen(
                 args, cwd=JS_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE

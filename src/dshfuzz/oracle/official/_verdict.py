@@ -167,15 +167,40 @@ class LayerVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusalSite:
+    """One ``throw`` statement of an official package a log passes through: where it is
+    (``line`` 1-based, ``column`` 0-based) and its message template (the source of what it
+    throws). ``id`` is ``package/file:line:column``: a site that moves changes id."""
+
+    id: str
+    package: str
+    file: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReachedFirst:
+    """Official coverage a request reached for the first time on this oracle (a client of a
+    server started with coverage on): refusal ``sites`` by id, and a count of ``code`` units
+    (functions or blocks, as the oracle's coverage granularity says)."""
+
+    sites: tuple[str, ...] = ()
+    code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """One server reply: ``result`` when ``ok``, else the official ``error``;
-    ``ms`` is the server-side time."""
+    ``ms`` is the server-side time; ``reached`` the coverage it reached first (coverage on)."""
 
     id: int
     ok: bool
     result: Any
     error: OfficialError | None
     ms: float
+    reached: ReachedFirst | None = None
 
 
 class OracleError(Exception):

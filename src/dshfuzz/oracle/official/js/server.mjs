@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Long-lived JSON-lines server over the OFFICIAL DSH packages (Node >= 24 for zstd).
 //
-//   node server.mjs [--scratch=DIR] [--debug-ops]        (cwd: this directory)
+//   node server.mjs [--scratch=DIR] [--coverage[=function|block]] [--debug-ops]        (cwd: this directory)
 //
 // stdin : one request per line  {"id", "op", "events"?, "rows"?, "header"?, "path"?, "options"?}
 // stdout: one reply per line, strictly in request order:
@@ -10,7 +10,12 @@
 // stderr: diagnostics only; anything the libraries print is redirected there.
 //
 // ops: ping version fold seed invariants meter inbox wire closers pack unpack
-//      load loadApp released readRaw all   (+ __crash __hang with --debug-ops)
+//      load loadApp released readRaw all sites coverage   (+ __crash __hang with --debug-ops)
+// With --coverage every reply also carries "coverage": {"sites": [ids], "code": n}, the official
+// refusal sites and code units (functions, or blocks) it reached first on this server (lib/coverage.mjs),
+// unless the request says "coverage": "defer" (then the next reply reports both requests');
+// op "coverage" returns the whole site table with what this server reached. Op "sites" returns
+// the site table (no coverage needed).
 // Event ops take "events" (or "rows", or a file "path" decoded with the official
 // readRaw + decodeStorageRecord); load/loadApp/readRaw take "path"; released takes
 // "path" or "header" + "rows"/"events". Inputs are frozen; files are only read.
@@ -22,6 +27,12 @@ process.stdout.write = process.stderr.write.bind(process.stderr);
 console.log = console.error;
 console.info = console.error;
 console.debug = console.error;
+
+// Coverage starts before the packages load: their throws are instrumented as they load, and V8 counts their code.
+const coverageArg = process.argv.find((arg) => arg === '--coverage' || arg.startsWith('--coverage='));
+const { OfficialCoverage, siteTable } = await import('./lib/coverage.mjs');
+const coverage = coverageArg === undefined ? undefined
+  : await OfficialCoverage.start(coverageArg.includes('=') ? coverageArg.slice('--coverage='.length) : 'function');
 
 // Imported only now, so that nothing a package prints while loading reaches the protocol channel.
 const { SESSION_FORMAT_VERSION, packChunkRuns } = await import('@deepseek-ai/dsh-session');
@@ -70,6 +81,11 @@ const opts = (req) => req.options ?? {};
 
 const handlers = {
   ping: async () => 'pong',
+  sites: async () => siteTable(),
+  coverage: async () => {
+    if (coverage === undefined) throw new ProtocolError('coverage needs the server started with --coverage');
+    return coverage.table();
+  },
   version: async () => ({ node: process.version, sessionFormatVersion: SESSION_FORMAT_VERSION, packages: versions, layers: LAYER_NAMES }),
   fold: async (req) => S.fold((await logOf(req)).events),
   seed: async (req) => { const { header, events } = await logOf(req); return S.seed(events, { header, restore: opts(req).restore === true }); },
@@ -107,16 +123,19 @@ if (process.argv.includes('--debug-ops')) Object.assign(handlers, debugHandlers)
 
 async function handle(line) {
   const t0 = performance.now();
-  const out = await dispatch(line);
+  let req;
+  let out;
+  try { req = JSON.parse(line); } catch (e) {
+    out = { id: null, ok: false, error: errorJson(new ProtocolError(`request is not JSON: ${e.message}`)) };
+  }
+  out ??= await dispatch(req);
+  // taken after every request but one that defers it to the next: a take costs what a small log does
+  if (coverage !== undefined && req?.coverage !== 'defer') out.coverage = await coverage.take();
   out.ms = +(performance.now() - t0).toFixed(3);
   return out;
 }
 
-async function dispatch(line) {
-  let req;
-  try { req = JSON.parse(line); } catch (e) {
-    return { id: null, ok: false, error: errorJson(new ProtocolError(`request is not JSON: ${e.message}`)) };
-  }
+async function dispatch(req) {
   const id = req?.id ?? null;
   const handler = Object.hasOwn(handlers, req?.op) ? handlers[req.op] : undefined;
   if (handler === undefined) return { id, ok: false, error: errorJson(new ProtocolError(`unknown op ${JSON.stringify(req?.op)}`)) };
@@ -130,6 +149,8 @@ function serialise(out) {
   }
 }
 
+// what loading the packages ran is nobody's reach: zero the counters before the first request
+if (coverage !== undefined) await coverage.take();
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
 let chain = Promise.resolve();
 rl.on('line', (line) => {

@@ -1,0 +1,192 @@
+"""Official reach: which refusal sites of the official packages a campaign's logs reached.
+
+Folded from :class:`OfficialSitesMapped` (the site table, once per worker) and each
+:class:`ExampleJudged`'s ``official_sites`` (what that log reached first on its worker).
+Invariant: a site counts once, for the stratum (a mutator, or ``valid``) whose log reached
+it first in the event stream; the reach is counted against the sites not listed
+unreachable (:func:`dshfuzz.oracle.official.unreachable_sites`), and a listed site that a
+log did reach is reported as such, never hidden.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dshfuzz.oracle.official import RefusalSite, UnreachableSite
+
+__all__ = ["OfficialReach", "reach_html", "reach_markdown", "render_reach"]
+
+
+@dataclass(slots=True)
+class OfficialReach:
+    """The campaign's official reach so far: ``sites`` the table, ``first`` each reached site
+    with the stratum that reached it first and when (seconds after the start), ``code`` the
+    official code units (``granularity``: functions or blocks) reached, summed over workers (a
+    unit two workers reach counts twice)."""
+
+    sites: tuple[RefusalSite, ...] = ()
+    unreachable: Mapping[str, UnreachableSite] = field(default_factory=dict)
+    first: dict[str, tuple[str, float]] = field(default_factory=dict)
+    code: int = 0
+    granularity: str = "function"
+
+    def mapped(self, sites: tuple[RefusalSite, ...], granularity: str) -> None:
+        if not self.sites:
+            from dshfuzz.oracle.official import unreachable_sites
+
+            self.sites = sites
+            self.granularity = granularity
+            self.unreachable = unreachable_sites()
+
+    def reached(self, sites: tuple[str, ...], code: int, stratum: str, after: float) -> None:
+        self.code += code
+        for site in sites:
+            self.first.setdefault(site, (stratum, after))
+
+    def _reachable(self) -> list[RefusalSite]:
+        return [s for s in self.sites if s.id not in self.unreachable]
+
+    @property
+    def reachable(self) -> int:
+        """Sites a log can reach: the table less the listed unreachable ones."""
+        return len(self._reachable())
+
+    @property
+    def reached_count(self) -> int:
+        """Reachable sites some log reached."""
+        return sum(1 for s in self._reachable() if s.id in self.first)
+
+    def unreached(self) -> list[RefusalSite]:
+        """Reachable sites no log reached, in package and source order."""
+        return [s for s in self._reachable() if s.id not in self.first]
+
+    def listed_but_reached(self) -> list[RefusalSite]:
+        """Sites listed unreachable that a log reached: the list is wrong about them."""
+        return [s for s in self.sites if s.id in self.unreachable and s.id in self.first]
+
+    def by_package(self) -> list[dict[str, Any]]:
+        """Per package: its sites, those listed unreachable, the reachable ones reached."""
+        total: Counter[str] = Counter(s.package for s in self.sites)
+        listed: Counter[str] = Counter(s.package for s in self.sites if s.id in self.unreachable)
+        reached: Counter[str] = Counter(s.package for s in self._reachable() if s.id in self.first)
+        return [
+            {"package": p, "sites": total[p], "unreachable": listed[p], "reachable": total[p] - listed[p],
+             "reached": reached[p]}
+            for p in dict.fromkeys(s.package for s in self.sites)
+        ]
+
+    @property
+    def headline(self) -> str:
+        return f"official refusal sites reached: {self.reached_count} of {self.reachable}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reached": self.reached_count,
+            "reachable": self.reachable,
+            "sites": len(self.sites),
+            "listedUnreachable": len(self.sites) - self.reachable,
+            "code": self.code,
+            "granularity": self.granularity,
+            "byPackage": self.by_package(),
+            "unreached": [
+                {"id": s.id, "package": s.package, "file": s.file, "line": s.line, "message": s.message}
+                for s in self.unreached()
+            ],
+            "reachedFirstBy": {
+                site: {"stratum": stratum, "afterSeconds": round(after, 3)}
+                for site, (stratum, after) in sorted(self.first.items(), key=lambda kv: kv[1][1])
+            },
+            "listedButReached": [s.id for s in self.listed_but_reached()],
+        }
+
+
+def reach_markdown(reach: Mapping[str, Any]) -> list[str]:
+    """The "Official reach" section of ``report.md`` (and ``dshfuzz coverage``), from
+    :meth:`OfficialReach.to_json`: the per-package table, then every unreached site."""
+    out = [
+        "## Official reach",
+        "",
+        f"Official refusal sites reached: **{reach['reached']} of {reach['reachable']}** (the `throw` statements of the "
+        f"packages a log passes through, less {reach['listedUnreachable']} listed unreachable, each with its reason); "
+        f"official code reached: {reach['code']} {reach['granularity']}s (summed over workers).",
+        "",
+        "| package | sites | listed unreachable | reachable | reached |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        *(f"| {p['package']} | {p['sites']} | {p['unreachable']} | {p['reachable']} | {p['reached']} |"
+          for p in reach["byPackage"]),
+        "",
+    ]
+    if reach.get("listedButReached"):
+        out += [f"**Listed unreachable, yet reached** (the list is wrong about them): "
+                f"{', '.join(f'`{i}`' for i in reach['listedButReached'])}", ""]
+    if reach["unreached"]:
+        out += ["### Unreached refusal sites", "", "| site | message template |", "| --- | --- |"]
+        out += [f"| `{u['id']}` | `{_cell(u['message'])}` |" for u in reach["unreached"]]
+        out.append("")
+    return out
+
+
+def reach_html(reach: Mapping[str, Any]) -> str:
+    """The "Official reach" section of ``report.html``, from :meth:`OfficialReach.to_json`."""
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{e(p['package'])}</td><td>{p['sites']}</td><td>{p['unreachable']}</td><td>{p['reachable']}</td>"
+        f"<td>{p['reached']}</td></tr>" for p in reach["byPackage"]
+    )
+    unreached = "".join(
+        f"<tr><td><code>{e(u['id'])}</code></td><td class=why><code>{e(u['message'])}</code></td></tr>"
+        for u in reach["unreached"]
+    )
+    wrong = (f"<p class=bad>Listed unreachable, yet reached: {e(', '.join(reach['listedButReached']))}</p>"
+             if reach.get("listedButReached") else "")
+    return (
+        f"<h2>Official reach</h2><p>Official refusal sites reached: <b>{reach['reached']} of {reach['reachable']}</b> "
+        f"(less {reach['listedUnreachable']} listed unreachable); official code reached: {reach['code']} "
+        f"{e(reach['granularity'])}s (summed over workers).</p>"
+        "<table><tr><th>package</th><th>sites</th><th>listed unreachable</th><th>reachable</th><th>reached</th></tr>"
+        f"{rows}</table>{wrong}"
+        + (f"<details><summary>{len(reach['unreached'])} unreached refusal sites</summary>"
+           f"<table><tr><th>site</th><th>message template</th></tr>{unreached}</table></details>" if unreached else "")
+    )
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def render_reach(reach: Mapping[str, Any], console: Console, *, all_unreached: bool = True) -> None:
+    """``dshfuzz coverage``'s tables, from :meth:`OfficialReach.to_json`: per package, then
+    every unreached site (with ``all_unreached``; else a count)."""
+    from rich.table import Table
+
+    console.print(f"official refusal sites reached: {reach['reached']} of {reach['reachable']} "
+                  f"({reach['listedUnreachable']} more listed unreachable); official code reached: {reach['code']} "
+                  f"{reach['granularity']}s", highlight=False)
+    table = Table(title="official reach per package", title_justify="left")
+    table.add_column("package", no_wrap=True)
+    for column in ("sites", "listed unreachable", "reachable", "reached"):
+        table.add_column(column, justify="right")
+    for p in reach["byPackage"]:
+        table.add_row(p["package"], str(p["sites"]), str(p["unreachable"]), str(p["reachable"]), str(p["reached"]))
+    console.print(table)
+    if reach.get("listedButReached"):
+        console.print(f"listed unreachable, yet reached (the list is wrong about them): {', '.join(reach['listedButReached'])}",
+                      style="yellow", highlight=False)
+    if not reach["unreached"]:
+        return
+    if not all_unreached:
+        console.print(f"{len(reach['unreached'])} unreached sites (drop --no-unreached to list them)", highlight=False)
+        return
+    unreached = Table(title="unreached official refusal sites", title_justify="left")
+    unreached.add_column("site")
+    unreached.add_column("message template", overflow="fold")
+    for u in reach["unreached"]:
+        unreached.add_row(u["id"], u["message"])
+    console.print(unreached)
