@@ -49,7 +49,7 @@ def test_coverage_prints_the_tables_of_a_report_folder(campaign: Path) -> None:
     assert f"official refusal sites reached: {reach['reached']} of {reach['reachable']}" in proc.stdout.replace("\n", " ")
     assert "dsh-token-meter" in proc.stdout and "unreached official refusal sites" in proc.stdout
     as_json = dshfuzz("coverage", str(campaign / "summary.json"), "--json")
-    assert as_json.returncode == 0 and json.loads(as_json.stdout) == reach
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"officialReach": reach, "checkerCoverage": None}
 
 
 def test_coverage_says_why_it_cannot_read_a_report(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_coverage_says_why_it_cannot_read_a_report(tmp_path: Path) -> None:
     assert missing.returncode == 2 and missing.stderr.startswith("dshfuzz coverage: ") and "nowhere" in missing.stderr
     (tmp_path / "summary.json").write_text(json.dumps({"officialReach": None}))
     unmeasured = dshfuzz("coverage", str(tmp_path))
-    assert unmeasured.returncode == 2 and "measured no official reach" in unmeasured.stderr
+    assert unmeasured.returncode == 2 and "measured no coverage" in unmeasured.stderr
     (tmp_path / "summary.json").write_text(json.dumps({"officialReach": {"reached": "many"}}))
     malformed = dshfuzz("coverage", str(tmp_path))
     assert malformed.returncode == 2 and "officialReach needs integer" in malformed.stderr, malformed.stderr

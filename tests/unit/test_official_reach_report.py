@@ -9,12 +9,11 @@ template in summary.json, report.md and report.html.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dshfuzz.harness import CampaignStarted, ExampleJudged, OfficialSitesMapped
+from dshfuzz.harness import CampaignStarted, CoverageReached, ExampleJudged, OfficialSitesMapped
 from dshfuzz.oracle.official import RefusalSite, UnreachableSite
 from dshfuzz.report import CampaignSummary, write_reports
 from dshfuzz.report._reach import OfficialReach
@@ -28,9 +27,8 @@ SITES = (
 UNREACHABLE = {SITES[3].id: UnreachableSite(SITES[3].id, SITES[3].message, "write-path", "guards an append")}
 
 
-def judged(mutator: str | None, sites: tuple[str, ...], code: int = 0, at: float = 101.0) -> ExampleJudged:
-    return ExampleJudged(0, mutator, 3, frozenset(), frozenset(), frozenset(), (), at,
-                         official_sites=sites, official_code=code)
+def judged(mutator: str | None, sites: tuple[str, ...], code: int = 0, at: float = 101.0) -> CoverageReached:
+    return CoverageReached(0, mutator, at, official_sites=sites, official_code=code)
 
 
 @pytest.fixture
@@ -84,7 +82,8 @@ def test_every_report_lists_the_unreached_sites(summary: CampaignSummary, tmp_pa
 def test_no_reach_section_without_official_coverage() -> None:
     s = CampaignSummary()
     s.add(CampaignStarted("run", "builtin", 1, 2, 60.0, None, True, "out", 100.0))
-    s.add(replace(judged("seq-gap", ()), official_sites=()))
+    s.add(ExampleJudged(0, "seq-gap", 3, frozenset(), frozenset(), frozenset(), (), 101.0))
+    s.add(judged("seq-gap", ()))
     assert s.official_reach is None and s.to_json()["officialReach"] is None
 
 

@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checker", default="builtin", help="the fresh campaign's checker (default builtin)")
     parser.add_argument("--granularity", choices=("function", "block"), default="function",
                         help="how the fresh campaign counts official code reached (default function)")
-    parser.add_argument("--json", action="store_true", help="print the reach as JSON (summary.json's officialReach)")
+    parser.add_argument("--checker-coverage", action="store_true",
+                        help="the fresh campaign also measures the checker's own lines (builtin, py: checkers)")
+    parser.add_argument("--json", action="store_true",
+                        help="print summary.json's officialReach and checkerCoverage as one JSON object")
     parser.add_argument("--no-unreached", action="store_true", help="count the unreached sites, do not list them")
 
 
@@ -41,17 +44,40 @@ def _fail(message: str) -> int:
 
 
 def _from_report(path: Path) -> dict[str, Any] | str:
-    """The ``officialReach`` of a report folder or summary.json, or why there is none."""
+    """The ``officialReach`` and ``checkerCoverage`` of a report folder or summary.json, or why
+    there are none."""
     file = path / "summary.json" if path.is_dir() else path
     try:
         data = json.loads(file.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return f"{file}: cannot read a campaign summary ({exc})"
-    reach = data.get("officialReach") if isinstance(data, dict) else None
-    if reach is None:
-        return f"{file}: this campaign measured no official reach (run it with --official-coverage function)"
-    problem = _malformed(reach)
-    return f"{file}: officialReach {problem}" if problem else reach
+    if not isinstance(data, dict):
+        return f"{file}: not a campaign summary (a JSON object)"
+    return _measured(data, str(file))
+
+
+def _measured(summary: dict[str, Any], where: str) -> dict[str, Any] | str:
+    reach, lines = summary.get("officialReach"), summary.get("checkerCoverage")
+    if reach is None and lines is None:
+        return f"{where}: this campaign measured no coverage (run it with --official-coverage function)"
+    problem = None if reach is None else _malformed(reach)
+    if problem:
+        return f"{where}: officialReach {problem}"
+    problem = None if lines is None else _malformed_lines(lines)
+    if problem:
+        return f"{where}: checkerCoverage {problem}"
+    return {"officialReach": reach, "checkerCoverage": lines}
+
+
+def _malformed_lines(lines: Any) -> str | None:
+    """Why ``lines`` is not a ``checkerCoverage`` this command can print, or ``None``."""
+    if not (isinstance(lines, dict) and isinstance(lines.get("exercised"), int)
+            and isinstance(lines.get("statements"), int) and isinstance(lines.get("byFile"), list)):
+        return "needs integer exercised and statements and a byFile list"
+    keys = ("file", "statements", "exercised", "unexercised")
+    if not all(isinstance(f, dict) and all(k in f for k in keys) for f in lines["byFile"]):
+        return f"byFile must list objects with {', '.join(keys)}"
+    return None
 
 
 _COUNTS = ("reached", "reachable", "listedUnreachable", "code")
@@ -87,7 +113,8 @@ def _from_campaign(args: argparse.Namespace) -> dict[str, Any] | str:
     except ValueError as exc:
         return str(exc)
     config = CampaignConfig(checker=args.checker, seed=args.seed, workers=default_workers(), budget_seconds=seconds,
-                            budget_examples=examples, official_coverage=args.granularity)
+                            budget_examples=examples, official_coverage=args.granularity,
+                            checker_coverage=args.checker_coverage)
     reporter = LiveReporter(Console(stderr=True))
     try:
         for _ in reporter.consume(run_campaign(config, check_first=True)):
@@ -96,20 +123,23 @@ def _from_campaign(args: argparse.Namespace) -> dict[str, Any] | str:
         return str(exc)
     paths = write_reports(reporter.summary, config.run_dir)
     print(f"report: {paths['html']}", file=sys.stderr)
-    reach = reporter.summary.to_json()["officialReach"]
-    return reach if isinstance(reach, dict) else "the campaign measured no official reach"
+    return _measured(reporter.summary.to_json(), "the campaign")
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from dshfuzz.report import render_reach
+    from dshfuzz.report import render_checker_reach, render_reach
 
-    reach = _from_report(args.report) if args.report is not None else _from_campaign(args)
-    if isinstance(reach, str):
-        return _fail(reach)
+    measured = _from_report(args.report) if args.report is not None else _from_campaign(args)
+    if isinstance(measured, str):
+        return _fail(measured)
     if args.json:
-        print(json.dumps(reach, indent=1))
-    else:
-        render_reach(reach, Console(highlight=False), all_unreached=not args.no_unreached)
+        print(json.dumps(measured, indent=1))
+        return 0
+    console = Console(highlight=False)
+    if measured["officialReach"] is not None:
+        render_reach(measured["officialReach"], console, all_unreached=not args.no_unreached)
+    if measured["checkerCoverage"] is not None:
+        render_checker_reach(measured["checkerCoverage"], console)
     return 0

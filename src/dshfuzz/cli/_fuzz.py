@@ -66,6 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutators", default=None, help="comma-separated mutator names (default: all)")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
     parser.add_argument(
+        "--checker-coverage", action="store_true",
+        help="measure the checker's own lines (builtin and py: checkers; needs coverage.py, in dshfuzz[coverage]): "
+             "the reports list the unexercised ones and generation is steered toward lines no log ran",
+    )
+    parser.add_argument(
         "--official-coverage", choices=("function", "block", "off"), default="function",
         help="measure which official refusal sites the logs reach, and how much official code by function or by "
              "V8 block (block slows the official layers by about a third); the reports list the unreached sites "
@@ -128,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         budget_seconds=seconds,
         budget_examples=examples,
         official=not args.no_official,
+        checker_coverage=args.checker_coverage,
         official_coverage=None if args.official_coverage == "off" or args.no_official else args.official_coverage,
         mutators=tuple(m for m in args.mutators.split(",") if m) if args.mutators else None,
         checker_timeout=args.timeout,

@@ -69,6 +69,8 @@ from ._events import (
     CampaignFinished,
     CampaignStarted,
     DisagreementFound,
+    CheckerLinesMapped,
+    CoverageReached,
     ExampleJudged,
     MinimiseStage,
     OfficialSitesMapped,
@@ -89,9 +91,10 @@ if TYPE_CHECKING:
 
     from dshfuzz.oracle.official import CoverageGranularity, LayerVerdict, OfficialOracle
 
+    from ._checker_coverage import CheckerCoverage
     from ._confirm import Confirmation
 
-    from ._judge import Example, JudgedExample, PendingJudgement, Shape
+    from ._judge import Example, FreshCoverage, JudgedExample, PendingJudgement, Shape
 
 
 __all__ = ["CampaignConfig", "parse_budget", "run_campaign"]
@@ -216,6 +219,9 @@ class CampaignConfig:
     siblings: int = SIBLINGS
     """The most mutants drawn from one valid log (``_strategy.sibling_examples``); 1 draws a
     fresh log for every example. Valid rounds always do."""
+    checker_coverage: bool = False
+    """Measure the checker's own lines (in-process Python checkers: ``builtin``, ``py:``), list
+    the unexercised ones in the reports, and steer generation toward lines no log ran."""
     official_coverage: CoverageGranularity | None = "function"
     """Measure which official refusal sites and how much official code (by ``function`` or by
     ``block``) the campaign's logs reach, in the oracle servers; report them and steer
@@ -600,6 +606,24 @@ def _worker(
         official = official_cm.__enter__()
     if official is not None and official.coverage:
         emit(OfficialSitesMapped(worker, official.refusal_sites(), official.coverage))
+    checker_coverage = _checker_coverage(checker) if config.checker_coverage else None
+    if checker_coverage is not None:
+        emit(CheckerLinesMapped(worker, dict(checker_coverage.statements())))
+    unreported: list[Callable[[], list[FreshCoverage]]] = []  # the judge's, once it runs
+
+    def report_coverage() -> None:
+        """Emit the coverage every judgement so far reached first, one event per stratum."""
+        if not unreported:
+            return
+        merged: dict[str | None, list[FreshCoverage]] = {}
+        for fresh in unreported[0]():
+            merged.setdefault(fresh.mutator, []).append(fresh)
+        for mutator, parts in merged.items():
+            emit(CoverageReached(
+                worker, mutator, time.time(),
+                tuple(site for p in parts for site in p.official_sites), sum(p.official_code for p in parts),
+                tuple(line for p in parts for line in p.checker_lines),
+            ))
     claims = _Claims(worker, inbox)
     # a batch checker is asked about several logs at once: each Hypothesis example is a list of them
     batch_logs = BATCH_LOGS if isinstance(checker, BatchCommandChecker) else 1
@@ -782,8 +806,6 @@ def _worker(
                     judged.checker_seconds,
                     cost,
                     claimed_rules(example.expects, judged.vocabulary),
-                    () if judged.reached is None else judged.reached.sites,
-                    0 if judged.reached is None else judged.reached.code,
                 )
             )
             if witnesses and not every:
@@ -796,6 +818,7 @@ def _worker(
                 announce(witnesses[-1], "found")
                 if not every:
                     break
+        report_coverage()
         return witnesses
 
     def judged_batch(judge: Judge, batch: list[Example]) -> list[_Witness]:
@@ -855,7 +878,9 @@ def _worker(
     )
 
     try:
-        with Judge(checker, official=official, reference=reference, layers=layers) as judge:
+        with Judge(checker, official=official, reference=reference, layers=layers,
+                   checker_coverage=checker_coverage) as judge:
+            unreported.append(judge.unreported_coverage)
             round_no = 0
             budget = local.budget
             for _ in range(resume_round - 1):  # a restarted slot: its earlier rounds are done
@@ -961,8 +986,8 @@ def _worker(
                         judgement.abandon()
                         raise _Stop
                     verdicts = judgement.result()
-                    if official is not None and official.coverage:
-                        _steer_official(verdicts)
+                    if (official is not None and official.coverage) or checker_coverage is not None:
+                        _steer_coverage(verdicts)
                     fresh = record(list(family), verdicts, (time.monotonic() - before) / len(family))
                     if not fresh:
                         return False
@@ -1042,6 +1067,7 @@ def _worker(
         pass
     finally:
         lagging.abandon()  # never wait past the budget for logs no one will count
+        report_coverage()
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
         ledger.flush(final=True)
@@ -1066,9 +1092,10 @@ def _steer(family: Sequence[Example], shapes: Sequence[Shape]) -> None:
     target(float(max(s.replaces for s in shapes)), label="replace depth")
 
 
-def _steer_official(verdicts: Sequence[JudgedExample]) -> None:
-    """Steer generation towards official code no log reached before: the family scores the
-    refusal sites and official code its logs reached first, and each new site is an ``event()``."""
+def _steer_coverage(verdicts: Sequence[JudgedExample]) -> None:
+    """Steer generation towards code no log reached before: the family scores the official
+    refusal sites, the official code and the checker lines its logs reached first, and each new
+    site, and each checker file with new lines, is an ``event()``."""
     from hypothesis import event, target
 
     sites = [site for v in verdicts if v.reached is not None for site in v.reached.sites]
@@ -1076,6 +1103,19 @@ def _steer_official(verdicts: Sequence[JudgedExample]) -> None:
         event(f"official site reached first: {site}")
     target(float(len(sites)), label="official sites reached first")
     target(float(sum(v.reached.code for v in verdicts if v.reached is not None)), label="official code reached first")
+    lines = [line for v in verdicts for line in v.checker_lines]
+    for file in dict.fromkeys(f for f, _ in lines):
+        event(f"checker lines reached first in {file}")
+    target(float(len(lines)), label="checker lines reached first")
+
+
+def _checker_coverage(checker: CheckerUnderTest) -> CheckerCoverage:
+    from ._checker_coverage import CheckerCoverage, checker_sources
+
+    sources = checker_sources(checker)
+    if isinstance(sources, str):  # preflight said so already, for campaigns that run it
+        raise RuntimeError(sources)
+    return CheckerCoverage(*sources)
 
 
 def _steer_unjudged(family: Sequence[Example]) -> None:
@@ -1170,6 +1210,11 @@ def preflight(config: CampaignConfig) -> None:
             example_database(config.database)
         except DatabaseError as exc:
             raise CampaignSetupError(str(exc)) from None
+    if config.checker_coverage:
+        from importlib.util import find_spec
+
+        if find_spec("coverage") is None:
+            raise CampaignSetupError("checker coverage needs coverage.py: pip install 'dshfuzz[coverage]'")
     try:
         config.run_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -1180,6 +1225,12 @@ def preflight(config: CampaignConfig) -> None:
             if start is not None:
                 start()
             verdict = _probe(checker)
+            if config.checker_coverage:
+                from ._checker_coverage import checker_sources
+
+                sources = checker_sources(checker)
+                if isinstance(sources, str):
+                    raise CampaignSetupError(f"cannot measure checker coverage: {sources}")
     except CheckerSpecError as exc:
         raise CampaignSetupError(str(exc)) from None
     if verdict.failure is not None:

@@ -18,6 +18,8 @@ __all__ = [
     "CampaignEvent",
     "CampaignFinished",
     "CampaignStarted",
+    "CheckerLinesMapped",
+    "CoverageReached",
     "DisagreementFound",
     "ExampleJudged",
     "OfficialSitesMapped",
@@ -66,10 +68,30 @@ class ExampleJudged:
     claimed_rules: frozenset[str] | None = None
     """The expected rules the checker answers for (its vocabulary's): what its recall is
     judged on. ``None``: every expected rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageReached:
+    """Coverage a worker's judgements reached first (the hunt's and the minimiser's alike):
+    official refusal sites by id and official code units (official coverage on), and the
+    checker's own lines as ``(file, line)`` (checker coverage on). ``mutator`` is the stratum of
+    the log that reached them (``None``: a valid log)."""
+
+    worker: int
+    mutator: str | None
+    at: float
     official_sites: tuple[str, ...] = ()
-    """The official refusal sites this log reached first on its worker (official coverage on)."""
     official_code: int = 0
-    """The official code units (functions or blocks) this log reached first on its worker."""
+    checker_lines: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerLinesMapped:
+    """The checker's own statements, per source file, that checker coverage measures (each
+    worker sends them once, before it reports any line reached)."""
+
+    worker: int
+    statements: dict[str, tuple[int, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,5 +220,5 @@ class CampaignFinished:
 
 CampaignEvent = (
     CampaignStarted | ExampleJudged | DisagreementFound | RoundCut | TimeSpent | WorkerFailed | WorkerLost
-    | OfficialSitesMapped | CampaignFinished
+    | OfficialSitesMapped | CheckerLinesMapped | CoverageReached | CampaignFinished
 )

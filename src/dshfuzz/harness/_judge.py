@@ -50,10 +50,13 @@ from ._reference import MODEL_LAYERS
 
 if TYPE_CHECKING:
     from dshfuzz.model import Compression
+
+    from ._checker_coverage import CheckerCoverage
     from dshfuzz.oracle.official import Flight, ReachedFirst
 
 __all__ = [
     "CAMPAIGN_LAYERS",
+    "FreshCoverage",
     "EVERY_JUDGE",
     "LATER_FORMAT_LAYERS",
     "Example",
@@ -212,8 +215,11 @@ class JudgedExample:
     layers: frozenset[str] | None = None
     """The official layers the checker answers for (``None``: every layer)."""
     reached: ReachedFirst | None = None
-    """The official refusal sites and blocks this log reached first on its worker's oracle
+    """The official refusal sites and code this log reached first on its worker's oracle
     (official coverage on; ``None`` otherwise, or when the official layers were not asked)."""
+    checker_lines: tuple[tuple[str, int], ...] = ()
+    """The checker's own lines this log ran first on its worker (checker coverage on)."""
+
 
     @property
     def events(self) -> int:
@@ -243,6 +249,18 @@ class JudgedExample:
             elif d.kind == "metamorphic" and (kept := tuple(r for r in d.rules if r not in rules)):
                 out.append(replace(d, rules=kept))
         return tuple(d for d in out if d.is_reportable)
+
+
+@dataclass(frozen=True, slots=True)
+class FreshCoverage:
+    """Coverage some judgement reached first on a worker, for the campaign to report: the
+    stratum (``mutator``) of the log that reached it, official sites and code, checker lines.
+    Collected from every judgement (the hunt's and the minimiser's alike), so none is lost."""
+
+    mutator: str | None
+    official_sites: tuple[str, ...] = ()
+    official_code: int = 0
+    checker_lines: tuple[tuple[str, int], ...] = ()
 
 
 def _findings_without(verdict: CheckerVerdict, rules: frozenset[str]) -> tuple[ReportedFinding, ...]:
@@ -291,8 +309,11 @@ class Judge:
         scratch: Path | None = None,
         batch_width: int | None = None,
         layers: frozenset[str] | None = None,
+        checker_coverage: CheckerCoverage | None = None,
     ) -> None:
         self.checker = checker
+        self.checker_coverage = checker_coverage
+        self._unreported: list[FreshCoverage] = []
         self._batch_width = batch_width
         self.official = official
         self.reference = reference
@@ -412,23 +433,48 @@ class Judge:
         found = metamorphic_disagreement(example.transform, before, after, ignore=ignore)
         return () if found is None else (replace(found, format_version=example.format_version),)
 
-    def _checked(self, examples: Sequence[Example], paths: Sequence[Path | None]) -> list[tuple[CheckerVerdict, float]]:
-        """The checker under test's verdict on each of ``examples``, with its seconds: each timed
-        alone, unless the checker is best asked about several at once (:attr:`batch_width`),
-        when each is charged an equal share of the one question."""
+    def _checked(
+        self, examples: Sequence[Example], paths: Sequence[Path | None]
+    ) -> list[tuple[CheckerVerdict, float, tuple[tuple[str, int], ...]]]:
+        """The checker under test's verdict on each of ``examples``, with its seconds and the
+        checker lines it ran first (checker coverage on): each timed alone, unless the checker
+        is best asked about several at once (:attr:`batch_width`), when each is charged an
+        equal share of the one question (and the last one reports the lines)."""
         if len(examples) > 1 and self.batch_width > 1:
             began = time.perf_counter()
-            with self._timed("checker"):
+            with self._timed("checker"), self._measuring():
                 verdicts = self.checker.check_many([p for p in paths if p is not None])
             share = (time.perf_counter() - began) / len(examples)
-            return [(v, share) for v in verdicts]
+            lines = self._fresh_lines(examples[-1])
+            return [(v, share, lines if i == len(verdicts) - 1 else ()) for i, v in enumerate(verdicts)]
         checked = []
         for example, path in zip(examples, paths, strict=True):
             began = time.perf_counter()
-            with self._timed("checker"):
+            with self._timed("checker"), self._measuring():
                 verdict = _ask(self.checker, example, path)
-            checked.append((verdict, time.perf_counter() - began))
+            checked.append((verdict, time.perf_counter() - began, self._fresh_lines(example)))
         return checked
+
+    @contextmanager
+    def _measuring(self) -> Iterator[None]:
+        if self.checker_coverage is None:
+            yield
+        else:
+            with self.checker_coverage.measuring():
+                yield
+
+    def _fresh_lines(self, example: Example) -> tuple[tuple[str, int], ...]:
+        if self.checker_coverage is None:
+            return ()
+        lines = self.checker_coverage.fresh()
+        if lines:
+            self._unreported.append(FreshCoverage(example.mutator, checker_lines=lines))
+        return lines
+
+    def unreported_coverage(self) -> list[FreshCoverage]:
+        """Coverage reached first since the last call (every judgement's): the campaign reports it."""
+        out, self._unreported = self._unreported, []
+        return out
 
     def judge_many(self, examples: Sequence[Example], scope: Scope = EVERY_JUDGE) -> list[JudgedExample]:
         """:meth:`judge` of each of ``examples``. The official layers are asked about all of
@@ -465,12 +511,13 @@ class Judge:
             # the reference checker places findings (wrong-place): a verdict with no seq needs none
             references = [
                 self._reference_checked(e, path, verdict) if scope.reference else None
-                for e, path, (verdict, _) in zip(examples, paths, checked)
+                for e, path, (verdict, _, _) in zip(examples, paths, checked)
             ]
             models = [self._modelled(e) if scope.oracle else None for e in examples]
             unwind.pop_all()
         asked = [p is not None and bool(w) for p, w in zip(paths, layers)]
-        heard = [_Heard(*each) for each in zip(checked, references, twin_verdicts, models)]
+        heard = [_Heard((v, seconds), refs, twin, model, lines)
+                 for (v, seconds, lines), refs, twin, model in zip(checked, references, twin_verdicts, models)]
         pending = PendingJudgement(self, tuple(examples), heard, stack, official, asked)
         self._open.append(pending)
         return pending
@@ -506,7 +553,7 @@ class Judge:
     ) -> JudgedExample:
         """Classify what every judge said of ``example``: ``heard`` the judges but the
         official layers, ``official`` their verdicts (none: the judgement without them)."""
-        (verdict, checker_seconds), reference, twin_verdict, modelled = heard
+        (verdict, checker_seconds), reference, twin_verdict, modelled, checker_lines = heard
         metamorphic = () if twin_verdict is None else self._metamorphic(example, verdict, twin_verdict)
         shape, oracle_refusing, consulted = Shape(0, 0, 0, 0), frozenset[str](), False
         oracle_crash: tuple[Disagreement, ...] = ()
@@ -535,7 +582,7 @@ class Judge:
         disagreements = tuple(classified) + metamorphic + oracle_crash
         return JudgedExample(
             example, verdict, truth, official, disagreements, shape, reference, self.vocabulary, checker_seconds,
-            self.layers, reached,
+            self.layers, reached, checker_lines,
         )
 
     def reported_by_builtin(self, example: Example) -> frozenset[str]:
@@ -621,6 +668,7 @@ class _Heard(NamedTuple):
     reference: CheckerVerdict | None
     twin: CheckerVerdict | None
     model: tuple[Shape, frozenset[str], bool] | Disagreement | None
+    checker_lines: tuple[tuple[str, int], ...] = ()
 
 
 class _Abandoned(Exception):
@@ -696,6 +744,10 @@ class PendingJudgement:
             self._result = [
                 self._judge._judged(e, h, v, reached) for e, h, (v, reached) in zip(self.examples, self._heard, verdicts)
             ]
+            self._judge._unreported.extend(
+                FreshCoverage(e.mutator, reached.sites, reached.code)
+                for e, (_, reached) in zip(self.examples, verdicts) if reached is not None and (reached.sites or reached.code)
+            )
         return self._result
 
     def _close(self, exc: BaseException | None) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         write_matrix,
     )
     from ._official import official_verdicts_json, render_official_verdicts
-    from ._reach import render_reach
+    from ._reach import render_checker_reach, render_reach
     from ._registry import (
         contracts_json,
         contracts_lines,
@@ -53,7 +53,7 @@ __getattr__ = lazy_attributes(__name__, {
     "contracts_json": "_registry", "contracts_lines": "_registry", "contracts_markdown": "_registry",
     "mutators_json": "_registry", "mutators_markdown": "_registry", "mutators_tables": "_registry",
     "official_verdicts_json": "_official", "render_official_verdicts": "_official",
-    "render_reach": "_reach",
+    "render_reach": "_reach", "render_checker_reach": "_reach",
     "SUMMARY_FORMAT": "_summary", "CampaignSummary": "_summary",
     "LiveReporter": "_terminal", "final_summary": "_terminal", "final_table": "_terminal", "fit": "_terminal",
     "progress_line": "_terminal",
@@ -92,6 +92,7 @@ __all__ = [
     "render_markdown",
     "render_matrix",
     "render_official_verdicts",
+    "render_checker_reach",
     "render_reach",
     "replay_json",
     "replay_line",

@@ -16,7 +16,7 @@ from typing import Any
 from dshfuzz._atomic import write_atomic
 from dshfuzz.harness._events import DisagreementFound
 
-from ._reach import reach_html, reach_markdown
+from ._reach import checker_reach_html, checker_reach_markdown, reach_html, reach_markdown
 from ._summary import (
     KIND_MEANING,
     SCORE_COLUMNS,
@@ -134,6 +134,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
         *([f"- rules never fired: {' '.join(s['rulesNeverFired'])}"] if s["rulesNeverFired"] else []),
         *([f"- official refusal sites reached: {s['officialReach']['reached']} of {s['officialReach']['reachable']}"]
           if s.get("officialReach") else []),
+        *([f"- checker lines exercised: {s['checkerCoverage']['exercised']} of {s['checkerCoverage']['statements']} "
+           f"({s['checkerCoverage']['percent']}%)"] if s.get("checkerCoverage") else []),
         "",
         "## Findings",
         "",
@@ -178,6 +180,8 @@ def render_markdown(summary: CampaignSummary, run_dir: Path | None = None) -> st
     out.append("")
     if s.get("officialReach"):
         out += reach_markdown(s["officialReach"])
+    if s.get("checkerCoverage"):
+        out += checker_reach_markdown(s["checkerCoverage"])
     return "\n".join(out)
 
 
@@ -345,6 +349,8 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         *([("rules never fired", e(" ".join(s["rulesNeverFired"])))] if s["rulesNeverFired"] else []),
         *([("official sites reached", f"{s['officialReach']['reached']} of {s['officialReach']['reachable']}")]
           if s.get("officialReach") else []),
+        *([("checker lines exercised", f"{s['checkerCoverage']['exercised']} of {s['checkerCoverage']['statements']}")]
+          if s.get("checkerCoverage") else []),
         *([("cluster", f"<code>{e(str(run.get('cluster')))}</code>")] if run.get("cluster") else []),
         *([("lost workers", e(_lost(s)))] if s["lostWorkers"] else []),
         *([("baseline", e(_baseline_text(s["baseline"])))] if s.get("baseline") else []),
@@ -374,6 +380,7 @@ def render_html(summary: CampaignSummary, run_dir: Path | None = None) -> str:
         + f"<h2>Throughput over time</h2>{_throughput_svg(summary)}"
         f"<h2>Kill matrix (mutator × rule fired)</h2>{_heatmap(summary)}"
         + (reach_html(s["officialReach"]) if s.get("officialReach") else "")
+        + (checker_reach_html(s["checkerCoverage"]) if s.get("checkerCoverage") else "")
         + "</body></html>\n"
     )
 

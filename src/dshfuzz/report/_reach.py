@@ -21,7 +21,17 @@ if TYPE_CHECKING:
 
     from dshfuzz.oracle.official import RefusalSite, UnreachableSite
 
-__all__ = ["OfficialReach", "reach_html", "reach_markdown", "render_reach"]
+__all__ = [
+    "CheckerReach",
+    "OfficialReach",
+    "checker_reach_html",
+    "checker_reach_markdown",
+    "line_ranges",
+    "reach_html",
+    "reach_markdown",
+    "render_checker_reach",
+    "render_reach",
+]
 
 
 @dataclass(slots=True)
@@ -190,3 +200,99 @@ def render_reach(reach: Mapping[str, Any], console: Console, *, all_unreached: b
     for u in reach["unreached"]:
         unreached.add_row(u["id"], u["message"])
     console.print(unreached)
+
+
+@dataclass(slots=True)
+class CheckerReach:
+    """The checker's own lines the campaign ran (checker coverage on): ``statements`` per file
+    (from the first worker's map), ``run`` the lines some log ran, summed over workers."""
+
+    statements: dict[str, frozenset[int]] = field(default_factory=dict)
+    run: dict[str, set[int]] = field(default_factory=dict)
+
+    def mapped(self, statements: Mapping[str, tuple[int, ...]]) -> None:
+        if not self.statements:
+            self.statements = {f: frozenset(lines) for f, lines in statements.items()}
+
+    def reached(self, lines: tuple[tuple[str, int], ...]) -> None:
+        for file, line in lines:
+            self.run.setdefault(file, set()).add(line)
+
+    def _exercised(self, file: str) -> set[int]:
+        return self.run.get(file, set()) & self.statements[file]
+
+    @property
+    def total(self) -> int:
+        return sum(len(s) for s in self.statements.values())
+
+    @property
+    def exercised(self) -> int:
+        return sum(len(self._exercised(f)) for f in self.statements)
+
+    def to_json(self) -> dict[str, Any]:
+        total, exercised = self.total, self.exercised
+        return {
+            "exercised": exercised,
+            "statements": total,
+            "percent": round(100 * exercised / total, 1) if total else None,
+            "byFile": [
+                {"file": f, "statements": len(lines), "exercised": len(self._exercised(f)),
+                 "unexercised": line_ranges(sorted(lines - self._exercised(f)))}
+                for f, lines in sorted(self.statements.items())
+            ],
+        }
+
+
+def line_ranges(lines: list[int]) -> str:
+    """``[3, 4, 5, 9]`` as ``"3-5, 9"``: unexercised lines as coverage.py prints them."""
+    out: list[str] = []
+    for n in lines:
+        if out and out[-1].split("-")[-1] == str(n - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
+def checker_reach_markdown(reach: Mapping[str, Any]) -> list[str]:
+    """The "Checker coverage" section of ``report.md``, from :meth:`CheckerReach.to_json`."""
+    out = [
+        "## Checker coverage",
+        "",
+        f"Checker lines exercised: **{reach['exercised']} of {reach['statements']}** ({reach['percent']}%).",
+        "",
+        "| file | statements | exercised | unexercised lines |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    out += [f"| `{f['file']}` | {f['statements']} | {f['exercised']} | {f['unexercised'] or '—'} |" for f in reach["byFile"]]
+    return [*out, ""]
+
+
+def checker_reach_html(reach: Mapping[str, Any]) -> str:
+    """The "Checker coverage" section of ``report.html``, from :meth:`CheckerReach.to_json`."""
+    e = html.escape
+    rows = "".join(
+        f"<tr><td><code>{e(f['file'])}</code></td><td>{f['statements']}</td><td>{f['exercised']}</td>"
+        f"<td class=why>{e(f['unexercised']) or '—'}</td></tr>" for f in reach["byFile"]
+    )
+    return (
+        f"<h2>Checker coverage</h2><p>Checker lines exercised: <b>{reach['exercised']} of {reach['statements']}</b> "
+        f"({reach['percent']}%).</p><table><tr><th>file</th><th>statements</th><th>exercised</th>"
+        f"<th>unexercised lines</th></tr>{rows}</table>"
+    )
+
+
+def render_checker_reach(reach: Mapping[str, Any], console: Console) -> None:
+    """``dshfuzz coverage``'s checker table, from :meth:`CheckerReach.to_json`."""
+    from rich.table import Table
+
+    console.print(f"checker lines exercised: {reach['exercised']} of {reach['statements']} ({reach['percent']}%)",
+                  highlight=False)
+    table = Table(title="checker coverage per file", title_justify="left")
+    table.add_column("file", no_wrap=True)
+    table.add_column("statements", justify="right")
+    table.add_column("exercised", justify="right")
+    table.add_column("unexercised lines", overflow="fold")
+    for f in reach["byFile"]:
+        table.add_row(f["file"], str(f["statements"]), str(f["exercised"]), f["unexercised"] or "—")
+    console.print(table)

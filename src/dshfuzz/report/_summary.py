@@ -15,12 +15,14 @@ from typing import Any
 
 from dshfuzz.harness._baseline import Baseline, BaselineComparison, cause_of
 from dshfuzz.harness._judges import PARSABLE_REPORT
-from ._reach import OfficialReach
+from ._reach import CheckerReach, OfficialReach
 from dshfuzz.harness._events import (
     CampaignEvent,
     CampaignFinished,
     CampaignStarted,
     DisagreementFound,
+    CheckerLinesMapped,
+    CoverageReached,
     ExampleJudged,
     OfficialSitesMapped,
     RoundCut,
@@ -205,6 +207,8 @@ class CampaignSummary:
     """The causes known before the campaign (``--baseline``): only a new one fails it."""
     official_reach: OfficialReach | None = None
     """Which official refusal sites the logs reached (official coverage on), else ``None``."""
+    checker_reach: CheckerReach | None = None
+    """Which of the checker's own lines the logs ran (checker coverage on), else ``None``."""
 
     def add(self, event: CampaignEvent) -> None:
         if isinstance(event, CampaignStarted):
@@ -231,6 +235,16 @@ class CampaignSummary:
             if self.official_reach is None:
                 self.official_reach = OfficialReach()
             self.official_reach.mapped(event.sites, event.granularity)
+        elif isinstance(event, CheckerLinesMapped):
+            if self.checker_reach is None:
+                self.checker_reach = CheckerReach()
+            self.checker_reach.mapped(event.statements)
+        elif isinstance(event, CoverageReached):
+            if self.official_reach is not None:
+                self.official_reach.reached(event.official_sites, event.official_code, event.mutator or "valid",
+                                            self.since_start(event.at))
+            if self.checker_reach is not None:
+                self.checker_reach.reached(event.checker_lines)
         elif isinstance(event, CampaignFinished):
             self.finished = event
 
@@ -271,8 +285,6 @@ class CampaignSummary:
             self.coverage[name][rule] += 1
         for layer in event.refusing_layers:
             self.refusals[layer] += 1
-        if self.official_reach is not None and (event.official_sites or event.official_code):
-            self.official_reach.reached(event.official_sites, event.official_code, name, self.since_start(event.at))
         self.signature_counts.update(event.signatures)
         for signature in set(event.signatures):
             self.reached_by[signature][name] += 1
@@ -567,6 +579,7 @@ class CampaignSummary:
             "rulesFired": sorted(self.rules_fired, key=rule_order),
             "officialRefusals": dict(self.refusals),
             "officialReach": None if self.official_reach is None else self.official_reach.to_json(),
+            "checkerCoverage": None if self.checker_reach is None else self.checker_reach.to_json(),
             "outOfScope": dict(self.out_of_scope),
             "baseline": None if self.baseline is None else {
                 "source": self.baseline.source, **(self.baseline_comparison or BaselineComparison((), (), ())).to_json()

@@ -281,6 +281,10 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
         per = ", ".join(f"{p['package'].removeprefix('dsh-')} {p['reached']}/{p['reachable']}" for p in reach.by_package())
         run.add_row("official sites reached", f"{reach.reached_count} of {reach.reachable} ({per}); "
                     f"`dshfuzz coverage` lists the {len(reach.unreached())} unreached")
+    lines = summary.checker_reach
+    if lines is not None and lines.total:
+        run.add_row("checker lines exercised", f"{lines.exercised} of {lines.total} "
+                    f"({100 * lines.exercised / lines.total:.1f}%); `dshfuzz coverage` lists the rest")
     if summary.out_of_scope:
         run.add_row("out of scope", ", ".join(f"{k} {v}" for k, v in summary.out_of_scope.most_common())
                     + " (refused only by layers the checker does not answer for: never a miss)")

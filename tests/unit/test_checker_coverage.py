@@ -1,0 +1,84 @@
+"""The checker's own coverage, as a campaign measures it.
+
+Specification: the built-in checker's measured source is its check path (no recovery,
+pre-write, --serve or output module); a ``py:`` checker's is its function's folder; a
+checker in another process is refused in one line; only the lines run while the checker
+judges count, each once per worker; unexercised lines read as coverage.py prints them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("coverage", reason="checker coverage needs coverage.py: pip install -e '.[dev]' (make setup)")
+
+from dshfuzz.generators import generate  # noqa: E402
+from dshfuzz.harness import Example, Judge  # noqa: E402
+from dshfuzz.harness._checker_coverage import CHECK_PATH_EXCLUDED, CheckerCoverage, checker_sources  # noqa: E402
+from dshfuzz.harness._judges import load_checker  # noqa: E402
+from dshfuzz.report._reach import CheckerReach, line_ranges  # noqa: E402
+
+
+def test_the_builtin_checker_is_measured_on_its_check_path() -> None:
+    sources = checker_sources(load_checker("builtin"))
+    assert not isinstance(sources, str)
+    root, files = sources
+    names = {f.name for f in files}
+    assert "_released.py" in names and "_turnstep.py" in names
+    assert not names & CHECK_PATH_EXCLUDED
+    assert all(f.relative_to(root).parts[0] == "checker" for f in files)
+
+
+def test_a_py_checker_is_measured_in_its_own_folder() -> None:
+    sources = checker_sources(load_checker("py:tests.broken_checkers.miss_rule:check"))
+    assert not isinstance(sources, str)
+    root, files = sources
+    assert {f.parent.name for f in files} == {"broken_checkers"} and root.name == "tests"
+
+
+def test_a_checker_in_another_process_is_refused_in_one_line() -> None:
+    why = checker_sources(load_checker("cmd:true {log}"))
+    assert isinstance(why, str) and "in-process Python checkers" in why and "\n" not in why
+
+
+def test_only_lines_run_while_the_checker_judges_count_and_each_once() -> None:
+    checker = load_checker("builtin")
+    sources = checker_sources(checker)
+    assert not isinstance(sources, str)
+    coverage = CheckerCoverage(*sources)
+    statements = coverage.statements()
+    assert sum(map(len, statements.values())) > 1000
+    with Judge(checker, checker_coverage=coverage) as judge:
+        logs = list(generate(3, 0, min_events=8, max_events=40))
+        first = judge.judge(Example(logs[0].to_jsonl(), "none"))
+        assert first.checker_lines, "judging a log runs checker lines"
+        assert all(line in statements[file] for file, line in first.checker_lines)
+        again = judge.judge(Example(logs[0].to_jsonl(), "none"))
+        assert not set(again.checker_lines) & set(first.checker_lines), "a line counted twice"
+        fresh = judge.unreported_coverage()
+        assert [line for f in fresh for line in f.checker_lines] == [*first.checker_lines, *again.checker_lines]
+        assert judge.unreported_coverage() == []
+    for log in logs[1:]:  # the checker run outside a judgement: not measured
+        checker.check_data(log.to_jsonl(), "none")
+        checker.check_data(b"{}\n{not json", "none")
+    assert coverage.fresh() == ()
+
+
+def test_unexercised_lines_read_as_ranges() -> None:
+    assert line_ranges([3, 4, 5, 9, 11, 12]) == "3-5, 9, 11-12"
+    assert line_ranges([]) == ""
+    reach = CheckerReach()
+    reach.mapped({"checker/a.py": (1, 2, 3, 7)})
+    reach.reached((("checker/a.py", 2), ("checker/a.py", 99)))  # 99 is no statement: never counted
+    assert reach.to_json() == {"exercised": 1, "statements": 4, "percent": 25.0,
+                               "byFile": [{"file": "checker/a.py", "statements": 4, "exercised": 1,
+                                           "unexercised": "1, 3, 7"}]}
+
+
+def test_the_scratch_folder_is_not_measured(tmp_path: Path) -> None:
+    coverage = CheckerCoverage(tmp_path, [])
+    with coverage.measuring():
+        sum(range(10))
+    assert coverage.fresh() == ()
