@@ -217,3 +217,19 @@ def test_the_drops_last_frame_checker_loses_the_last_frame_of_a_zstd_log_silentl
     assert check(str(DATA / "valid-v0.jsonl"))["events"] == 76
     verdict = verdict_from_json(zstd)
     assert _losses(verdict, _loaded(76)) == ["silent-loss|load|-|v0"]
+
+
+def test_a_replayed_silent_loss_holds_to_the_loaders_recorded_count(tmp_path, monkeypatch):
+    from dshfuzz.harness import Corpus, ReplayStatus, replay_entry
+    from dshfuzz.harness._judges import BuiltinChecker
+
+    monkeypatch.chdir(DATA.parents[1])  # py:tests.… imports from the repository's root
+    corpus = Corpus(tmp_path / "corpus")
+    entry, _ = corpus.add(
+        (DATA / "valid-v0.jsonl.zstd").read_bytes(), signature="silent-loss|load|-|v0", kind="silent-loss",
+        compression="zstd", format_version=0, expected={"rules": []}, actual={"rules": []},
+        checker="py:tests.broken_checkers.drops_last_frame:check", official={"load": {"ok": True, "events": 76}},
+    )
+    path = corpus.path_of(entry)
+    assert replay_entry(path, entry).status is ReplayStatus.STILL_FAILING
+    assert replay_entry(path, entry, BuiltinChecker()).status is ReplayStatus.FIXED  # it reads every frame
