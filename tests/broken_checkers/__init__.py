@@ -12,6 +12,7 @@ batch command; ``node_hang.mjs`` is a Node serve checker of H1 and R1 that hangs
 on a log holding a compaction/prune event. For time limits, ``slow.py`` sleeps on
 every log. For honest classification: ``no_seq`` reports no seqs, ``not_assessable``
 answers "not assessable" on format version 1 and later, ``other_id`` reports S5 as
-S8, and ``plain_text`` prints text instead of JSON. The newer scripts also run by
+S8, and ``plain_text`` prints text instead of JSON. ``drops_last_frame`` never reads the
+last frame of a zstd log and says how many events it judged (a silent loss). The newer scripts also run by
 path from any directory (``python tests/broken_checkers/serve.py miss_rule``).
 """

@@ -190,3 +190,28 @@ def test_a_short_campaign_finds_a_refused_by_claim_naming_the_wrong_layer(tmp_pa
     assert planted is not None, f"the altered refusedBy was not found; found instead: {seen}"
     assert planted.layer in ("meter:accepts", "fold:refuses", "seed:refuses", "invariants:refuses", "load:refuses",
                              "released:refuses"), planted.signature
+
+
+@pytest.mark.slow
+def test_a_60_second_campaign_finds_a_checker_that_silently_skips_the_last_zstd_frame(tmp_path, monkeypatch, request):
+    """A checker that never reads the last frame of a zstd log, judges the rest and says how many
+    events it judged gets a silent-loss finding within a 60-second campaign (issue 32); the
+    built-in checker, which reads every frame, gets none on the same seed."""
+    import time
+
+    request.getfixturevalue("official")  # the loader's count is the measure
+    monkeypatch.chdir(REPO)
+
+    def campaign(checker: str, seconds: float) -> CampaignConfig:
+        return CampaignConfig(checker=checker, seed=1, workers=1, budget_seconds=seconds, official=True, out=tmp_path)
+
+    began = time.monotonic()
+    planted, seen = _first_settled(campaign("py:tests.broken_checkers.drops_last_frame:check", 60),
+                                   _planted("silent-loss", None))
+    took = time.monotonic() - began
+    assert planted is not None, f"the skipped frame was not found; found instead: {seen}"
+    assert planted.signature == "silent-loss|load|-|v0" and planted.compression == "zstd"
+    assert took < 60 + 60, f"the campaign overran its budget: {took:.0f} s"  # a budget, with slack; no timing claim
+    _assert_minimal(planted)
+    honest, seen = _first_settled(campaign("builtin", 15), _planted("silent-loss", None))
+    assert honest is None, f"the built-in checker was charged a silent loss: {honest.detail if honest else ''}"

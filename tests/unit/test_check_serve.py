@@ -59,6 +59,10 @@ def _builtin(path: Path) -> list[dict]:
              "refusedBy": list(f.refused_by or ())} for f in verdict.findings]
 
 
+def _events(path: Path) -> int | None:
+    return load_checker("builtin").check(path).events
+
+
 def test_the_server_greets_answers_survives_bad_requests_and_ends_at_eof(logs, tmp_path):
     client = _Client()
     try:
@@ -66,7 +70,7 @@ def test_the_server_greets_answers_survives_bad_requests_and_ends_at_eof(logs, t
         assert hello == {"protocol": "dshfuzz-checker/1", "rules": [str(rid) for rid in RULES]}
         for n, name in enumerate(("valid", "gap", "garbage"), 1):
             reply = client.ask(json.dumps({"id": n, "path": str(logs[name])}))
-            assert reply == {"id": n, "findings": _builtin(logs[name])}
+            assert reply == {"id": n, "findings": _builtin(logs[name]), "events": _events(logs[name])}
         assert client.ask(json.dumps({"id": 4, "path": str(logs["gap"])}))["findings"] != []
         missing = client.ask(json.dumps({"id": "m", "path": str(tmp_path / "missing.jsonl")}))
         assert missing["id"] == "m" and "cannot read" in missing["error"] and "missing.jsonl" in missing["error"]
@@ -75,7 +79,8 @@ def test_the_server_greets_answers_survives_bad_requests_and_ends_at_eof(logs, t
         assert client.ask("[1, 2]")["id"] is None
         assert client.ask('{"path": "x"}')["id"] is None
         assert "path" in client.ask('{"id": 9}')["error"]
-        assert client.ask(json.dumps({"id": 5, "path": str(logs["valid"])})) == {"id": 5, "findings": _builtin(logs["valid"])}
+        assert client.ask(json.dumps({"id": 5, "path": str(logs["valid"])})) == {
+            "id": 5, "findings": _builtin(logs["valid"]), "events": 0}
         assert client.end() == 0
     finally:
         if client.proc.poll() is None:

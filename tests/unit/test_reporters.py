@@ -114,3 +114,29 @@ def test_on_a_terminal_the_live_view_folds_every_event_and_draws_the_findings():
     assert list(reporter.consume(_campaign(2))) == _campaign(2)
     assert reporter.summary.examples == 60 and len(reporter.summary.findings) == 2
     assert "torn-tail-line1" in out.getvalue(), "a new finding is drawn at once"
+
+
+def test_a_silent_loss_is_in_every_report_with_its_meaning_and_the_loaders_count():
+    import html
+
+    from dshfuzz.report._summary import KIND_MEANING
+
+    detail = "the official loader recovers 2 events from the file; the checker says it judged 1 and reported nothing"
+    events = _campaign(0)
+    events.insert(-1, DisagreementFound(
+        signature="silent-loss|load|-|v0", kind="silent-loss", layer="load", rules=(), mutator=None, detail=detail,
+        data=b'{"type":"session","version":0}\n', compression="zstd", format_version=0, events_found=40,
+        events_minimal=2, checker_rules=(), expected_rules=(), official={"load": {"ok": True, "events": 2}},
+        at=T0 + 6, stage="minimal",
+    ))
+    summary = CampaignSummary()
+    for event in events:
+        summary.add(event)
+    [entry] = summary.to_json()["findings"]
+    assert entry["kind"] == "silent-loss" and entry["official"] == {"load": {"ok": True, "events": 2}}
+    assert summary.failing, "a silent loss counts against the checker"
+    meaning = KIND_MEANING["silent-loss"]
+    for page in (render_markdown(summary), render_html(summary)):
+        assert "silent-loss" in page and detail in page
+        assert meaning in page or html.escape(meaning) in page
+    assert "silent-loss" in _terminal_text(final_summary(summary))

@@ -103,6 +103,7 @@ class Report:
             "file": self.file,
             "ok": self.ok,
             "formatVersion": self.format_version,
+            "events": self.events,  # the checker protocol's count of events judged (docs/CHECKER_PROTOCOL.md)
             "summary": {
                 "events": self.events,
                 "frames": self.frames,

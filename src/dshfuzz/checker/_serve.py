@@ -4,7 +4,8 @@ The reference implementation of the persistent checker protocol
 (``docs/CHECKER_PROTOCOL.md``). JSON lines on stdin and stdout: the server first sends
 its handshake, ``{"protocol": "dshfuzz-checker/1", "rules": [every registry id]}``, then
 answers each request ``{"id": N, "path": "..."}`` with one line ``{"id": N, "findings":
-[{"rule", "severity", "seq", "causedBy", "refusedBy"}, ...]}``, checking the file with the streamed check that
+[{"rule", "severity", "seq", "causedBy", "refusedBy"}, ...], "events": N}`` (the events it
+judged, a packed chunk row counting as the events it holds), checking the file with the streamed check that
 ``dshfuzz check`` runs. A path it cannot read, or a check that raised, is answered
 ``{"id": N, "error": "..."}``; a line that is no request is answered ``{"id": null,
 "error": "..."}``; the server goes on either way. End of input ends it (exit 0).
@@ -70,7 +71,7 @@ def answer(line: bytes, options: Any) -> dict[str, Any]:
                 for f in report.findings]
     if report.internal_errors:
         return {"id": rid, "error": f"internal checker error on {path}: {report.internal_errors[0]}", "findings": findings}
-    return {"id": rid, "findings": findings}
+    return {"id": rid, "findings": findings, "events": report.events}
 
 
 def serve(

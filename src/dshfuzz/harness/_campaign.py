@@ -1136,7 +1136,10 @@ def _official(*, coverage: CoverageGranularity | None = None) -> OfficialOracle:
 
 def _verdict_json(verdict: LayerVerdict) -> dict[str, Any]:
     if verdict.ok:
-        return {"ok": True}
+        from ._judge import loaded_events
+
+        count = loaded_events({verdict.layer: verdict})  # the loader's: what a replay holds a count to
+        return {"ok": True} if count is None else {"ok": True, "events": count}
     error = verdict.error
     assert error is not None, "a layer that refuses names its error"
     return {"ok": False, "error": {"name": error.name, "message": error.message, "seq": error.seq}}

@@ -31,6 +31,13 @@ Kinds, checker defects first:
   names a layer that accepts the log (layer ``L:accepts``), or a layer refuses a log the
   checker refused for it while no finding names it (``L:refuses``); a checker that says
   nothing of layers is never judged for it, and a refusal it missed is a miss, not this;
+* ``silent-loss`` — the official loader accepts the log and recovers more events from the
+  file than the checker says it judged (its report's ``events``), and the checker reported
+  nothing at all (layer ``load``): events it never read went unjudged, and it did not say so.
+  Never judged where the checker gives no count, reports any finding (a warning included),
+  failed or declined, or does not answer for ``load``; events are counted as the loader
+  counts them (a packed chunk row as the events it holds, the loader's own crash closers
+  not at all);
 * ``wrong-place`` — the checker reports the reference's rule, both at integer seqs,
   at none of the reference's seqs, on a log whose seqs name events unambiguously
   (a finding without a location is never in the wrong place);
@@ -83,6 +90,7 @@ DisagreementKind = Literal[
     "rule-id",
     "wrong-place",
     "wrong-layer",
+    "silent-loss",
     "crash",
     "timeout",
     "unparsable-output",
@@ -96,9 +104,8 @@ DisagreementKind = Literal[
 ]
 
 CHECKER_DEFECTS: frozenset[str] = frozenset(
-    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "wrong-layer", "crash", "timeout",
-     "unparsable-output",
-     "metamorphic"}
+    {"false-alarm", "miss", "miss-model-only", "rule-id", "wrong-place", "wrong-layer", "silent-loss", "crash",
+     "timeout", "unparsable-output", "metamorphic"}
 )
 LIMIT_RULES: frozenset[str] = frozenset({"L1", "L2", "L3", "L4"})
 """dshfuzz's own resource limits: expected of a checker only when it declares them."""
@@ -131,6 +138,10 @@ class Truth:
     header_record: bool = True
     """Whether the log's header line is a JSON object: the bridge hands the seed and invariants
     layers no header otherwise, so their verdict is not on the log's header."""
+    loaded_events: int | None = None
+    """How many events the official loader recovered from the file where it accepted the log
+    (its stored events: packed chunk rows expanded, its crash closers left out); ``None`` where
+    it was not consulted or refused the log. What a checker's own count is held to (``silent-loss``)."""
 
     @property
     def official_consulted(self) -> bool:
@@ -394,12 +405,29 @@ def classify(
             found("not-implemented", "expected", sorted(missing - claimed),
                   "expected by the mutator, outside the checker's declared rules")
         )
+    if (lost := _silent_loss(verdict, truth, layers)) is not None:
+        out.append(found("silent-loss", str(L.LOAD), (), lost))
     if reference is not None and reference.failure is None and truth.locations_reliable:
         for rule in sorted(reported & frozenset(f.rule for f in reference.findings)):
             theirs, ours = _placed(verdict.seqs_of(rule)), _placed(reference.seqs_of(rule))
             if theirs and ours and theirs.isdisjoint(ours):
                 out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+def _silent_loss(verdict: CheckerVerdict, truth: Truth, layers: frozenset[str] | None) -> str | None:
+    """The detail of a silent loss of events (see the module docstring), or ``None`` when there is
+    none or it cannot be told: the checker gave no count, said anything at all, or does not answer
+    for ``load``; the loader was not consulted, or refused the log (its count is then no measure)."""
+    judged, loaded = verdict.events, truth.loaded_events
+    if judged is None or loaded is None or verdict.findings or loaded <= judged:
+        return None
+    if layers is not None and str(L.LOAD) not in layers:
+        return None  # a checker that reads the file as another layer does may honestly see fewer events
+    if str(L.LOAD) not in truth.accepted:
+        return None
+    return (f"the official loader recovers {loaded} event{'s' if loaded != 1 else ''} from the file; the checker "
+            f"says it judged {judged} and reported nothing")
 
 
 def _judged_clean(rule: str, truth: Truth, reading: CheckerVerdict) -> bool:
@@ -540,10 +568,11 @@ def truth_from(
     format_version: int | None = 0,
     locations_reliable: bool = True,
     reasons: Mapping[str, str] | None = None,
+    loaded_events: int | None = None,
 ) -> Truth:
     """Build a :class:`Truth` from per-layer ok flags (bridge layer names accepted) and the
     refusing layers' messages (``reasons``; of two bridge names of one layer, the first in
-    name order that has one)."""
+    name order that has one). ``loaded_events`` is kept only where ``load`` accepts."""
     refusing = frozenset(official_layer_name(k) for k, ok in official.items() if not ok)
     accepted = frozenset(official_layer_name(k) for k, ok in official.items() if ok) - refusing
     said: dict[str, str] = {}
@@ -553,4 +582,5 @@ def truth_from(
     return Truth(
         refusing, accepted, frozenset(oracle_refusing), frozenset(expected), mutator, oracle_consulted,
         format_version, locations_reliable, said,
+        loaded_events=loaded_events if str(L.LOAD) in accepted else None,
     )

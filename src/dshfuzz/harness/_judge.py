@@ -136,6 +136,8 @@ def scope_of(defect: Disagreement) -> Scope:
     if defect.kind == "wrong-layer":  # the claim is judged by the one layer it is wrong about
         layer = str(defect.layer).partition(":")[0]
         return replace(_CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else ())
+    if defect.kind == "silent-loss":  # the checker's count against the loader's
+        return replace(_CHECKER_ALONE, layers=(str(L.LOAD),))
     if defect.kind == "metamorphic":
         return replace(_CHECKER_ALONE, twin=True)
     if defect.kind == "oracle-crash":
@@ -569,6 +571,7 @@ class Judge:
             mutator=example.mutator,
             oracle_consulted=consulted,
             format_version=example.format_version,
+            loaded_events=loaded_events(official),
         )
         if truth.refusing:  # the transform broke the log for an official layer: it is a log of its own, judged so
             metamorphic = ()
@@ -779,6 +782,24 @@ def _twin(example: Example) -> Example | None:
     if example.transform is None or example.original is None:
         return None
     return Example(example.original, example.original_compression, format_version=example.format_version)
+
+
+def loaded_events(official: Mapping[str, Any]) -> int | None:
+    """How many events the official loader recovered from a log it accepted (``load``'s stored
+    events: packed chunk rows expanded, its crash closers left out), from the official verdicts of
+    a judgement (``LayerVerdict``s) or as a campaign records them (``{"ok": true, "events": N}``);
+    ``None`` where ``load`` was not asked, refused the log, or gave no count."""
+    verdict = official.get(str(L.LOAD))
+    if verdict is None:
+        return None
+    if isinstance(verdict, Mapping):
+        ok, count = verdict.get("ok"), verdict.get("events")
+    else:
+        result = getattr(verdict, "result", None)
+        ok, count = getattr(verdict, "ok", False), result.get("storedEvents") if isinstance(result, Mapping) else None
+    if ok is not True or not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return None
+    return count
 
 
 def header_is_record(data: bytes, compression: Compression) -> bool:

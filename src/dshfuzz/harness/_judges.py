@@ -116,6 +116,10 @@ class CheckerVerdict:
     """The built-in checker's own findings behind ``findings`` (``dshfuzz.checker.Finding``):
     enough to attribute root causes again when rules are switched off (empty for any other
     checker)."""
+    events: int | None = None
+    """How many events the checker says it judged (its report's optional ``events``): a packed
+    chunk row counts as the events it holds. ``None`` when it does not say, and then it is never
+    judged for a silent loss of events."""
 
     @property
     def error_rules(self) -> frozenset[str]:
@@ -325,11 +329,13 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
     Accepted shapes: a top-level ``violations`` or ``findings`` list, or a bare list,
     of objects carrying ``id`` or ``rule``, optional ``severity`` (default ``error``)
     and optional ``seq``. A report object may say ``"assessable": false`` (the checker
-    cannot judge this log), and then needs no findings list. Anything else raises
-    ``ValueError`` (unparsable output).
+    cannot judge this log), and then needs no findings list, and ``"events": N``, how many
+    events it judged (a non-negative integer). Anything else raises ``ValueError``
+    (unparsable output).
     """
     items: Any
     assessable = True
+    events: int | None = None
     if isinstance(payload, list):
         items = payload
     elif isinstance(payload, Mapping):
@@ -337,10 +343,12 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
         if not isinstance(flag, bool):
             raise ValueError(f"'assessable' is not a boolean: {flag!r:.40}")
         assessable = flag
+        if "events" in payload:
+            events = _event_count(payload["events"])
         items = next((payload[k] for k in ("violations", "findings") if k in payload), None)
         if items is None:
             if not assessable:
-                return CheckerVerdict(assessable=False)
+                return CheckerVerdict(assessable=False, events=events)
             raise ValueError("report has neither a 'violations' nor a 'findings' list")
     else:
         raise ValueError(f"report is a JSON {type(payload).__name__}, not an object or list")
@@ -358,7 +366,15 @@ def verdict_from_json(payload: Any) -> CheckerVerdict:
             ReportedFinding(rule, severity if isinstance(severity, str) else "error", _int_or_none(item.get("seq")),
                             _int_or_none(item.get("causedBy")), _layers_or_none(item.get("refusedBy")))
         )
-    return CheckerVerdict(_rooted(findings), assessable=assessable)
+    return CheckerVerdict(_rooted(findings), assessable=assessable, events=events)
+
+
+def _event_count(value: Any) -> int:
+    """A report's ``events``: a non-negative JSON integer (not ``true``, not ``3.0``, not ``null``),
+    else ``ValueError`` saying what came instead."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"'events' is not a non-negative integer (the events the checker judged): {value!r:.40}")
+    return value
 
 
 def _layers_or_none(value: Any) -> tuple[str, ...] | None:
@@ -432,6 +448,7 @@ class BuiltinChecker(_Checker):
                   for f in report.findings),
             exit_code=0 if report.ok else 1,
             checked=tuple(report.findings),
+            events=report.events,
         )
 
 
@@ -509,7 +526,7 @@ class CommandChecker(_Checker):
             return CheckerVerdict(
                 failure="unparsable-output", detail=f"{exc}\n{_head(stdout)}\n{stderr_tail}".rstrip("\n"), exit_code=own
             )
-        return CheckerVerdict(verdict.findings, exit_code=own, assessable=verdict.assessable)
+        return CheckerVerdict(verdict.findings, exit_code=own, assessable=verdict.assessable, events=verdict.events)
 
 
 def _report_of(stdout: str) -> object:
@@ -658,7 +675,7 @@ class BatchCommandChecker(_Checker):
         for name in names:
             found = by_file.get(name, by_file.get(os.path.realpath(name)))
             if isinstance(found, CheckerVerdict):
-                out.append(CheckerVerdict(found.findings, exit_code=code, assessable=found.assessable))
+                out.append(CheckerVerdict(found.findings, exit_code=code, assessable=found.assessable, events=found.events))
             else:
                 why = found if found is not None else f"no report has \"file\": {json.dumps(name)}"
                 detail = f"{why}\n{stderr_tail}".rstrip("\n")

@@ -149,6 +149,8 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
         k: str((v.get("error") or {}).get("message") or "")
         for k, v in entry.official.items() if isinstance(v, dict) and isinstance(v.get("error"), dict)
     }
+    from ._judge import loaded_events
+
     truth = truth_from(
         official,
         reasons=reasons,
@@ -156,6 +158,7 @@ def replay_entry(path: Path, entry: CorpusEntry, checker: CheckerUnderTest | Non
         expected=entry.expected.get("rules", ()),
         mutator=entry.mutator,
         format_version=entry.format_version if isinstance(entry.format_version, int) else None,
+        loaded_events=loaded_events(entry.official),
     )
     # wrong-place is judged against the built-in checker, as the campaign judged it
     reference = BuiltinChecker().check(path) if entry.checker != "builtin" else None

@@ -49,6 +49,8 @@ KIND_MEANING = {
     "wrong-place": "the checker reported the right rule at a seq where the reference checker puts none of it",
     "wrong-layer": "the checker's refusedBy is wrong: it names a layer that accepts the log (L:accepts), or a "
                    "layer refuses a log the checker refused for it and no finding names that layer (L:refuses)",
+    "silent-loss": "the official loader accepts the log and recovers more events from it than the checker says it "
+                   "judged (its report's \"events\"), and the checker reported nothing: it lost events without a word",
     "crash": "the checker failed without a report (keyed by its exception and innermost frames, else by its "
              "first words about the failure, else by its exit status)",
     "timeout": "the checker gave no answer within --timeout",

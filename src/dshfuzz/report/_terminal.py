@@ -27,6 +27,7 @@ _KIND_STYLE = {
     "miss": "red",
     "rule-id": "red",
     "wrong-place": "magenta",
+    "silent-loss": "red",
     "crash": "bold red",
     "timeout": "bold red",
     "unparsable-output": "bold red",
