@@ -82,3 +82,31 @@ def test_the_scratch_folder_is_not_measured(tmp_path: Path) -> None:
     with coverage.measuring():
         sum(range(10))
     assert coverage.fresh() == ()
+
+
+def test_a_node_checker_is_measured_by_v8_in_its_script_folder(tmp_path: Path) -> None:
+    from dshfuzz.harness._checker_coverage import NodeCheckerCoverage, coverage_for, node_script
+
+    checker = load_checker("serve:'node examples/node-checker/checker.mjs'")
+    script = node_script(checker)
+    assert script is not None and script.name == "checker.mjs"
+    coverage = coverage_for(checker, tmp_path / "v8")
+    assert isinstance(coverage, NodeCheckerCoverage)
+    assert coverage.env == {"NODE_V8_COVERAGE": str(tmp_path / "v8")}
+    assert "node-checker/checker.mjs" in coverage.statements()
+    assert node_script(load_checker("cmd:'python3 checker.py {log}'")) is None
+
+
+def test_js_statements_are_the_lines_holding_code() -> None:
+    from dshfuzz.harness._checker_coverage import _code_lines
+
+    source = "// a comment\n\nconst a = '😀'; /* x */\n/* block\n still */ b();\n  /* only */\n  é(); // after\n"
+    # offsets in UTF-16 units, as V8 counts them: the emoji is two, so line 5's code is one further on
+    assert _code_lines(source) == [(3, 14), (5, 57), (7, 77)]
+
+
+def test_a_line_ran_when_its_innermost_v8_range_ran() -> None:
+    from dshfuzz.harness._checker_coverage import _ran
+
+    ranges = [{"startOffset": 0, "endOffset": 100, "count": 1}, {"startOffset": 40, "endOffset": 60, "count": 0}]
+    assert _ran(ranges, 10) and not _ran(ranges, 45) and _ran(ranges, 60) and not _ran(ranges, 100)

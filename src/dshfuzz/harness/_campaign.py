@@ -50,7 +50,9 @@ import multiprocessing as mp
 import os
 import queue
 import random
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import traceback
@@ -91,7 +93,7 @@ if TYPE_CHECKING:
 
     from dshfuzz.oracle.official import CoverageGranularity, LayerVerdict, OfficialOracle
 
-    from ._checker_coverage import CheckerCoverage
+    from ._checker_coverage import CheckerCoverage, NodeCheckerCoverage
     from ._confirm import Confirmation
 
     from ._judge import Example, FreshCoverage, JudgedExample, PendingJudgement, Shape
@@ -606,7 +608,8 @@ def _worker(
         official = official_cm.__enter__()
     if official is not None and official.coverage:
         emit(OfficialSitesMapped(worker, official.refusal_sites(), official.coverage))
-    checker_coverage = _checker_coverage(checker) if config.checker_coverage else None
+    coverage_scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-checker-coverage-")) if config.checker_coverage else None
+    checker_coverage = None if coverage_scratch is None else _checker_coverage(checker, coverage_scratch)
     if checker_coverage is not None:
         emit(CheckerLinesMapped(worker, dict(checker_coverage.statements())))
     unreported: list[Callable[[], list[FreshCoverage]]] = []  # the judge's, once it runs
@@ -1067,6 +1070,13 @@ def _worker(
         pass
     finally:
         lagging.abandon()  # never wait past the budget for logs no one will count
+        if checker_coverage is not None:
+            checker.close()  # a serve: checker writes its coverage as it exits
+            lines = checker_coverage.fresh()
+            if lines:
+                emit(CoverageReached(worker, None, time.time(), checker_lines=lines))
+        if coverage_scratch is not None:
+            shutil.rmtree(coverage_scratch, ignore_errors=True)
         report_coverage()
         if official_cm is not None:
             official_cm.__exit__(None, None, None)
@@ -1109,13 +1119,16 @@ def _steer_coverage(verdicts: Sequence[JudgedExample]) -> None:
     target(float(len(lines)), label="checker lines reached first")
 
 
-def _checker_coverage(checker: CheckerUnderTest) -> CheckerCoverage:
-    from ._checker_coverage import CheckerCoverage, checker_sources
+def _checker_coverage(checker: CheckerUnderTest, scratch: Path) -> CheckerCoverage | NodeCheckerCoverage:
+    """The checker's coverage; a Node checker's processes are told where to write theirs."""
+    from ._checker_coverage import NodeCheckerCoverage, coverage_for
 
-    sources = checker_sources(checker)
-    if isinstance(sources, str):  # preflight said so already, for campaigns that run it
-        raise RuntimeError(sources)
-    return CheckerCoverage(*sources)
+    coverage = coverage_for(checker, scratch)
+    if isinstance(coverage, str):  # preflight said so already, for campaigns that run it
+        raise RuntimeError(coverage)
+    if isinstance(coverage, NodeCheckerCoverage):
+        setattr(checker, "env", {**os.environ, **coverage.env})  # the cmd: and serve: checkers' field
+    return coverage
 
 
 def _steer_unjudged(family: Sequence[Example]) -> None:
@@ -1229,11 +1242,12 @@ def preflight(config: CampaignConfig) -> None:
                 start()
             verdict = _probe(checker)
             if config.checker_coverage:
-                from ._checker_coverage import checker_sources
+                from ._checker_coverage import coverage_for
 
-                sources = checker_sources(checker)
-                if isinstance(sources, str):
-                    raise CampaignSetupError(f"cannot measure checker coverage: {sources}")
+                with tempfile.TemporaryDirectory(prefix="dshfuzz-coverage-probe-") as scratch:
+                    coverage = coverage_for(checker, Path(scratch))
+                if isinstance(coverage, str):
+                    raise CampaignSetupError(f"cannot measure checker coverage: {coverage}")
     except CheckerSpecError as exc:
         raise CampaignSetupError(str(exc)) from None
     if verdict.failure is not None:
@@ -1249,8 +1263,6 @@ def preflight(config: CampaignConfig) -> None:
 
 def _probe(checker: CheckerUnderTest) -> CheckerVerdict:
     """The checker's verdict on one small valid log."""
-    import tempfile
-
     from dshfuzz.generators import generate
 
     log = next(generate(1, 0, min_events=8, max_events=40))

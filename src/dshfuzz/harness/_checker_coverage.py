@@ -20,26 +20,48 @@ coverage.py is an optional dependency (``pip install 'dshfuzz[coverage]'``, in t
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ._judges import CheckerUnderTest
 
-__all__ = ["CHECK_PATH_EXCLUDED", "CheckerCoverage", "checker_sources"]
+__all__ = ["CHECK_PATH_EXCLUDED", "CheckerCoverage", "CheckerLines", "NodeCheckerCoverage", "checker_sources", "coverage_for", "node_script"]
+
+_JS_SUFFIXES = (".js", ".mjs", ".cjs")
 
 CHECK_PATH_EXCLUDED = frozenset({"_recover.py", "_prewrite.py", "_serve.py", "_output.py"})
 """Modules of the built-in checker a campaign never calls, left out of its check path."""
+
+
+class CheckerLines(Protocol):
+    """What a campaign asks of a checker's coverage, however it is measured."""
+
+    def statements(self) -> Mapping[str, tuple[int, ...]]:
+        """Every measured file's statements, by the file's name in reports."""
+        ...
+
+    def measuring(self) -> contextlib.AbstractContextManager[None]:
+        """Measure the checker's lines during the block (a no-op where its processes measure themselves)."""
+        ...
+
+    def fresh(self) -> tuple[tuple[str, int], ...]:
+        """The statements run since the last call that no earlier call saw, as ``(file, line)``."""
+        ...
 
 
 def checker_sources(checker: CheckerUnderTest) -> tuple[Path, list[Path]] | str:
     """The checker's own source files, with the root their names are given from, or why the
     checker's coverage cannot be measured in process."""
     from ._judges import BuiltinChecker, PythonChecker
+
+    if node_script(checker) is not None:
+        return "a Node checker is measured by V8 (node_checker_coverage)"
 
     if isinstance(checker, BuiltinChecker):
         import dshfuzz.checker
@@ -117,3 +139,132 @@ class CheckerCoverage:
                 name = self.name(measured)
                 out.extend((name, n) for n in sorted(new))
         return tuple(out)
+
+
+def node_script(checker: CheckerUnderTest) -> Path | None:
+    """The script a ``cmd:``/``serve:`` checker runs with Node (its command's first ``.js``,
+    ``.mjs`` or ``.cjs`` argument after a ``node`` executable), or ``None``."""
+    argv: list[str] = list(getattr(checker, "_argv", None) or ())
+    if not argv or not Path(argv[0]).name.startswith("node"):
+        return None
+    script = next((a for a in argv[1:] if a.endswith(_JS_SUFFIXES)), None)
+    return None if script is None else Path(script).resolve()
+
+
+def coverage_for(checker: CheckerUnderTest, scratch: Path) -> CheckerCoverage | NodeCheckerCoverage | str:
+    """The checker's coverage, measured in process (Python) or by V8 (Node), or why neither can."""
+    script = node_script(checker)
+    if script is not None:
+        return NodeCheckerCoverage(script.parent, scratch)
+    sources = checker_sources(checker)
+    return sources if isinstance(sources, str) else CheckerCoverage(*sources)
+
+
+class NodeCheckerCoverage:
+    """V8's coverage of a Node checker's own scripts (those in its script's folder, outside
+    ``node_modules``), through ``NODE_V8_COVERAGE``: every checker process the campaign starts
+    writes its coverage into ``directory`` when it exits (a ``cmd:`` checker after each log,
+    a ``serve:`` checker when the campaign closes it), and :meth:`fresh` reads what is there.
+
+    A line counts as a statement when it holds code (not blank, not only a comment), and as
+    run when the innermost V8 range around its first code character ran.
+    """
+
+    def __init__(self, root: Path, directory: Path) -> None:
+        self.root = root
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.files = sorted(p for suffix in _JS_SUFFIXES for p in root.rglob(f"*{suffix}")
+                            if "node_modules" not in p.relative_to(root).parts)
+        self._seen: dict[str, set[int]] = {}
+        self._code: dict[str, list[tuple[int, int]]] = {}  # per file: (line, offset of its first code)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What the checker's processes need in their environment to write their coverage."""
+        return {"NODE_V8_COVERAGE": str(self.directory)}
+
+    def name(self, path: Path) -> str:
+        return path.relative_to(self.root.parent).as_posix()
+
+    def _code_lines(self, path: Path) -> list[tuple[int, int]]:
+        key = str(path)
+        if key not in self._code:
+            self._code[key] = _code_lines(path.read_text("utf-8", errors="replace"))
+        return self._code[key]
+
+    def statements(self) -> Mapping[str, tuple[int, ...]]:
+        return {self.name(f): tuple(line for line, _ in self._code_lines(f)) for f in self.files}
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        yield  # the checker's own processes measure themselves
+
+    def fresh(self) -> tuple[tuple[str, int], ...]:
+        """The statements the coverage files written since the last call ran first (each file
+        is read once, then removed)."""
+        import json
+
+        out: list[tuple[str, int]] = []
+        measured = {str(f): f for f in self.files}
+        for report in sorted(self.directory.glob("coverage-*.json")):
+            try:
+                scripts = json.loads(report.read_text("utf-8")).get("result", [])
+            except (OSError, ValueError):
+                continue  # a file still being written is read next time
+            report.unlink(missing_ok=True)
+            for script in scripts:
+                url = script.get("url", "")
+                path = url.removeprefix("file://")
+                if path not in measured:
+                    continue
+                ranges = [r for fn in script.get("functions", []) for r in fn.get("ranges", [])]
+                seen = self._seen.setdefault(path, set())
+                name = self.name(measured[path])
+                for line, offset in self._code_lines(measured[path]):
+                    if line not in seen and _ran(ranges, offset):
+                        seen.add(line)
+                        out.append((name, line))
+        return tuple(out)
+
+
+def _ran(ranges: list[dict[str, int]], offset: int) -> bool:
+    inner = None
+    for r in ranges:
+        if r["startOffset"] <= offset < r["endOffset"] and (
+            inner is None or r["endOffset"] - r["startOffset"] < inner["endOffset"] - inner["startOffset"]
+        ):
+            inner = r
+    return inner is not None and inner["count"] > 0
+
+
+def _code_lines(source: str) -> list[tuple[int, int]]:
+    """Each line holding code, with the offset (in UTF-16 units, as V8 counts) of its first code
+    character: blank lines and lines inside or made only of comments are no statements."""
+    out: list[tuple[int, int]] = []
+    offset = 0
+    in_block = False
+    for number, line in enumerate(source.split("\n"), 1):
+        i, n = 0, len(line)
+        first = None
+        while i < n:
+            if in_block:
+                end = line.find("*/", i)
+                if end < 0:
+                    i = n
+                    break
+                in_block, i = False, end + 2
+                continue
+            if line[i].isspace():
+                i += 1
+            elif line.startswith("/*", i):
+                in_block, i = True, i + 2
+            elif line.startswith("//", i):
+                break
+            else:
+                first = i
+                break
+        if first is not None:
+            out.append((number, offset + len(line[:first].encode("utf-16-le")) // 2))
+        offset += len(line.encode("utf-16-le")) // 2 + 1
+    return out

@@ -51,7 +51,7 @@ from ._reference import MODEL_LAYERS
 if TYPE_CHECKING:
     from dshfuzz.model import Compression
 
-    from ._checker_coverage import CheckerCoverage
+    from ._checker_coverage import CheckerLines
     from dshfuzz.oracle.official import Flight, ReachedFirst
 
 __all__ = [
@@ -311,7 +311,7 @@ class Judge:
         scratch: Path | None = None,
         batch_width: int | None = None,
         layers: frozenset[str] | None = None,
-        checker_coverage: CheckerCoverage | None = None,
+        checker_coverage: CheckerLines | None = None,
     ) -> None:
         self.checker = checker
         self.checker_coverage = checker_coverage

@@ -462,10 +462,13 @@ def _exited(returncode: int, what: str, stderr: str) -> str:
     return "\n".join(part for part in (f"{how} {what}".strip(), stderr) if part)
 
 
-def _run_command(argv: list[str], timeout: float) -> subprocess.CompletedProcess[bytes] | CheckerVerdict:
-    """Run one checker invocation: its completed process, or the verdict of its failing to."""
+def _run_command(
+    argv: list[str], timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes] | CheckerVerdict:
+    """Run one checker invocation (``env``: its whole environment, else ours): its completed
+    process, or the verdict of its failing to."""
     try:
-        return subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(argv, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired as exc:
         return CheckerVerdict(
             failure="timeout", detail=f"no answer within {timeout:g}s\n{_stderr_tail(exc.stderr or b'')}".rstrip("\n")
@@ -490,6 +493,8 @@ class CommandChecker(_Checker):
     timeout: float = DEFAULT_TIMEOUT
     rules: frozenset[str] = field(default_factory=catalog_rules)
     exits: Mapping[int, str] = field(default_factory=dict)
+    env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The processes' whole environment (checker coverage adds to ours), else ours."""
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
 
@@ -503,7 +508,7 @@ class CommandChecker(_Checker):
 
     def check(self, path: Path) -> CheckerVerdict:
         argv = [part.replace("{log}", str(path)) for part in self._argv]
-        proc = _run_command(argv, self.timeout)
+        proc = _run_command(argv, self.timeout, self.env)
         if isinstance(proc, CheckerVerdict):
             return proc
         own = proc.returncode
@@ -593,6 +598,8 @@ class BatchCommandChecker(_Checker):
     exits: Mapping[int, str] = field(default_factory=dict)
     """The checker's own exit statuses and what they mean (``--checker-exit``)."""
     batch_size: int = 256
+    env: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    """The processes' whole environment (checker coverage adds to ours), else ours."""
     name: str = field(init=False)
     _argv: list[str] = field(init=False, repr=False)
     _file_seconds: collections.deque[float] = field(
@@ -637,7 +644,7 @@ class BatchCommandChecker(_Checker):
         at = self._argv.index("{logs}")
         names = [str(path) for path in paths]
         began = time.monotonic()
-        proc = _run_command([*self._argv[:at], *names, *self._argv[at + 1 :]], self.deadline(len(paths)))
+        proc = _run_command([*self._argv[:at], *names, *self._argv[at + 1 :]], self.deadline(len(paths)), self.env)
         if not isinstance(proc, CheckerVerdict):  # a log alone counts its start-up: an upper bound
             self._file_seconds.append((time.monotonic() - began) / len(paths))
         if isinstance(proc, CheckerVerdict):
@@ -820,6 +827,8 @@ class ServeChecker(_Checker):
         self._next_id = 0
         self._lock = threading.RLock()
         self._finalizer: weakref.finalize[..., ServeChecker] | None = None
+        self.env: Mapping[str, str] | None = None
+        """The process's whole environment (checker coverage adds to ours), else ours."""
         self.starts = 0
         """How many times the process was started (restarts included)."""
 
@@ -866,7 +875,8 @@ class ServeChecker(_Checker):
             self._stop()
             try:
                 # no start_new_session: the child stays in the caller's process group
-                proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=self.env)
             except OSError as exc:
                 raise CheckerSpecError(f"{self.name} did not start: could not run {self._argv[0]!r}: {exc}") from None
             self.starts += 1
