@@ -982,6 +982,8 @@ def _worker(
                     before = time.monotonic()
                     judgement = judge.submit(family)
                     _steer(family, judgement.shapes)
+                    if checker_coverage is not None:
+                        _steer_checker(judgement.checker_lines)
                     lagging.settle()
                     if lagging.leave(family, judgement, before):
                         return False  # the server judges this family while Hypothesis draws the next
@@ -989,8 +991,8 @@ def _worker(
                         judgement.abandon()
                         raise _Stop
                     verdicts = judgement.result()
-                    if (official is not None and official.coverage) or checker_coverage is not None:
-                        _steer_coverage(verdicts)
+                    if official is not None and official.coverage:
+                        _steer_official(verdicts)
                     fresh = record(list(family), verdicts, (time.monotonic() - before) / len(family))
                     if not fresh:
                         return False
@@ -1102,10 +1104,11 @@ def _steer(family: Sequence[Example], shapes: Sequence[Shape]) -> None:
     target(float(max(s.replaces for s in shapes)), label="replace depth")
 
 
-def _steer_coverage(verdicts: Sequence[JudgedExample]) -> None:
-    """Steer generation towards code no log reached before: the family scores the official
-    refusal sites, the official code and the checker lines its logs reached first, and each new
-    site, and each checker file with new lines, is an ``event()``."""
+def _steer_official(verdicts: Sequence[JudgedExample]) -> None:
+    """Steer generation towards official code no log reached before: the family scores the
+    refusal sites and official code its logs reached first, and each new site is an ``event()``.
+    Only a family whose official verdict decides at once can: a family left in flight is
+    resolved after Hypothesis moved on (its coverage is still counted and reported)."""
     from hypothesis import event, target
 
     sites = [site for v in verdicts if v.reached is not None for site in v.reached.sites]
@@ -1113,7 +1116,13 @@ def _steer_coverage(verdicts: Sequence[JudgedExample]) -> None:
         event(f"official site reached first: {site}")
     target(float(len(sites)), label="official sites reached first")
     target(float(sum(v.reached.code for v in verdicts if v.reached is not None)), label="official code reached first")
-    lines = [line for v in verdicts for line in v.checker_lines]
+
+
+def _steer_checker(lines: Sequence[tuple[str, int]]) -> None:
+    """Steer generation towards the checker's own lines no log ran before (known as soon as the
+    checker judged the family): the family scores them, each file with new lines an ``event()``."""
+    from hypothesis import event, target
+
     for file in dict.fromkeys(f for f, _ in lines):
         event(f"checker lines reached first in {file}")
     target(float(len(lines)), label="checker lines reached first")

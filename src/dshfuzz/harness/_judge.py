@@ -709,6 +709,12 @@ class PendingJudgement:
         return [h.model[0] if isinstance(h.model, tuple) else Shape(0, 0, 0, 0) for h in self._heard]
 
     @property
+    def checker_lines(self) -> tuple[tuple[str, int], ...]:
+        """The checker lines these logs ran first (checker coverage on): known before the
+        official verdicts, so a family left in flight still steers by them."""
+        return tuple(line for h in self._heard for line in h.checker_lines)
+
+    @property
     def resolved(self) -> bool:
         return self._result is not None
 
