@@ -28,6 +28,7 @@ from dshfuzz.generators import (
     session_logs,
 )
 from dshfuzz.generators._stats import real_shapes
+from dshfuzz.generators._vocabulary import RELEASED_EXTRA_EVENT_TYPES
 from dshfuzz.model import parse_log
 from dshfuzz.report import coverage_text
 
@@ -201,16 +202,19 @@ def test_max_events_drops_whole_trailing_turns() -> None:
 
 
 def test_ignorable_plugin_events_appear_only_in_format_1() -> None:
+    """Unknown plugin types only in format 1; in both formats, ignorable marks exactly them and
+    released's three inventory types rc.8 does not know (the one form every layer accepts)."""
     weights = FeatureWeights(side=1.0)
-    v0 = {e["type"] for log in generate(60, 5, weights=weights) for e in log.events}
-    v1 = [
-        e
-        for log in generate(60, 5, weights=weights, format_version=1)
-        for e in log.events
-        if e.get("ignorable")
-    ]
-    assert not any(t.startswith("x-") for t in v0)
-    assert v1 and all(e["type"].startswith("x-") for e in v1)
+    v0 = [e for log in generate(60, 5, weights=weights) for e in log.events]
+    v1 = [e for log in generate(60, 5, weights=weights, format_version=1) for e in log.events]
+    assert not any(e["type"].startswith("x-") for e in v0)
+    assert any(e["type"].startswith("x-") for e in v1)
+    for events in (v0, v1):
+        marked = {e["type"] for e in events if e.get("ignorable")}
+        extra = {e["type"] for e in events if e["type"] in RELEASED_EXTRA_EVENT_TYPES}
+        assert extra == RELEASED_EXTRA_EVENT_TYPES
+        assert {t for t in marked if not t.startswith("x-")} == RELEASED_EXTRA_EVENT_TYPES
+        assert all(e.get("ignorable") is True for e in events if e["type"] in extra)
 
 
 def test_cli_writes_deterministic_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,6 +39,7 @@ from ._vocabulary import (
     COMMAND_NAMES,
     DIALECTS,
     FAILURE_CODES,
+    FAILURE_EXTRAS,
     MODELS,
     NOT_STARTED_TEXT,
     OUTCOME_UNKNOWN_TEXT,
@@ -90,6 +91,12 @@ def _uuid(salt: int, counter: int) -> uuid.UUID:
     only the six version/variant bits are overwritten, so distinct inputs collide with odds ~2**-122."""
     value = ((salt << 24) + counter + 1) * _MIX % (1 << 128)
     return uuid.UUID(int=value ^ (value >> 64), version=4)
+
+
+def _failure(index: int) -> dict[str, Any]:
+    """The LLM failure record of ``FAILURE_CODES[index]``, with that failure's optional members."""
+    message, code = FAILURE_CODES[index]
+    return {"message": message, "code": code, **FAILURE_EXTRAS[index]}
 
 
 def _instant(ms: int) -> str:
@@ -262,6 +269,8 @@ class _Renderer:
             self._descriptor()
             self._push("session/end-seed", {})
             self._push("approval/policy", {"policy": "never", "source": "delegation"})
+            if self.salt % 2:
+                self._push("sandbox/mode", {"mode": "read-only", "source": "delegation"})
             self._cut()
         header["delegationDepth"] = depth
         if plan.agent_preset:
@@ -363,15 +372,20 @@ class _Renderer:
             source = {"kind": kind, "form": "instructions", "changes": [change]}
             if variant % 3 == 0:
                 source["baseline"] = True
+            elif variant % 3 == 1:
+                source["baselineIdentity"] = "sha256:" + sender[-8:]
             return source
         if kind == "skill-invocation":
             return {"kind": kind, "name": "review", "form": "instructions"}
         if kind == "skill-catalog":
-            return {
+            catalog: dict[str, Any] = {
                 "kind": kind,
                 "form": "catalog",
                 "entries": [{"name": "review", "description": "Review a diff."}],
             }
+            if variant % 2:
+                catalog["update"] = True
+            return catalog
         if kind == "goal":
             return {
                 "kind": kind,
@@ -400,6 +414,8 @@ class _Renderer:
                 "truncated": False,
                 "inputIndex": 0,
             }
+            if self.version >= 1 and variant % 2:
+                reference["capturedFormatVersion"] = 1  # a v1-only member (V01:895)
             return {"kind": kind, "form": "recall", "version": 1, "references": [reference]}
         if kind == "webhook":
             return {
@@ -500,8 +516,7 @@ class _Renderer:
         if end.kind == "aborted":
             return {"kind": "aborted", "reason": {"kind": end.cause}}
         if end.kind == "error":
-            message, code = FAILURE_CODES[end.failure]
-            return {"kind": "error", "error": {"message": message, "code": code}}
+            return {"kind": "error", "error": _failure(end.failure)}
         return {"kind": end.kind}
 
     def _end_turn(self, reason: dict[str, Any]) -> None:
@@ -532,13 +547,7 @@ class _Renderer:
         if end == "aborted":
             self._interrupted_attempt(plan)
         elif end == "error":
-            message_text, code = FAILURE_CODES[turn.end.failure]
-            self._chunk(
-                {
-                    "type": "finish",
-                    "reason": {"kind": "error", "failure": {"message": message_text, "code": code}},
-                }
-            )
+            self._chunk({"type": "finish", "reason": {"kind": "error", "failure": _failure(turn.end.failure)}})
         else:
             calls = () if end == "max-tokens" else plan.calls
             seqs, blocks = self._attempt(plan, calls, finish="max-tokens" if end == "max-tokens" else None)
@@ -602,7 +611,14 @@ class _Renderer:
         return seqs
 
     def _usage(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"inputTokens": 200 + 3 * len(self.surface), "outputTokens": estimate_content(blocks)}
+        usage = {"inputTokens": 200 + 3 * len(self.surface), "outputTokens": estimate_content(blocks)}
+        shape = self.salt % 4  # which optional counters the provider reports (V01:380-388)
+        if shape == 1:
+            usage.update(cacheReadTokens=128, cacheWriteTokens=64)
+        elif shape == 2:
+            usage.update(reasoningTokens=usage["outputTokens"] // 2)
+            usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
+        return usage
 
     def _attempt(
         self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], *, finish: str | None = None
@@ -644,16 +660,12 @@ class _Renderer:
         self._assistant([{"type": "text", "text": "".join(partial)}], seqs, usage=False, interrupted=True)
 
     def _failed_attempt(self, failure: FailedAttemptPlan) -> None:
-        message, code = FAILURE_CODES[failure.failure]
-        if failure.kind == "overflow":
-            message, code = FAILURE_CODES[2]
+        record = _failure(2 if failure.kind == "overflow" else failure.failure)
         if failure.partial:
             self._chunk({"type": "block-start", "index": 0, "blockType": "text"})
             for part in _split(self._phrase(Words(failure.failure, 2 * failure.partial), 1), failure.partial):
                 self._chunk({"type": "text-delta", "index": 0, "text": part})
-        self._chunk(
-            {"type": "finish", "reason": {"kind": "error", "failure": {"message": message, "code": code}}}
-        )
+        self._chunk({"type": "finish", "reason": {"kind": "error", "failure": record}})
         if failure.kind == "overflow":
             self._compaction(CompactionPlan(keep=1), turn=self.turn)
             return
@@ -673,7 +685,7 @@ class _Renderer:
             "policyKey": "transient",
             "retry": retry,
             "delayMs": 250 * retry,
-            "failure": {"message": message, "code": code},
+            "failure": record,
         }
         if data["mode"] == "normal":
             data["maxRetries"] = max(3, retry)
@@ -712,17 +724,17 @@ class _Renderer:
             self._push("approval/asked", asked)
             self._push("approval/decided", {"id": approval_id, "outcome": call.approval})
         for n in range(call.dispatches):
+            # A later dispatch runs inside the first one's sub-call (a nested parent) and fails.
             sub = {
                 "rootCallId": block["id"],
-                "parentCallId": block["id"],
+                "parentCallId": block["id"] if n == 0 else f"{block['id']}.1",
                 "subCallId": f"{block['id']}.{n + 1}",
                 "name": "read",
                 "arguments": {"path": f"src/{WORDS[n]}.py"},
             }
             self._push("tool/code-dispatch-start", sub)
-            self._push(
-                "tool/code-dispatch", {**sub, "isError": False, "content": [{"type": "text", "text": "ok"}]}
-            )
+            text = "ok" if n == 0 else "Error: no such file"
+            self._push("tool/code-dispatch", {**sub, "isError": n > 0, "content": [{"type": "text", "text": text}]})
         if call.web_search:
             body = {
                 "model": self.model,
@@ -757,6 +769,9 @@ class _Renderer:
         data: dict[str, Any] = {"turn": self.turn, "step": self.step, "message": message}
         if call.error and not refused:
             data["error"] = {"name": "ToolExecutionError", "code": "EXIT_NONZERO"}
+        if call.result.length % 4 == 3:
+            # Tool-owned metadata, opaque to every layer (released keeps it as lossless JSON).
+            data["meta"] = {"durationMs": 12, "exitCode": 1 if call.error else 0, "truncated": False}
         self._push("tool/result", data, op="append", sources=[call_seq])
 
     def _crash(self, turn: TurnPlan, plan: StepPlan) -> bool:
@@ -794,7 +809,10 @@ class _Renderer:
                 "system": _SYSTEM,
                 "tools": list(TOOLS),
             }
-        self._push("request/header", {"header": header, "reason": reason})
+        record: dict[str, Any] = {"header": header, "reason": reason}
+        if reason == "change" and self.salt % 3 == 2:
+            record.update(reason="series", startsSeries=True)  # released's series reason (V01:436-443)
+        self._push("request/header", record)
         context: dict[str, Any] = {"provider": PROVIDER, "model": self.model}
         if self.salt % 2:
             context["contextWindow"] = 128000
@@ -823,11 +841,9 @@ class _Renderer:
         if kind == "fallback":
             source: dict[str, Any] = {"kind": "fallback"}
         else:
-            source = {
-                "kind": "provider",
-                "provider": PROVIDER,
-                "model": {"provider": PROVIDER, "model": self.model},
-            }
+            source = {"kind": "provider", "provider": PROVIDER}
+            if kind == "llm" or self.salt % 2 == 0:  # the route is optional (V01:2578)
+                source["model"] = {"provider": PROVIDER, "model": self.model}
         if kind == "llm":
             framed = "Generate the session title from this JSON array of human messages:\n" + dumps(
                 [{"seq": seq, "text": text}]
@@ -950,16 +966,17 @@ class _Renderer:
         return message
 
     def _descriptor(self) -> None:
+        shape = self.salt % 3  # which optional members this descriptor carries (V01:1294-1316)
+        data: dict[str, Any] = {"mode": self.plan.descriptor, "version": 3, "provider": "spawn"}
         if self.plan.descriptor == "one-shot":
-            data: dict[str, Any] = {
-                "mode": "one-shot",
-                "version": 3,
-                "provider": "spawn",
-                "label": "Reply with CHILD_OK",
-            }
+            if shape != 2:
+                data["label"] = "Reply with CHILD_OK"
         else:
-            data = {"mode": "continuable", "version": 3, "provider": "spawn", "label": "Reply with CHILD_OK"}
-            data.update(agentProvider=PROVIDER, agentModel=MODELS[0])
+            data.update(label="Reply with CHILD_OK", agentProvider=PROVIDER, agentModel=MODELS[0])
+            if shape == 1:
+                data.update(agentReasoningEffort="high", persona="reviewer")
+            elif shape == 2:
+                data["toolFilter"] = {"allow": ["read", "bash"]} if self.salt % 2 else {"deny": ["write"]}
         self._push("subagent/descriptor", data)
 
     def _side(self, side: SidePlan) -> None:
@@ -981,9 +998,13 @@ class _Renderer:
             if v % 2:
                 run["args"] = "--verbose"
             self._push("command/run", run)
-            done: dict[str, Any] = {"commandId": command_id, "kind": "success" if v % 3 else "error"}
+            done: dict[str, Any] = {"commandId": command_id, "kind": "success" if v % 3 or v == 3 else "error"}
             if v % 3 == 1:
                 done["text"] = "done"
+            if v == 3:
+                # A successful /title names the event it wrote (dsh-commands' sourceEventSeq).
+                title = {"title": "Renamed session", "messageSeqs": [], "source": {"kind": "user"}}
+                done["sourceEventSeq"] = self._push("session/title", title)["seq"]
             self._push("command/done", done)
         elif kind == "plan-mode":
             self._push("plan/mode", {"active": v % 2 == 0})
@@ -1026,8 +1047,27 @@ class _Renderer:
                     PLUGIN_EVENT_TYPES[v % len(PLUGIN_EVENT_TYPES)], {"note": "plugin state", "n": v}
                 )
                 event["ignorable"] = True
+        elif kind == "model-selection":
+            selection = {"provider": PROVIDER, "model": self.model}
+            if v % 2:
+                selection["reasoningEffort"] = "high"
+            self._released_extra("model/selection", selection)
+        elif kind == "model-policy":
+            routes = [{"provider": PROVIDER, "model": model} for model in MODELS[: 1 + v % len(MODELS)]]
+            self._released_extra("subagent/model-selection-policy", {"allowedModels": routes})
+        elif kind == "delivery":
+            # The session-log plugin acknowledges what it shipped: this session, through its last event.
+            if self.events:
+                marker: dict[str, Any] = {"sessionId": self.session_id, "throughSeq": len(self.events) - 1}
+                if self.version >= 1 and v % 2:
+                    marker["sessionFormatVersion"] = self.version  # a v1-only member (V01:1589)
+                self._released_extra("session-log-deepseek/delivery-accepted", marker)
         else:
             raise ValueError(f"unknown side event kind {kind!r}")
+
+    def _released_extra(self, type_: str, data: dict[str, Any]) -> None:
+        """An event of ``RELEASED_EXTRA_EVENT_TYPES``: marked ignorable, the one form every layer accepts."""
+        self._push(type_, data)["ignorable"] = True
 
     def _goal(self, v: int) -> None:
         now = self.time
@@ -1096,7 +1136,7 @@ class _Renderer:
         if self.schedules and v % 2:
             schedule_id = self.schedules.pop(0)
             data: dict[str, Any] = {"version": 1, "operation": "dispatch" if v % 3 else "delete", "id": schedule_id}
-            if data["operation"] == "dispatch":
+            if data["operation"] == "dispatch" and v != 5:
                 data["acceptedAt"] = _instant(self.time)
             self._push("schedule/change", data)
             return
@@ -1117,25 +1157,28 @@ class _Renderer:
 
     def _team(self, v: int) -> None:
         team = {"version": 1, "teamId": "team-1"}
-        member = {
+        member: dict[str, Any] = {
             "id": f"member-{v}",
             "name": "Reviewer",
             "description": "Reviews diffs",
             "provider": PROVIDER,
             "context": ("fresh", "fork")[v % 2],
-            "phase": "active",
+            "phase": ("active", "provisioning", "failed")[v % 3],
         }
+        if member["phase"] == "failed":
+            member["error"] = "member process exited"
         self._push("team/member", {**team, "member": member})
-        task = {
+        task: dict[str, Any] = {
             "id": f"task-{v}",
-            "revision": 1,
+            "revision": 1 + v // 4,
             "subject": "Review",
             "description": "Review the change",
-            "status": "pending",
-            "blockedBy": [],
-            "writeScopes": ["src/"],
+            "status": ("pending", "in_progress", "completed", "deleted")[v % 4],
+            "blockedBy": [] if v < 3 else [f"task-{v - 3}"],
+            "writeScopes": ["src/"] if v % 2 == 0 else [],
         }
-        task["ownerId"] = member["id"]
+        if v != 1:  # an unassigned task has no owner
+            task["ownerId"] = member["id"]
         self._push("team/task", {**team, "task": task})
         message_id = self._id()
         message = {

@@ -51,6 +51,9 @@ BETWEEN_TURN_SIDES: tuple[str, ...] = (
     "agent-preset",
     "approval-policy",
     "ignorable",
+    "model-selection",
+    "delivery",
+    "model-policy",
 )
 # Settings the harness records when a session starts.
 SESSION_START_SIDES: tuple[str, ...] = (
@@ -59,6 +62,7 @@ SESSION_START_SIDES: tuple[str, ...] = (
     "permission",
     "agent-preset",
     "plan-mode",
+    "model-policy",
 )
 
 
