@@ -1092,7 +1092,8 @@ class _Renderer:
                     "updatedAt": now,
                 },
             )
-            return
+            if v != 5:  # v == 5 clears what it created: a clear needs no earlier goal side
+                return
         if v == 5:
             cleared = {"id": self.goal["id"], "revision": self.goal["revision"]}
             self._push(
@@ -1133,13 +1134,18 @@ class _Renderer:
         )
 
     def _schedule(self, v: int) -> None:
-        if self.schedules and v % 2:
+        """Create a schedule; an odd ``v`` then dispatches or deletes the oldest (creating one first
+        when none is pending, so that these need no earlier schedule side)."""
+        if not self.schedules or not v % 2:
+            self._create_schedule(v)
+        if v % 2:
             schedule_id = self.schedules.pop(0)
             data: dict[str, Any] = {"version": 1, "operation": "dispatch" if v % 3 else "delete", "id": schedule_id}
             if data["operation"] == "dispatch" and v != 5:
                 data["acceptedAt"] = _instant(self.time)
             self._push("schedule/change", data)
-            return
+
+    def _create_schedule(self, v: int) -> None:
         schedule_id = f"sched-{self.counter + 1}"
         self.counter += 1
         record: dict[str, Any] = {
