@@ -28,7 +28,7 @@ from dshfuzz.generators import (
     session_logs,
 )
 from dshfuzz.generators._stats import real_shapes
-from dshfuzz.generators._vocabulary import RELEASED_EXTRA_EVENT_TYPES
+from dshfuzz.generators._vocabulary import KNOWN_V0_EVENT_TYPES, RELEASED_EXTRA_EVENT_TYPES
 from dshfuzz.model import parse_log
 from dshfuzz.report import coverage_text
 
@@ -257,3 +257,14 @@ def test_the_draw_knobs_put_answered_calls_before_whole_surface_compactions() ->
         for turn in log.plan.turns:
             assert not turn.steps or turn.steps[0].calls or len(turn.steps) == 1
             assert turn.compaction is None or turn.compaction.keep == 0
+
+
+def test_every_type_appears_in_at_least_one_log_in_fifty() -> None:
+    """Default weights put every type of the vocabulary (rc.8's and released's extra three) in at
+    least 2% of logs: thousands of times in a 10-minute campaign (~100k logs)."""
+    logs = 1000
+    seen: Counter[str] = Counter()
+    for log in generate(logs, 50, max_events=200):
+        seen.update({e["type"] for e in log.events})
+    rare = {t: seen[t] for t in KNOWN_V0_EVENT_TYPES | RELEASED_EXTRA_EVENT_TYPES if seen[t] < logs // 50}
+    assert rare == {}
