@@ -331,9 +331,16 @@ class _Renderer:
 
     def _user_message(self, kind: str, words: Words) -> dict[str, Any]:
         text = self._phrase(words, self.salt)
+        source = self._source(kind, self.counter + words.length)
+        change = source.get("change")
+        if change is not None:
+            # A legacy goal message's text is its change's state, exactly (V01:688-713).
+            fields = ("cleared", "clearedAt") if change["operation"] == "clear" else (
+                "goal", "roundsStarted", "createdAt", "updatedAt")
+            text = "<goal_state>" + dumps({k: change[k] for k in fields}) + "</goal_state>"
         return {
             "content": [{"type": "text", "text": text}],
-            "source": self._source(kind, self.counter + words.length),
+            "source": source,
             "role": "user",
             "id": self._id(),
         }
@@ -348,14 +355,12 @@ class _Renderer:
                 source["clientTimeZone"] = "Europe/Berlin"
             return source
         if kind == "plugin":
-            if variant % 2:
-                return {
-                    "kind": "plugin",
-                    "plugin": "@deepseek-ai/dsh-goal",
-                    "form": "notice",
-                    "summary": "goal round",
-                }
-            return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-skills", "form": "instructions"}
+            # Every plugin form but snapshot (the runtime context's), and none (V01:843-866).
+            form = ("instructions", "notice", None, "relay", "catalog", "recall")[variant % 6]
+            if form == "notice":
+                return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-goal", "form": form, "summary": "goal round"}
+            plugin = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-skills"}
+            return plugin if form is None else {**plugin, "form": form}
         if kind == "coordinator" or kind == "subagent-report":
             return {"kind": kind, "form": "relay", "senderSessionId": sender}
         if kind == "subagent-settled":
@@ -366,8 +371,9 @@ class _Renderer:
                 "senderSessionId": sender,
             }
         if kind == "agent-instructions":
-            change = {"action": "set", "scope": "project", "path": f"{_CWD}/AGENTS.md"}
-            if variant % 2:
+            action = ("set", "replace", "remove")[variant % 3]
+            change = {"action": action, "scope": "project", "path": f"{_CWD}/AGENTS.md"}
+            if variant % 2 and action != "remove":
                 change["digest"] = "sha256:" + sender[:8]
             source = {"kind": kind, "form": "instructions", "changes": [change]}
             if variant % 3 == 0:
@@ -387,12 +393,15 @@ class _Renderer:
                 catalog["update"] = True
             return catalog
         if kind == "goal":
-            return {
-                "kind": kind,
-                "goalId": f"goal-{self.session_id[:8]}",
-                "revision": 1,
-                "round": 1 + variant % 3,
-            }
+            goal_id = f"goal-{self.session_id[:8]}"
+            if self.version == 0 and variant % 4 == 3:
+                # The legacy goal message (round 0, carrying its change), which released v0 still reads.
+                goal: dict[str, Any] = {"id": goal_id, "revision": 1, "objective": "Finish the task",
+                                        "phase": "active", "maxGoalRounds": 3}
+                goal_change: dict[str, Any] = {"kind": "goal/change", "version": 1, "operation": "create", "goal": goal,
+                          "roundsStarted": 0, "createdAt": self.created_at, "updatedAt": self.created_at}
+                return {"kind": kind, "goalId": goal_id, "revision": 1, "round": 0, "change": goal_change}
+            return {"kind": kind, "goalId": goal_id, "revision": 1, "round": 1 + variant % 3}
         if kind == "team-message":
             return {
                 "kind": kind,
@@ -416,7 +425,12 @@ class _Renderer:
             }
             if self.version >= 1 and variant % 2:
                 reference["capturedFormatVersion"] = 1  # a v1-only member (V01:895)
-            return {"kind": kind, "form": "recall", "version": 1, "references": [reference]}
+            references = [reference]
+            if variant % 3 == 2:  # a second, truncated recall: counts consistent, ids unique, indices in order
+                references.append({**reference, "sessionId": sender + "-2", "compacted": True,
+                                   "originalMessages": 9, "retainedMessages": 5, "omittedMessages": 4,
+                                   "omittedBytes": 2048, "truncated": True, "inputIndex": 1})
+            return {"kind": kind, "form": "recall", "version": 1, "references": references}
         if kind == "webhook":
             return {
                 "kind": kind,
@@ -593,13 +607,10 @@ class _Renderer:
         for index, block in enumerate(blocks):
             seqs.append(self._chunk({"type": "block-start", "index": index, "blockType": block["type"]}))
             if block["type"] == "tool-call":
-                for part in _split(block["arguments"], next(call_pieces, 1)):
-                    delta = {
-                        "type": "tool-call-delta",
-                        "index": index,
-                        "id": block["id"],
-                        "name": block["name"],
-                    }
+                for n, part in enumerate(_split(block["arguments"], next(call_pieces, 1))):
+                    delta = {"type": "tool-call-delta", "index": index, "id": block["id"]}
+                    if n == 0 or self.salt % 2 == 0:  # the name is optional after the first delta
+                        delta["name"] = block["name"]
                     delta["argumentsDelta"] = part
                     seqs.append(self._chunk(delta))
             else:
@@ -628,8 +639,18 @@ class _Renderer:
         usage = self._usage(blocks)
         seqs.append(self._chunk({"type": "usage", "usage": usage}))
         reason = finish or ("tool-calls" if calls else "stop")
-        seqs.append(self._chunk({"type": "finish", "reason": {"kind": reason}}))
+        end: dict[str, Any] = {"type": "finish", "reason": {"kind": reason}}
+        if self.salt % 5 == 1:
+            end["replayState"] = self._replay_state()
+        seqs.append(self._chunk(end))
         return seqs, blocks
+
+    def _replay_state(self) -> dict[str, Any]:
+        """The provider's opaque replay envelope (V01:1046-1049): a response, optionally blocks."""
+        state: dict[str, Any] = {"response": {"id": f"resp-{self.turn}-{self.step}"}}
+        if self.salt % 2:
+            state["blocks"] = []
+        return state
 
     def _assistant(
         self, blocks: list[dict[str, Any]], seqs: list[int], *, usage: bool, interrupted: bool = False
@@ -644,6 +665,8 @@ class _Renderer:
                 "id": self._id(),
             },
         }
+        if self.salt % 5 == 1 and not interrupted:
+            data["message"]["source"]["replayState"] = self._replay_state()
         if usage:
             data["usage"] = self._usage(blocks)
         if interrupted:
@@ -720,7 +743,8 @@ class _Renderer:
         if call.approval is not None:
             approval_id = self._id()
             asked = {"id": approval_id, "toolName": block["name"], "callId": block["id"]}
-            asked["reason"] = "escalate sandbox to danger-full-access"
+            if call.approval != "unavailable":
+                asked["reason"] = "escalate sandbox to danger-full-access"
             self._push("approval/asked", asked)
             self._push("approval/decided", {"id": approval_id, "outcome": call.approval})
         for n in range(call.dispatches):
@@ -803,9 +827,15 @@ class _Renderer:
         header: dict[str, Any] = {"config": config, "system": _SYSTEM, "tools": list(TOOLS[:3])}
         if self.model != MODELS[0]:
             config["reasoningEffort"] = "high"
+            defaults = {"reasoningEffort": True}
+            if self.salt % 3 == 1:  # the adapter's default output budget, marked as such
+                config["maxTokens"] = 8192
+                defaults["maxTokens"] = True
+            elif self.salt % 3 == 2:
+                config.update(temperature=0.7, stop=["</done>"])
             header = {
                 "config": config,
-                "adapterDefaults": {"reasoningEffort": True},
+                "adapterDefaults": defaults,
                 "system": _SYSTEM,
                 "tools": list(TOOLS),
             }
@@ -880,7 +910,8 @@ class _Renderer:
             "handlerId": handler,
             "decision": "block" if block else "allow",
         }
-        result["exitCode"] = 2 if block else 0
+        if block or dialect == "claude-code":  # codex handlers report no exit code when they allow
+            result["exitCode"] = 2 if block else 0
         if block:
             result["stderrSummary"] = "blocked by policy hook"
         result["durationMs"] = 3.5
@@ -1072,7 +1103,7 @@ class _Renderer:
     def _goal(self, v: int) -> None:
         now = self.time
         if self.goal is None or self.goal["phase"] == "complete":
-            goal = {
+            goal: dict[str, Any] = {
                 "id": self._id("goal-"),
                 "revision": 1,
                 "objective": "Finish the task",
