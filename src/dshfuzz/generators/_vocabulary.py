@@ -6,6 +6,10 @@ payload members are ``RELEASED_V0_EVENT_DISPOSITIONS`` in
 dsh-session-format-v0-to-v1/lib/index.js:27-235; the crash-closer texts are
 ``interruptedTurnClosers`` in dsh-session/lib/index.js:627-716. Every list is
 ordered simplest/most common first, because Hypothesis shrinks toward index 0.
+
+The generators write every type of ``KNOWN_V0_EVENT_TYPES | RELEASED_EXTRA_EVENT_TYPES``;
+docs/VOCABULARY.md is the inventory, and tests/conformance/test_generator_vocabulary.py
+compares both sets (and every released disposition member) with the installed packages.
 """
 
 from __future__ import annotations
