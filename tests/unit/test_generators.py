@@ -28,6 +28,7 @@ from dshfuzz.generators import (
     session_logs,
 )
 from dshfuzz.generators._stats import real_shapes
+from dshfuzz.generators._vocabulary import KNOWN_V0_EVENT_TYPES, RELEASED_EXTRA_EVENT_TYPES
 from dshfuzz.model import parse_log
 from dshfuzz.report import coverage_text
 
@@ -201,16 +202,19 @@ def test_max_events_drops_whole_trailing_turns() -> None:
 
 
 def test_ignorable_plugin_events_appear_only_in_format_1() -> None:
+    """Unknown plugin types only in format 1; in both formats, ignorable marks exactly them and
+    released's three inventory types rc.8 does not know (the one form every layer accepts)."""
     weights = FeatureWeights(side=1.0)
-    v0 = {e["type"] for log in generate(60, 5, weights=weights) for e in log.events}
-    v1 = [
-        e
-        for log in generate(60, 5, weights=weights, format_version=1)
-        for e in log.events
-        if e.get("ignorable")
-    ]
-    assert not any(t.startswith("x-") for t in v0)
-    assert v1 and all(e["type"].startswith("x-") for e in v1)
+    v0 = [e for log in generate(60, 5, weights=weights) for e in log.events]
+    v1 = [e for log in generate(60, 5, weights=weights, format_version=1) for e in log.events]
+    assert not any(e["type"].startswith("x-") for e in v0)
+    assert any(e["type"].startswith("x-") for e in v1)
+    for events in (v0, v1):
+        marked = {e["type"] for e in events if e.get("ignorable")}
+        extra = {e["type"] for e in events if e["type"] in RELEASED_EXTRA_EVENT_TYPES}
+        assert extra == RELEASED_EXTRA_EVENT_TYPES
+        assert {t for t in marked if not t.startswith("x-")} == RELEASED_EXTRA_EVENT_TYPES
+        assert all(e.get("ignorable") is True for e in events if e["type"] in extra)
 
 
 def test_cli_writes_deterministic_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -253,3 +257,71 @@ def test_the_draw_knobs_put_answered_calls_before_whole_surface_compactions() ->
         for turn in log.plan.turns:
             assert not turn.steps or turn.steps[0].calls or len(turn.steps) == 1
             assert turn.compaction is None or turn.compaction.keep == 0
+
+
+def test_every_type_appears_in_at_least_one_log_in_fifty() -> None:
+    """Default weights put every type of the vocabulary (rc.8's and released's extra three) in at
+    least 2% of logs: thousands of times in a 10-minute campaign (~100k logs)."""
+    logs = 1000
+    seen: Counter[str] = Counter()
+    for log in generate(logs, 50, max_events=200):
+        seen.update({e["type"] for e in log.events})
+    rare = {t: seen[t] for t in KNOWN_V0_EVENT_TYPES | RELEASED_EXTRA_EVENT_TYPES if seen[t] < logs // 50}
+    assert rare == {}
+
+
+def _chunk(e: dict) -> dict:
+    return e["data"]["chunk"] if e["type"] == "assistant/chunk" else {}
+
+
+def _source(e: dict) -> dict:
+    if e["type"] == "user/message":
+        return e["data"]["source"]
+    return e["data"]["message"]["source"] if e["type"] in ("assistant/message", "tool/result") else {}
+
+
+# Nested payload shapes released's validators tell apart (V01:271-1316), beyond the disposition
+# members tests/conformance/test_generator_vocabulary.py reads from the installed package.
+_SHAPES = {
+    "usage cache counters": lambda e: "cacheReadTokens" in e["data"].get("usage", {}),
+    "usage reasoning and total": lambda e: "totalTokens" in e["data"].get("usage", {}),
+    "failure status and retry-after": lambda e: "providerRetryAfterMs" in e["data"].get("failure", {}),
+    "finish replayState": lambda e: "replayState" in _chunk(e),
+    "model source replayState": lambda e: "replayState" in _source(e),
+    "tool-call-delta without name": lambda e: _chunk(e).get("type") == "tool-call-delta" and "name" not in _chunk(e),
+    "header config maxTokens default": lambda e: e["type"] == "request/header"
+    and "maxTokens" in e["data"]["header"].get("adapterDefaults", {}),
+    "header config temperature and stop": lambda e: e["type"] == "request/header"
+    and "stop" in e["data"]["header"]["config"],
+    "series header": lambda e: e["type"] == "request/header" and e["data"]["reason"] == "series",
+    "plugin source without form": lambda e: _source(e).get("kind") == "plugin" and "form" not in _source(e),
+    "plugin relay, catalog, recall": lambda e: _source(e).get("form") in ("relay", "catalog", "recall")
+    and _source(e).get("kind") == "plugin",
+    "legacy goal message": lambda e: "change" in _source(e),
+    "two session references": lambda e: len(_source(e).get("references", ())) == 2,
+    "instructions removed": lambda e: any(c["action"] == "remove" for c in _source(e).get("changes", ())),
+    "baselineIdentity": lambda e: "baselineIdentity" in _source(e),
+    "skill-catalog update": lambda e: _source(e).get("update") is True,
+    "nested code dispatch": lambda e: e["type"] == "tool/code-dispatch"
+    and e["data"]["parentCallId"] != e["data"]["rootCallId"],
+    "failed team member": lambda e: e["type"] == "team/member" and "error" in e["data"]["member"],
+    "deleted team task": lambda e: e["type"] == "team/task" and e["data"]["task"]["status"] == "deleted",
+    "unowned team task": lambda e: e["type"] == "team/task" and "ownerId" not in e["data"]["task"],
+    "descriptor tool filter": lambda e: "toolFilter" in e["data"] and e["type"] == "subagent/descriptor",
+    "one-shot descriptor without label": lambda e: e["type"] == "subagent/descriptor" and "label" not in e["data"],
+    "provider title without route": lambda e: e["type"] == "session/title"
+    and e["data"]["source"]["kind"] == "provider" and "model" not in e["data"]["source"],
+    "dispatch without acceptedAt": lambda e: e["type"] == "schedule/change"
+    and e["data"]["operation"] == "dispatch" and "acceptedAt" not in e["data"],
+    "goal clear": lambda e: e["type"] == "goal/change" and e["data"]["operation"] == "clear",
+    "approval without reason": lambda e: e["type"] == "approval/asked" and "reason" not in e["data"],
+    "hook result without exit code": lambda e: e["type"] == "hook/result" and "exitCode" not in e["data"],
+}
+
+
+def test_every_nested_payload_shape_appears() -> None:
+    seen: Counter[str] = Counter()
+    for log in generate(1000, 51, max_events=200):
+        for event in log.events:
+            seen.update(name for name, shape in _SHAPES.items() if shape(event))
+    assert sorted(name for name in _SHAPES if not seen[name]) == []

@@ -172,9 +172,9 @@ def test_the_shortcut_decides_the_generated_records_of_each_kind_it_names() -> N
     """Not vacuous: every kind in the table has generated records it calls plain."""
     seen: dict[str, int] = dict.fromkeys(_released._PLAIN, 0)
 
-    # derandomized: a prune needs a later turn after a tool result, which a few drawn logs hold
+    # derandomized: a prune needs a later step after a tool result, which a leading working step gives
     @settings(max_examples=60, deadline=None, database=None, derandomize=True)
-    @given(session_logs(max_events=80, weights=FeatureWeights(tool_calls=0.9, queued=0.9, prune=1.0)))
+    @given(session_logs(max_events=80, weights=FeatureWeights(tool_calls=0.9, queued=0.9, prune=1.0, working_step=1.0)))
     def count(generated: Any) -> None:
         for seq, kind, payload in _records(generated):
             seen[kind] += _released._PLAIN[kind](payload, generated.events[seq])

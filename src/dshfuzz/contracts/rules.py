@@ -430,11 +430,13 @@ _RULES: tuple[Rule, ...] = (
         "Ignorable unknown types need a consumer",
         "An unknown type marked ignorable:true is accepted by the read path but consumed by nobody; "
         "outside the known plugin consumers (retrace/marker, retrace/goal-marker, message-editor/*) "
-        "it is reported.",
+        "and the three types of released's v0 inventory that rc.8 does not know (model/selection, "
+        "session-log-deepseek/delivery-accepted, subagent/model-selection-policy), whose payloads "
+        "released's migration validates and keeps, it is reported.",
         "2026-09-09 T2 (E3's ignorable exemption is unvalidated)",
         ALL_FORMATS, (),
-        "The released migration refuses every unknown type, ignorable or not, consumers included; that is G2's "
-        "concern, so no layer refuses what distinguishes E7.",
+        "The released migration refuses every unknown type outside its inventory, ignorable or not, consumers "
+        "included; that is G2's concern, so no layer refuses what distinguishes E7.",
     ),
     Rule(
         RuleId.E8, _E, RuleLayer.PERSISTENCE,

@@ -39,6 +39,7 @@ from ._vocabulary import (
     COMMAND_NAMES,
     DIALECTS,
     FAILURE_CODES,
+    FAILURE_EXTRAS,
     MODELS,
     NOT_STARTED_TEXT,
     OUTCOME_UNKNOWN_TEXT,
@@ -90,6 +91,12 @@ def _uuid(salt: int, counter: int) -> uuid.UUID:
     only the six version/variant bits are overwritten, so distinct inputs collide with odds ~2**-122."""
     value = ((salt << 24) + counter + 1) * _MIX % (1 << 128)
     return uuid.UUID(int=value ^ (value >> 64), version=4)
+
+
+def _failure(index: int) -> dict[str, Any]:
+    """The LLM failure record of ``FAILURE_CODES[index]``, with that failure's optional members."""
+    message, code = FAILURE_CODES[index]
+    return {"message": message, "code": code, **FAILURE_EXTRAS[index]}
 
 
 def _instant(ms: int) -> str:
@@ -262,6 +269,8 @@ class _Renderer:
             self._descriptor()
             self._push("session/end-seed", {})
             self._push("approval/policy", {"policy": "never", "source": "delegation"})
+            if self.salt % 2:
+                self._push("sandbox/mode", {"mode": "read-only", "source": "delegation"})
             self._cut()
         header["delegationDepth"] = depth
         if plan.agent_preset:
@@ -322,9 +331,16 @@ class _Renderer:
 
     def _user_message(self, kind: str, words: Words) -> dict[str, Any]:
         text = self._phrase(words, self.salt)
+        source = self._source(kind, self.counter + words.length)
+        change = source.get("change")
+        if change is not None:
+            # A legacy goal message's text is its change's state, exactly (V01:688-713).
+            fields = ("cleared", "clearedAt") if change["operation"] == "clear" else (
+                "goal", "roundsStarted", "createdAt", "updatedAt")
+            text = "<goal_state>" + dumps({k: change[k] for k in fields}) + "</goal_state>"
         return {
             "content": [{"type": "text", "text": text}],
-            "source": self._source(kind, self.counter + words.length),
+            "source": source,
             "role": "user",
             "id": self._id(),
         }
@@ -339,14 +355,12 @@ class _Renderer:
                 source["clientTimeZone"] = "Europe/Berlin"
             return source
         if kind == "plugin":
-            if variant % 2:
-                return {
-                    "kind": "plugin",
-                    "plugin": "@deepseek-ai/dsh-goal",
-                    "form": "notice",
-                    "summary": "goal round",
-                }
-            return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-skills", "form": "instructions"}
+            # Every plugin form but snapshot (the runtime context's), and none (V01:843-866).
+            form = ("instructions", "notice", None, "relay", "catalog", "recall")[variant % 6]
+            if form == "notice":
+                return {"kind": "plugin", "plugin": "@deepseek-ai/dsh-goal", "form": form, "summary": "goal round"}
+            plugin = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-skills"}
+            return plugin if form is None else {**plugin, "form": form}
         if kind == "coordinator" or kind == "subagent-report":
             return {"kind": kind, "form": "relay", "senderSessionId": sender}
         if kind == "subagent-settled":
@@ -357,28 +371,37 @@ class _Renderer:
                 "senderSessionId": sender,
             }
         if kind == "agent-instructions":
-            change = {"action": "set", "scope": "project", "path": f"{_CWD}/AGENTS.md"}
-            if variant % 2:
+            action = ("set", "replace", "remove")[variant % 3]
+            change = {"action": action, "scope": "project", "path": f"{_CWD}/AGENTS.md"}
+            if variant % 2 and action != "remove":
                 change["digest"] = "sha256:" + sender[:8]
             source = {"kind": kind, "form": "instructions", "changes": [change]}
             if variant % 3 == 0:
                 source["baseline"] = True
+            elif variant % 3 == 1:
+                source["baselineIdentity"] = "sha256:" + sender[-8:]
             return source
         if kind == "skill-invocation":
             return {"kind": kind, "name": "review", "form": "instructions"}
         if kind == "skill-catalog":
-            return {
+            catalog: dict[str, Any] = {
                 "kind": kind,
                 "form": "catalog",
                 "entries": [{"name": "review", "description": "Review a diff."}],
             }
+            if variant % 2:
+                catalog["update"] = True
+            return catalog
         if kind == "goal":
-            return {
-                "kind": kind,
-                "goalId": f"goal-{self.session_id[:8]}",
-                "revision": 1,
-                "round": 1 + variant % 3,
-            }
+            goal_id = f"goal-{self.session_id[:8]}"
+            if self.version == 0 and variant % 4 == 3:
+                # The legacy goal message (round 0, carrying its change), which released v0 still reads.
+                goal: dict[str, Any] = {"id": goal_id, "revision": 1, "objective": "Finish the task",
+                                        "phase": "active", "maxGoalRounds": 3}
+                goal_change: dict[str, Any] = {"kind": "goal/change", "version": 1, "operation": "create", "goal": goal,
+                          "roundsStarted": 0, "createdAt": self.created_at, "updatedAt": self.created_at}
+                return {"kind": kind, "goalId": goal_id, "revision": 1, "round": 0, "change": goal_change}
+            return {"kind": kind, "goalId": goal_id, "revision": 1, "round": 1 + variant % 3}
         if kind == "team-message":
             return {
                 "kind": kind,
@@ -400,7 +423,14 @@ class _Renderer:
                 "truncated": False,
                 "inputIndex": 0,
             }
-            return {"kind": kind, "form": "recall", "version": 1, "references": [reference]}
+            if self.version >= 1 and variant % 2:
+                reference["capturedFormatVersion"] = 1  # a v1-only member (V01:895)
+            references = [reference]
+            if variant % 3 == 2:  # a second, truncated recall: counts consistent, ids unique, indices in order
+                references.append({**reference, "sessionId": sender + "-2", "compacted": True,
+                                   "originalMessages": 9, "retainedMessages": 5, "omittedMessages": 4,
+                                   "omittedBytes": 2048, "truncated": True, "inputIndex": 1})
+            return {"kind": kind, "form": "recall", "version": 1, "references": references}
         if kind == "webhook":
             return {
                 "kind": kind,
@@ -500,8 +530,7 @@ class _Renderer:
         if end.kind == "aborted":
             return {"kind": "aborted", "reason": {"kind": end.cause}}
         if end.kind == "error":
-            message, code = FAILURE_CODES[end.failure]
-            return {"kind": "error", "error": {"message": message, "code": code}}
+            return {"kind": "error", "error": _failure(end.failure)}
         return {"kind": end.kind}
 
     def _end_turn(self, reason: dict[str, Any]) -> None:
@@ -532,13 +561,7 @@ class _Renderer:
         if end == "aborted":
             self._interrupted_attempt(plan)
         elif end == "error":
-            message_text, code = FAILURE_CODES[turn.end.failure]
-            self._chunk(
-                {
-                    "type": "finish",
-                    "reason": {"kind": "error", "failure": {"message": message_text, "code": code}},
-                }
-            )
+            self._chunk({"type": "finish", "reason": {"kind": "error", "failure": _failure(turn.end.failure)}})
         else:
             calls = () if end == "max-tokens" else plan.calls
             seqs, blocks = self._attempt(plan, calls, finish="max-tokens" if end == "max-tokens" else None)
@@ -584,13 +607,10 @@ class _Renderer:
         for index, block in enumerate(blocks):
             seqs.append(self._chunk({"type": "block-start", "index": index, "blockType": block["type"]}))
             if block["type"] == "tool-call":
-                for part in _split(block["arguments"], next(call_pieces, 1)):
-                    delta = {
-                        "type": "tool-call-delta",
-                        "index": index,
-                        "id": block["id"],
-                        "name": block["name"],
-                    }
+                for n, part in enumerate(_split(block["arguments"], next(call_pieces, 1))):
+                    delta = {"type": "tool-call-delta", "index": index, "id": block["id"]}
+                    if n == 0 or self.salt % 2 == 0:  # the name is optional after the first delta
+                        delta["name"] = block["name"]
                     delta["argumentsDelta"] = part
                     seqs.append(self._chunk(delta))
             else:
@@ -602,7 +622,14 @@ class _Renderer:
         return seqs
 
     def _usage(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"inputTokens": 200 + 3 * len(self.surface), "outputTokens": estimate_content(blocks)}
+        usage = {"inputTokens": 200 + 3 * len(self.surface), "outputTokens": estimate_content(blocks)}
+        shape = self.salt % 4  # which optional counters the provider reports (V01:380-388)
+        if shape == 1:
+            usage.update(cacheReadTokens=128, cacheWriteTokens=64)
+        elif shape == 2:
+            usage.update(reasoningTokens=usage["outputTokens"] // 2)
+            usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
+        return usage
 
     def _attempt(
         self, plan: StepPlan, calls: tuple[ToolCallPlan, ...], *, finish: str | None = None
@@ -612,8 +639,18 @@ class _Renderer:
         usage = self._usage(blocks)
         seqs.append(self._chunk({"type": "usage", "usage": usage}))
         reason = finish or ("tool-calls" if calls else "stop")
-        seqs.append(self._chunk({"type": "finish", "reason": {"kind": reason}}))
+        end: dict[str, Any] = {"type": "finish", "reason": {"kind": reason}}
+        if self.salt % 5 == 1:
+            end["replayState"] = self._replay_state()
+        seqs.append(self._chunk(end))
         return seqs, blocks
+
+    def _replay_state(self) -> dict[str, Any]:
+        """The provider's opaque replay envelope (V01:1046-1049): a response, optionally blocks."""
+        state: dict[str, Any] = {"response": {"id": f"resp-{self.turn}-{self.step}"}}
+        if self.salt % 2:
+            state["blocks"] = []
+        return state
 
     def _assistant(
         self, blocks: list[dict[str, Any]], seqs: list[int], *, usage: bool, interrupted: bool = False
@@ -628,6 +665,8 @@ class _Renderer:
                 "id": self._id(),
             },
         }
+        if self.salt % 5 == 1 and not interrupted:
+            data["message"]["source"]["replayState"] = self._replay_state()
         if usage:
             data["usage"] = self._usage(blocks)
         if interrupted:
@@ -644,16 +683,12 @@ class _Renderer:
         self._assistant([{"type": "text", "text": "".join(partial)}], seqs, usage=False, interrupted=True)
 
     def _failed_attempt(self, failure: FailedAttemptPlan) -> None:
-        message, code = FAILURE_CODES[failure.failure]
-        if failure.kind == "overflow":
-            message, code = FAILURE_CODES[2]
+        record = _failure(2 if failure.kind == "overflow" else failure.failure)
         if failure.partial:
             self._chunk({"type": "block-start", "index": 0, "blockType": "text"})
             for part in _split(self._phrase(Words(failure.failure, 2 * failure.partial), 1), failure.partial):
                 self._chunk({"type": "text-delta", "index": 0, "text": part})
-        self._chunk(
-            {"type": "finish", "reason": {"kind": "error", "failure": {"message": message, "code": code}}}
-        )
+        self._chunk({"type": "finish", "reason": {"kind": "error", "failure": record}})
         if failure.kind == "overflow":
             self._compaction(CompactionPlan(keep=1), turn=self.turn)
             return
@@ -673,7 +708,7 @@ class _Renderer:
             "policyKey": "transient",
             "retry": retry,
             "delayMs": 250 * retry,
-            "failure": {"message": message, "code": code},
+            "failure": record,
         }
         if data["mode"] == "normal":
             data["maxRetries"] = max(3, retry)
@@ -708,21 +743,22 @@ class _Renderer:
         if call.approval is not None:
             approval_id = self._id()
             asked = {"id": approval_id, "toolName": block["name"], "callId": block["id"]}
-            asked["reason"] = "escalate sandbox to danger-full-access"
+            if call.approval != "unavailable":
+                asked["reason"] = "escalate sandbox to danger-full-access"
             self._push("approval/asked", asked)
             self._push("approval/decided", {"id": approval_id, "outcome": call.approval})
         for n in range(call.dispatches):
+            # A later dispatch runs inside the first one's sub-call (a nested parent) and fails.
             sub = {
                 "rootCallId": block["id"],
-                "parentCallId": block["id"],
+                "parentCallId": block["id"] if n == 0 else f"{block['id']}.1",
                 "subCallId": f"{block['id']}.{n + 1}",
                 "name": "read",
                 "arguments": {"path": f"src/{WORDS[n]}.py"},
             }
             self._push("tool/code-dispatch-start", sub)
-            self._push(
-                "tool/code-dispatch", {**sub, "isError": False, "content": [{"type": "text", "text": "ok"}]}
-            )
+            text = "ok" if n == 0 else "Error: no such file"
+            self._push("tool/code-dispatch", {**sub, "isError": n > 0, "content": [{"type": "text", "text": text}]})
         if call.web_search:
             body = {
                 "model": self.model,
@@ -757,6 +793,9 @@ class _Renderer:
         data: dict[str, Any] = {"turn": self.turn, "step": self.step, "message": message}
         if call.error and not refused:
             data["error"] = {"name": "ToolExecutionError", "code": "EXIT_NONZERO"}
+        if call.result.length % 4 == 3:
+            # Tool-owned metadata, opaque to every layer (released keeps it as lossless JSON).
+            data["meta"] = {"durationMs": 12, "exitCode": 1 if call.error else 0, "truncated": False}
         self._push("tool/result", data, op="append", sources=[call_seq])
 
     def _crash(self, turn: TurnPlan, plan: StepPlan) -> bool:
@@ -788,13 +827,22 @@ class _Renderer:
         header: dict[str, Any] = {"config": config, "system": _SYSTEM, "tools": list(TOOLS[:3])}
         if self.model != MODELS[0]:
             config["reasoningEffort"] = "high"
+            defaults = {"reasoningEffort": True}
+            if self.salt % 3 == 1:  # the adapter's default output budget, marked as such
+                config["maxTokens"] = 8192
+                defaults["maxTokens"] = True
+            elif self.salt % 3 == 2:
+                config.update(temperature=0.7, stop=["</done>"])
             header = {
                 "config": config,
-                "adapterDefaults": {"reasoningEffort": True},
+                "adapterDefaults": defaults,
                 "system": _SYSTEM,
                 "tools": list(TOOLS),
             }
-        self._push("request/header", {"header": header, "reason": reason})
+        record: dict[str, Any] = {"header": header, "reason": reason}
+        if reason == "change" and self.salt % 3 == 2:
+            record.update(reason="series", startsSeries=True)  # released's series reason (V01:436-443)
+        self._push("request/header", record)
         context: dict[str, Any] = {"provider": PROVIDER, "model": self.model}
         if self.salt % 2:
             context["contextWindow"] = 128000
@@ -823,11 +871,9 @@ class _Renderer:
         if kind == "fallback":
             source: dict[str, Any] = {"kind": "fallback"}
         else:
-            source = {
-                "kind": "provider",
-                "provider": PROVIDER,
-                "model": {"provider": PROVIDER, "model": self.model},
-            }
+            source = {"kind": "provider", "provider": PROVIDER}
+            if kind == "llm" or self.salt % 2 == 0:  # the route is optional (V01:2578)
+                source["model"] = {"provider": PROVIDER, "model": self.model}
         if kind == "llm":
             framed = "Generate the session title from this JSON array of human messages:\n" + dumps(
                 [{"seq": seq, "text": text}]
@@ -864,7 +910,8 @@ class _Renderer:
             "handlerId": handler,
             "decision": "block" if block else "allow",
         }
-        result["exitCode"] = 2 if block else 0
+        if block or dialect == "claude-code":  # codex handlers report no exit code when they allow
+            result["exitCode"] = 2 if block else 0
         if block:
             result["stderrSummary"] = "blocked by policy hook"
         result["durationMs"] = 3.5
@@ -950,16 +997,17 @@ class _Renderer:
         return message
 
     def _descriptor(self) -> None:
+        shape = self.salt % 3  # which optional members this descriptor carries (V01:1294-1316)
+        data: dict[str, Any] = {"mode": self.plan.descriptor, "version": 3, "provider": "spawn"}
         if self.plan.descriptor == "one-shot":
-            data: dict[str, Any] = {
-                "mode": "one-shot",
-                "version": 3,
-                "provider": "spawn",
-                "label": "Reply with CHILD_OK",
-            }
+            if shape != 2:
+                data["label"] = "Reply with CHILD_OK"
         else:
-            data = {"mode": "continuable", "version": 3, "provider": "spawn", "label": "Reply with CHILD_OK"}
-            data.update(agentProvider=PROVIDER, agentModel=MODELS[0])
+            data.update(label="Reply with CHILD_OK", agentProvider=PROVIDER, agentModel=MODELS[0])
+            if shape == 1:
+                data.update(agentReasoningEffort="high", persona="reviewer")
+            elif shape == 2:
+                data["toolFilter"] = {"allow": ["read", "bash"]} if self.salt % 2 else {"deny": ["write"]}
         self._push("subagent/descriptor", data)
 
     def _side(self, side: SidePlan) -> None:
@@ -981,9 +1029,13 @@ class _Renderer:
             if v % 2:
                 run["args"] = "--verbose"
             self._push("command/run", run)
-            done: dict[str, Any] = {"commandId": command_id, "kind": "success" if v % 3 else "error"}
+            done: dict[str, Any] = {"commandId": command_id, "kind": "success" if v % 3 or v == 3 else "error"}
             if v % 3 == 1:
                 done["text"] = "done"
+            if v == 3:
+                # A successful /title names the event it wrote (dsh-commands' sourceEventSeq).
+                title = {"title": "Renamed session", "messageSeqs": [], "source": {"kind": "user"}}
+                done["sourceEventSeq"] = self._push("session/title", title)["seq"]
             self._push("command/done", done)
         elif kind == "plan-mode":
             self._push("plan/mode", {"active": v % 2 == 0})
@@ -1026,13 +1078,32 @@ class _Renderer:
                     PLUGIN_EVENT_TYPES[v % len(PLUGIN_EVENT_TYPES)], {"note": "plugin state", "n": v}
                 )
                 event["ignorable"] = True
+        elif kind == "model-selection":
+            selection = {"provider": PROVIDER, "model": self.model}
+            if v % 2:
+                selection["reasoningEffort"] = "high"
+            self._released_extra("model/selection", selection)
+        elif kind == "model-policy":
+            routes = [{"provider": PROVIDER, "model": model} for model in MODELS[: 1 + v % len(MODELS)]]
+            self._released_extra("subagent/model-selection-policy", {"allowedModels": routes})
+        elif kind == "delivery":
+            # The session-log plugin acknowledges what it shipped: this session, through its last event.
+            if self.events:
+                marker: dict[str, Any] = {"sessionId": self.session_id, "throughSeq": len(self.events) - 1}
+                if self.version >= 1 and v % 2:
+                    marker["sessionFormatVersion"] = self.version  # a v1-only member (V01:1589)
+                self._released_extra("session-log-deepseek/delivery-accepted", marker)
         else:
             raise ValueError(f"unknown side event kind {kind!r}")
+
+    def _released_extra(self, type_: str, data: dict[str, Any]) -> None:
+        """An event of ``RELEASED_EXTRA_EVENT_TYPES``: marked ignorable, the one form every layer accepts."""
+        self._push(type_, data)["ignorable"] = True
 
     def _goal(self, v: int) -> None:
         now = self.time
         if self.goal is None or self.goal["phase"] == "complete":
-            goal = {
+            goal: dict[str, Any] = {
                 "id": self._id("goal-"),
                 "revision": 1,
                 "objective": "Finish the task",
@@ -1052,7 +1123,8 @@ class _Renderer:
                     "updatedAt": now,
                 },
             )
-            return
+            if v != 5:  # v == 5 clears what it created: a clear needs no earlier goal side
+                return
         if v == 5:
             cleared = {"id": self.goal["id"], "revision": self.goal["revision"]}
             self._push(
@@ -1093,13 +1165,18 @@ class _Renderer:
         )
 
     def _schedule(self, v: int) -> None:
-        if self.schedules and v % 2:
+        """Create a schedule; an odd ``v`` then dispatches or deletes the oldest (creating one first
+        when none is pending, so that these need no earlier schedule side)."""
+        if not self.schedules or not v % 2:
+            self._create_schedule(v)
+        if v % 2:
             schedule_id = self.schedules.pop(0)
             data: dict[str, Any] = {"version": 1, "operation": "dispatch" if v % 3 else "delete", "id": schedule_id}
-            if data["operation"] == "dispatch":
+            if data["operation"] == "dispatch" and v != 5:
                 data["acceptedAt"] = _instant(self.time)
             self._push("schedule/change", data)
-            return
+
+    def _create_schedule(self, v: int) -> None:
         schedule_id = f"sched-{self.counter + 1}"
         self.counter += 1
         record: dict[str, Any] = {
@@ -1117,25 +1194,28 @@ class _Renderer:
 
     def _team(self, v: int) -> None:
         team = {"version": 1, "teamId": "team-1"}
-        member = {
+        member: dict[str, Any] = {
             "id": f"member-{v}",
             "name": "Reviewer",
             "description": "Reviews diffs",
             "provider": PROVIDER,
             "context": ("fresh", "fork")[v % 2],
-            "phase": "active",
+            "phase": ("active", "provisioning", "failed")[v % 3],
         }
+        if member["phase"] == "failed":
+            member["error"] = "member process exited"
         self._push("team/member", {**team, "member": member})
-        task = {
+        task: dict[str, Any] = {
             "id": f"task-{v}",
-            "revision": 1,
+            "revision": 1 + v // 4,
             "subject": "Review",
             "description": "Review the change",
-            "status": "pending",
-            "blockedBy": [],
-            "writeScopes": ["src/"],
+            "status": ("pending", "in_progress", "completed", "deleted")[v % 4],
+            "blockedBy": [] if v < 3 else [f"task-{v - 3}"],
+            "writeScopes": ["src/"] if v % 2 == 0 else [],
         }
-        task["ownerId"] = member["id"]
+        if v != 1:  # an unassigned task has no owner
+            task["ownerId"] = member["id"]
         self._push("team/task", {**team, "task": task})
         message_id = self._id()
         message = {

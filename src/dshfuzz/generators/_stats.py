@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..model import JsonDecodeError, loads
-from ._vocabulary import ABORT_CAUSES, KNOWN_V0_EVENT_TYPES, TURN_END_KINDS, USER_SOURCE_KINDS
+from ._vocabulary import (
+    ABORT_CAUSES,
+    KNOWN_V0_EVENT_TYPES,
+    RELEASED_EXTRA_EVENT_TYPES,
+    TURN_END_KINDS,
+    USER_SOURCE_KINDS,
+)
 
 __all__ = ["Comparison", "Shapes", "Stats", "coverage_stats", "real_shapes"]
 
@@ -110,7 +116,7 @@ class Stats:
     def missing(self) -> dict[str, list[str]]:
         """Vocabulary items no log exercised (empty lists when coverage is complete)."""
         return {
-            "event types": sorted(KNOWN_V0_EVENT_TYPES - set(self.shapes.event_types)),
+            "event types": sorted((KNOWN_V0_EVENT_TYPES | RELEASED_EXTRA_EVENT_TYPES) - set(self.shapes.event_types)),
             "turn/end reasons": [k for k in TURN_END_KINDS if not self.turn_end_reasons[k]],
             "abort causes": [k for k in ABORT_CAUSES if not self.abort_causes[k]],
             "user source kinds": [k for k in USER_SOURCE_KINDS if not self.source_kinds[k]],

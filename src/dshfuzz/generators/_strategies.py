@@ -88,8 +88,11 @@ def session_logs(
     results, and ends completed, max-tokens, aborted, in error, blocked, or
     interrupted and closed by the official crash closers. Between and inside
     turns: compactions and prunes, titles, retries, hooks, approvals, todos,
-    goals, schedules, commands, team and workflow events, and (format 1 only)
-    unknown plugin events marked ignorable.
+    goals, schedules, commands, team and workflow events, released's three
+    inventory types rc.8 does not know (marked ignorable, the one form every
+    layer accepts), and (format 1 only) unknown plugin events marked ignorable.
+    Every v0 type the official packages accept, and every member of every
+    released payload disposition, appears (docs/VOCABULARY.md).
 
     Knobs: ``max_events`` (and ``min_events``), ``turns`` (own turns, lo..hi;
     lo 0 admits the rare header-only log), ``max_steps`` per turn (default from

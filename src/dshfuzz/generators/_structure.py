@@ -51,6 +51,9 @@ BETWEEN_TURN_SIDES: tuple[str, ...] = (
     "agent-preset",
     "approval-policy",
     "ignorable",
+    "model-selection",
+    "delivery",
+    "model-policy",
 )
 # Settings the harness records when a session starts.
 SESSION_START_SIDES: tuple[str, ...] = (
@@ -59,6 +62,7 @@ SESSION_START_SIDES: tuple[str, ...] = (
     "permission",
     "agent-preset",
     "plan-mode",
+    "model-policy",
 )
 
 
@@ -68,7 +72,10 @@ class FeatureWeights:
 
     The defaults make 300 logs cover the whole v0 vocabulary while keeping the
     real sessions' shape: mostly completed turns of 1-3 steps, tool calls in
-    about half the steps.
+    about half the steps. ``side`` and ``code_dispatch`` are set for the
+    Hypothesis strategy a campaign draws from, whose small-biased draws cut
+    mid-range chances (0.25 comes out near 0.15): with them the rarest type
+    still appears in about 1 log in 300 there (docs/VOCABULARY.md).
 
     ``working_step`` is the probability that a turn with steps leads with one
     working step (a step that may call tools, answered by the steps after it)
@@ -90,7 +97,7 @@ class FeatureWeights:
     tool_error: float = 0.15
     hook: float = 0.08
     approval: float = 0.08
-    code_dispatch: float = 0.04
+    code_dispatch: float = 0.08
     web_search: float = 0.04
     todo: float = 0.08
     reasoning: float = 0.6
@@ -105,7 +112,7 @@ class FeatureWeights:
     header_change: float = 0.05
     non_user_source: float = 0.3
     prompt_hook: float = 0.04
-    side: float = 0.25
+    side: float = 0.5
     fork: float = 0.08
     subagent: float = 0.1
     ignorable: float = 0.15

@@ -6,6 +6,10 @@ payload members are ``RELEASED_V0_EVENT_DISPOSITIONS`` in
 dsh-session-format-v0-to-v1/lib/index.js:27-235; the crash-closer texts are
 ``interruptedTurnClosers`` in dsh-session/lib/index.js:627-716. Every list is
 ordered simplest/most common first, because Hypothesis shrinks toward index 0.
+
+The generators write every type of ``KNOWN_V0_EVENT_TYPES | RELEASED_EXTRA_EVENT_TYPES``;
+docs/VOCABULARY.md is the inventory, and tests/conformance/test_generator_vocabulary.py
+compares both sets (and every released disposition member) with the installed packages.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ __all__ = [
     "COMMAND_NAMES",
     "DIALECTS",
     "FAILURE_CODES",
+    "FAILURE_EXTRAS",
     "KNOWN_V0_EVENT_TYPES",
     "MODELS",
     "NOT_STARTED_TEXT",
     "OUTCOME_UNKNOWN_TEXT",
     "PLUGIN_EVENT_TYPES",
     "PROVIDER",
+    "RELEASED_EXTRA_EVENT_TYPES",
     "SURFACE_TYPES",
     "TITLE_PLUGIN",
     "TOOLS",
@@ -84,6 +90,13 @@ KNOWN_V0_EVENT_TYPES: frozenset[str] = frozenset(
         "user/message",
         "web/deepseek-search-llm-request",
     ]
+)
+
+# The released-v0 inventory's types outside rc.8's vocabulary (V01:118/129/158): every layer accepts
+# them only marked ``ignorable`` (rc.8's loader and released's current restore refuse them otherwise),
+# and released's migration then validates their payloads.
+RELEASED_EXTRA_EVENT_TYPES: frozenset[str] = frozenset(
+    {"model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy"}
 )
 
 SURFACE_TYPES: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -154,6 +167,14 @@ FAILURE_CODES: tuple[tuple[str, str], ...] = (
     ("provider rate limited the request (HTTP 429)", "RATE_LIMITED"),
     ("snapshot request exceeded the model context window", "CONTEXT_WINDOW_EXCEEDED"),
     ("upstream connection reset", "NETWORK"),
+)
+# The optional members of an LLM failure (V01:364-378), per FAILURE_CODES entry: HTTP failures carry
+# their status, a rate limit the provider's retry-after, the others nothing (the simplest first).
+FAILURE_EXTRAS: tuple[dict[str, Any], ...] = (
+    {},
+    {"status": 429, "providerRetryAfterMs": 1500, "requestId": "req-0001"},
+    {"status": 400},
+    {},
 )
 TITLE_PLUGIN = "dsh-session-title-llm"
 
