@@ -110,3 +110,11 @@ def test_a_line_ran_when_its_innermost_v8_range_ran() -> None:
 
     ranges = [{"startOffset": 0, "endOffset": 100, "count": 1}, {"startOffset": 40, "endOffset": 60, "count": 0}]
     assert _ran(ranges, 10) and not _ran(ranges, 45) and _ran(ranges, 60) and not _ran(ranges, 100)
+
+
+def test_what_runs_at_import_is_no_statement_of_the_check_path(tmp_path: Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text('"""doc"""\nimport os\nX = 1\n\n\n@staticmethod\ndef f(a):\n    if a:\n        return 1\n'
+                      '    return 2\n\n\nclass C:\n    y = 2\n\n    def g(self):\n        return os.sep\n')
+    coverage = CheckerCoverage(tmp_path, [source])
+    assert coverage.statements() == {"mod.py": (8, 9, 10, 17)}

@@ -12,8 +12,9 @@ Invariants:
   the pre-write check, ``--serve`` and report output); for ``py:module:function`` the
   directory of the function's file;
 * a line counts once per worker, the first time it runs (:meth:`CheckerCoverage.fresh`);
-* statements are coverage.py's own (the lines it can measure), so "exercised N of M" means
-  the same as ``coverage report`` on that source.
+* statements are coverage.py's own (the lines it can measure) inside function bodies: what
+  runs at import (definitions, module and class bodies) ran before any log and says nothing
+  about the logs, so it is left out.
 
 coverage.py is an optional dependency (``pip install 'dshfuzz[coverage]'``, in the dev extra).
 """
@@ -102,7 +103,7 @@ class CheckerCoverage:
             self._statements = {}
             for f in self.files:
                 path, statements, _, _, _ = self._cov.analysis2(str(f))
-                self._statements[path] = frozenset(statements)
+                self._statements[path] = frozenset(statements) - _run_at_import(f)
         return self._statements
 
     def statements(self) -> Mapping[str, tuple[int, ...]]:
@@ -268,3 +269,32 @@ def _code_lines(source: str) -> list[tuple[int, int]]:
             out.append((number, offset + len(line[:first].encode("utf-16-le")) // 2))
         offset += len(line.encode("utf-16-le")) // 2 + 1
     return out
+
+
+def _run_at_import(path: Path) -> frozenset[int]:
+    """The lines of statements outside every function body (module and class bodies, the
+    ``def`` and decorator lines themselves): they run when the module is imported."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text("utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    lines: set[int] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            lines.add(node.lineno)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                lines.update(d.lineno for d in node.decorator_list)
+            if isinstance(node, ast.ClassDef):
+                visit(node.body)
+            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for field in ("body", "orelse", "finalbody", "handlers"):  # an if/try at module level
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        visit([n for n in inner if isinstance(n, ast.stmt)] +
+                              [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
+
+    visit(tree.body)
+    return frozenset(lines)
