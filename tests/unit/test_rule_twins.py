@@ -321,6 +321,10 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
      lambda: _appended("compaction/prune", "x"), lambda: jsonl(minimal_events())),
     (RuleId.G5, "a v0 request/header whose system is a number (released alone reads it)",
      lambda: _edited(_set(3, "system", 5, "header")), lambda: _edited(_set(3, "system", "", "header"))),
+    (RuleId.H2, "a header id that is an array (seed's detached copy of the header is another array)",
+     lambda: jsonl(minimal_events(), header(id=["id"])), lambda: jsonl(minimal_events(), header(id="id"))),
+    (RuleId.H2, "a header id that is a number (seed compares it with itself, and accepts)",
+     lambda: jsonl(minimal_events(), header(id=7)), lambda: jsonl(minimal_events(), header(id="7"))),
 ]
 """Issue 20's shapes, each a pair whose verdicts ``tests/conformance/test_rule_twins_official.py``
 also holds against the official layers."""

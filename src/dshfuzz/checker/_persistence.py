@@ -144,8 +144,10 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     v0 = ctx.version in (0, 1)
     if type(raw.get("id")) is not str:
         # Session.create checks only that the header's id is the id it is given, which its callers
-        # take from the header: the loader and the released codec refuse a non-string id
-        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (L.LOAD, L.RELEASED))
+        # take from the header: the loader and the released codec refuse a non-string id, and seed
+        # one that is an object or array too (its detached copy of the header is another object)
+        seeded = (L.SEED,) if type(raw.get("id")) in (dict, list) else ()
+        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (*seeded, L.LOAD, L.RELEASED))
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or _negative_zero(created):
         # the store mints createdAt where the header has none (``meta?.createdAt ?? Date.now()``)
