@@ -71,6 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "the reports list the unexercised ones and generation is steered toward lines no log ran",
     )
     parser.add_argument(
+        "--steer-official", action="store_true",
+        help="wait for each log's official verdict so that every log steers generation by the official sites it "
+             "reached first (otherwise only the logs whose verdict decides at once steer)",
+    )
+    parser.add_argument(
         "--official-coverage", choices=("function", "block", "off"), default="function",
         help="measure which official refusal sites the logs reach, and how much official code by function or by "
              "V8 block (block slows the official layers by about a third); the reports list the unreached sites "
@@ -134,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         budget_examples=examples,
         official=not args.no_official,
         checker_coverage=args.checker_coverage,
+        steer_official=args.steer_official,
         official_coverage=None if args.official_coverage == "off" or args.no_official else args.official_coverage,
         mutators=tuple(m for m in args.mutators.split(",") if m) if args.mutators else None,
         checker_timeout=args.timeout,

@@ -221,6 +221,10 @@ class CampaignConfig:
     siblings: int = SIBLINGS
     """The most mutants drawn from one valid log (``_strategy.sibling_examples``); 1 draws a
     fresh log for every example. Valid rounds always do."""
+    steer_official: bool = False
+    """With official coverage on, wait for each family's official verdict instead of leaving it
+    in flight, so that every family steers by the official sites it reached first (a family
+    left in flight resolves after Hypothesis moved on)."""
     checker_coverage: bool = False
     """Measure the checker's own lines (in-process Python checkers: ``builtin``, ``py:``), list
     the unexercised ones in the reports, and steer generation toward lines no log ran."""
@@ -873,7 +877,8 @@ def _worker(
 
     # a batch checker's logs are judged together (held_back), never left in flight one family at a time
     lagging = _LaggingVerdicts(
-        lags=batch_logs == 1 and official is not None,
+        # a family steers by the official sites it reached only when its verdict decides at once
+        lags=batch_logs == 1 and official is not None and not (config.steer_official and official.coverage),
         deep=capped,
         record=lambda batch, verdicts, cost: record(batch, verdicts, cost, every=True),
         known=known,
