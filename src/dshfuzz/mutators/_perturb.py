@@ -372,6 +372,9 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
 
+# the schema and boundary families register through ``perturbation`` too: import them before the table is built
+from . import _boundary, _schema  # noqa: E402,F401
+
 PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
 
 

@@ -1,0 +1,270 @@
+"""Perturbations by schema: values just outside a validator's domain, duplicated identifiers
+and every seq-reference encoding, at any field of any event and of the header.
+
+Like ``type-confusion`` these declare no rule (``must_find=False``): the official layers say
+what each perturbed log is, so a perturbation never needs to know the validator it aims at.
+They aim by shape instead of by schema table: every numeric, string or boolean leaf is a
+candidate, and the values drawn for it are the ones validators draw their lines at (zero,
+negative, negative zero, past the timer and safe-integer ranges, surrounding whitespace,
+non-canonical instants, lengths past a path segment). A field whose validator accepts the
+value leaves the log valid, and a checker that refuses it is a false alarm.
+
+* ``out-of-domain`` (line level: ``-0`` has no other spelling, the serialiser writes ``0``);
+* ``duplicate-id`` (event level): an element of a list repeated, an event repeated, an
+  identifier copied from another event, a seq repeated;
+* ``seq-encoding`` (event level): a seq-reference list or range rewritten in each encoding a
+  format version uses (plain seqs, ``[start, end]`` ranges) and just outside each.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import strategies as st
+
+from dshfuzz.contracts.seqs import SEQ_LIST_KEYS
+from dshfuzz.model import JsonDecodeError, JsonValue, dumpb, loads
+
+from ._base import Level
+from ._draft import EventDraft, Inapplicable, LineDraft, copy_json
+from ._perturb import _all_paths, _at, _by_depth, _Path, _show, perturbation
+from ._select import choose
+
+__all__ = ["DOMAIN_EDGES", "DUPLICATIONS", "SEQ_ENCODINGS"]
+
+DOMAIN_EDGES = ("number", "negative-zero", "string", "boolean")
+"""The variants of ``out-of-domain``: which kind of leaf is pushed past its domain."""
+
+_NUMBERS: tuple[int | float, ...] = (-1, 0, 1.5, 99, 600, 299, 2147483648, 9007199254740992, -9007199254740992)
+"""Past the lines validators draw: non-positive, fractional, below/above HTTP status, one
+short of a five-minute schedule, one past the 32-bit timer range, past the safe integers."""
+
+_INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
+_NEG_ZERO = "\u2063dshfuzz-negative-zero\u2063"
+"""A marker string spliced into ``-0`` after serialisation (``dumpb(-0.0)`` writes ``0``)."""
+
+
+def _string_edges(value: str, data: Any) -> list[str]:
+    """Strings just outside a drawn string's domain: whitespace around it, empty, too long for
+    a path segment (245-256 bytes: NAME_MAX with the log's suffix), case-flipped, and for an
+    instant the non-canonical spellings of the same time."""
+    out = [f" {value}", f"{value} ", f"\t{value}\n", "", value.swapcase()]
+    out.append(value + "x" * max(0, data.draw(st.sampled_from((245, 250, 256, 1025)), label="length") - len(value)))
+    if _INSTANT.match(value):
+        bare = value[:19]
+        out += [bare + "Z", bare + ".000+00:00", bare.replace("T", " ") + "Z", value.lower(), bare + ".0Z"]
+    return [s for s in out if s != value]
+
+
+def _leaves(value: JsonValue) -> list[_Path]:
+    return [p for p in _all_paths(value) if p and type(_at(value, p)) not in (dict, list)]
+
+
+@perturbation(
+    "out-of-domain",
+    "at any scalar field of the header or of a row: a value just outside a validator's domain (zero, "
+    "negative, -0, fractional, past the timer or safe-integer range, surrounding whitespace, empty, too long, "
+    "a non-canonical instant, a flipped boolean)",
+    Level.LINE,
+    must_find=False,
+)
+def out_of_domain(lines: LineDraft, data: Any) -> str:
+    """Draws a line (the header is line 0 and drawn as often as all rows together), a variant
+    of :data:`DOMAIN_EDGES` and a leaf of that kind (``negative-zero`` takes any leaf), and
+    replaces the leaf's value by a drawn edge value, never the value it had. The line is
+    re-serialised canonically; ``-0`` is spliced in as text. Deterministic given the draws."""
+    header = data.draw(st.booleans(), label="header")
+    line = 0 if header or lines.count < 2 else data.draw(st.integers(1, lines.count - 1), label="line")
+    f, i = lines.locate(line)
+    try:
+        value = loads(lines.frames[f][i])
+    except JsonDecodeError:
+        raise Inapplicable("the line is not JSON") from None
+    variant = data.draw(st.sampled_from(DOMAIN_EDGES), label="variant")
+    kinds = {"number": (int, float), "string": (str,), "boolean": (bool,), "negative-zero": (int, float, str, bool)}
+    leaves = [p for p in _leaves(value) if type(_at(value, p)) in kinds[variant]]
+    path = _by_depth(data, leaves, f"{variant} field")
+    current = _at(value, path)
+    new: JsonValue
+    if variant == "number":
+        candidates = [n for n in (*_NUMBERS, current - 1, current + 1) if not (n == current and type(n) is type(current))]
+        new = choose(data, candidates, "number")
+    elif variant == "string":
+        new = choose(data, _string_edges(current, data), "string")
+    elif variant == "boolean":
+        new = not current
+    else:
+        new = _NEG_ZERO
+    _at(value, path[:-1])[path[-1]] = new
+    text = dumpb(value)
+    if variant == "negative-zero":
+        text = text.replace(dumpb(_NEG_ZERO), b"-0")
+    lines.frames[f][i] = text
+    shown = f"{len(new)}-character string" if type(new) is str and len(new) > 40 else ("-0" if new == _NEG_ZERO else repr(new))
+    return f"line {line + 1}: {_show(path)} = {shown}"
+
+
+DUPLICATIONS = ("list-element", "event", "identifier", "seq")
+"""The variants of ``duplicate-id``."""
+
+_ID_KEY = re.compile(r"(^id$|Id$|^route$|^key$|Key$)")
+"""Keys that name something: ids (``id``, ``callId``, ``sessionId``, ``retryId`` ...), routes, keys."""
+
+
+@perturbation(
+    "duplicate-id",
+    "a duplicate of an identifier that must be unique in its scope: a list element repeated in place (seqs, "
+    "routes, references, tool calls), an event repeated after itself, an id copied from another event, a seq "
+    "repeated",
+    Level.EVENT,
+    must_find=False,
+)
+def duplicate_id(draft: EventDraft, data: Any) -> str:
+    """Draws a variant of :data:`DUPLICATIONS`:
+
+    * ``list-element``: a drawn element of a drawn non-empty list (any depth of any event)
+      is repeated right after itself;
+    * ``event``: a drawn event is inserted again right after itself (later seqs and the
+      references to them renumbered), so every id it carries appears twice;
+    * ``identifier``: a string under an id-like key (:data:`_ID_KEY`) takes the value another
+      event holds under the same key;
+    * ``seq``: an event takes the seq of the event before it.
+
+    The log changes; the seq of every event but the drawn one is kept (``event`` renumbers
+    consistently). Deterministic given the draws."""
+    variant = data.draw(st.sampled_from(DUPLICATIONS), label="variant")
+    objects = draft.objects()
+    if variant == "list-element":
+        holders = [(i, p) for i in objects for p in _all_paths(draft.events[i])
+                   if type(_at(draft.events[i], p)) is list and _at(draft.events[i], p)]
+        i, path = choose(data, holders, "non-empty list")
+        items = _at(draft.events[i], path)
+        j = data.draw(st.integers(0, len(items) - 1), label="element")
+        items.insert(j + 1, copy_json(items[j]))
+        return f"seq {i}: {_show(path)}[{j}] repeated"
+    if variant == "event":
+        i = choose(data, objects, "event")
+        copy = copy_json(draft.events[i])
+        draft.insert(i + 1, copy)
+        return f"seq {i} repeated as seq {i + 1}"
+    if variant == "identifier":
+        named: dict[str, list[tuple[int, _Path]]] = {}
+        for i in objects:
+            for p in _all_paths(draft.events[i]):
+                if p and type(p[-1]) is str and _ID_KEY.search(p[-1]) and type(_at(draft.events[i], p)) is str:
+                    named.setdefault(p[-1], []).append((i, p))
+        pairs = [(a, b) for places in named.values() for a in places for b in places
+                 if a[0] != b[0] and _at(draft.events[a[0]], a[1]) != _at(draft.events[b[0]], b[1])]
+        (i, path), (j, source) = choose(data, pairs, "two events naming different ids under one key")
+        value = _at(draft.events[j], source)
+        _at(draft.events[i], path[:-1])[path[-1]] = value
+        return f"seq {i}: {_show(path)} = {value!r}, the id seq {j} holds"
+    if variant != "seq":
+        raise ValueError(f"unknown duplication {variant!r}")
+    i = choose(data, [i for i in objects if i > 0], "event after the first")
+    draft.events[i]["seq"] = i - 1
+    return f"seq {i} repeats seq {i - 1}"
+
+
+SEQ_ENCODINGS = ("plain", "ranges", "mixed-unordered", "reversed-range", "range-overflow", "repeat",
+                 "too-many", "empty", "forward", "bad-pair", "non-integer", "range-ends")
+"""The variants of ``seq-encoding``: the list encodings format versions use (plain seqs,
+``[start, end]`` ranges), then the shapes just outside them."""
+
+
+def _runs(seqs: list[int]) -> list[Any]:
+    """``seqs`` (ascending) in the range encoding: runs of consecutive seqs as ``[start, end]``."""
+    out: list[Any] = []
+    for s in seqs:
+        if out and type(out[-1]) is list and out[-1][1] == s - 1:
+            out[-1][1] = s
+        elif out and type(out[-1]) is int and out[-1] == s - 1:
+            out[-1] = [out[-1], s]
+        else:
+            out.append(s)
+    return out
+
+
+def _seq_places(draft: EventDraft) -> list[tuple[int, str]]:
+    """``(event, key)`` of every seq-reference list or range an event holds, and of every
+    event with a seq (``sourceEventSeqs`` may be added to any event)."""
+    out: list[tuple[int, str]] = []
+    for i in draft.objects():
+        event = draft.events[i]
+        data = event.get("data") if type(event.get("data")) is dict else {}
+        out.append((i, "sourceEventSeqs"))
+        out += [(i, key) for key in SEQ_LIST_KEYS if type(data.get(key)) is list]
+        out += [(i, key) for key in ("shadowedRange",) if type(data.get(key)) is dict]
+        out += [(i, key) for key in ("surfaceOp",) if type(event.get(key)) is dict]
+    return out
+
+
+@perturbation(
+    "seq-encoding",
+    "a seq-reference list (sourceEventSeqs, messageSeqs, shadowedSeqs) or range (shadowedRange, a surface "
+    "replacement's start/end) rewritten in each encoding a format version uses (plain seqs, [start, end] "
+    "ranges) and just outside it: unordered, reversed, overflowing the event's seq, repeated, empty, forward, "
+    "malformed pairs, non-integers, mismatched endpoints",
+    Level.EVENT,
+    must_find=False,
+)
+def seq_encoding(draft: EventDraft, data: Any) -> str:
+    """Draws a place of :func:`_seq_places` and a variant of :data:`SEQ_ENCODINGS`, and writes the
+    variant's list there (built from the seqs the place cites, or from drawn earlier seqs when
+    it cites none). For a range object (``shadowedRange``, ``surfaceOp``) the variant moves an
+    endpoint instead: reversed, forward, past the surface, or non-integer. Deterministic given
+    the draws."""
+    i, key = choose(data, _seq_places(draft), "seq reference")
+    event = draft.events[i]
+    own = event.get("seq") if type(event.get("seq")) is int else i
+    variant = data.draw(st.sampled_from(SEQ_ENCODINGS), label="variant")
+    holder = event["data"] if key in (*SEQ_LIST_KEYS, "shadowedRange") else event
+    if key in ("shadowedRange", "surfaceOp"):
+        rng = holder[key]
+        end = data.draw(st.sampled_from(("start", "end")), label="endpoint")
+        values: list[JsonValue] = [own, own + 1, -1, 1.5, "1", None]
+        if type(rng.get("start")) is int and type(rng.get("end")) is int:
+            values += [rng["end"] + 1, rng["start"] - 1, rng["end"] if end == "start" else rng["start"]]
+        value = choose(data, [v for v in values if v != rng.get(end)], "endpoint value")
+        rng[end] = value
+        return f"seq {i}: {key}.{end} = {value!r}"
+    cited = [s for s in holder.get(key, []) if type(s) is int] if type(holder.get(key)) is list else []
+    if not cited:
+        if own < 1:
+            raise Inapplicable("the first event can cite nothing earlier")
+        lo = data.draw(st.integers(0, own - 1), label="first cited")
+        cited = list(range(lo, data.draw(st.integers(lo, own - 1), label="last cited") + 1))
+    cited = sorted(set(cited))
+    new: list[Any]
+    if variant == "plain":
+        new = list(cited)
+    elif variant == "ranges":
+        new = _runs(cited)
+    elif variant == "mixed-unordered":
+        new = [[cited[-1], cited[-1]], *cited[:-1]] if len(cited) > 1 else [[cited[0], cited[0]], cited[0]]
+    elif variant == "reversed-range":
+        new = [[cited[-1], cited[0]]] if len(cited) > 1 else [[cited[0] + 1, cited[0]]]
+    elif variant == "range-overflow":
+        new = [[0, own + data.draw(st.integers(0, 2), label="past")]]
+    elif variant == "repeat":
+        new = [*cited, cited[-1]]
+    elif variant == "too-many":
+        new = [*range(own), 0]
+    elif variant == "empty":
+        new = []
+    elif variant == "forward":
+        new = [*cited, own + data.draw(st.integers(0, 1), label="past")]
+    elif variant == "bad-pair":
+        new = [choose(data, ([cited[0]], [cited[0], cited[-1], cited[-1]], [cited[0], str(cited[-1])], []), "pair")]
+    elif variant == "non-integer":
+        new = [*cited[:-1], choose(data, (cited[-1] + 0.5, str(cited[-1]), -1, None, True), "member")]
+    else:  # range-ends: a range whose ends do not match the list's, when the event has both
+        new = list(cited)
+        rng = holder.get("shadowedRange") if holder is not event else None
+        if type(rng) is dict:
+            rng["end"] = cited[-1] + 1 if cited[-1] + 1 < own else cited[0] - 1
+    if holder.get(key) == new:
+        raise Inapplicable(f"the {variant} encoding is the list as it stands")
+    holder[key] = new
+    return f"seq {i}: {key} = {dumpb(new).decode()[:200]} ({variant})"
