@@ -92,6 +92,19 @@ def _negative_zero(v: Any) -> bool:
     return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
 
 
+def _negative_zero_paths(value: Any) -> Iterator[tuple[str | int, ...]]:
+    """The paths in a JSON value that hold ``-0`` (an explicit stack: a header may nest deeply)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if _negative_zero(item):
+            yield path
+        elif type(item) is dict:
+            stack.extend(((*path, k), v) for k, v in item.items())
+        elif type(item) is list:
+            stack.extend(((*path, j), v) for j, v in enumerate(item))
+
+
 def _is_absolute(path: str) -> bool:
     return path.startswith("/")
 
@@ -115,6 +128,11 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
         else:
             why = "the file is empty"
         yield ctx.finding(R.H1, f"corrupt session log: {why}", line=1, frame=None if first is None else first.frame)
+        return
+    if log.compression == "none" and len(log.lines) == 1 and not log.lines[0].terminated:
+        # the reader splits off the header at its newline: with none, the file holds no complete line (SPJ:312)
+        yield ctx.finding(R.H1, "corrupt session log: the header line has no newline (the file holds no complete line)",
+                          line=1, refused_by=(L.LOAD, L.RELEASED))
         return
     raw = h.raw
     if not _is_record(raw) or raw.get("type") != "session":
@@ -154,6 +172,11 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     cwd = raw.get("cwd", MISSING)
     if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
         yield bad(f"session header cwd must be an absolute path, got {_s(cwd)}", _WITH_INVARIANTS)
+    # createdAt and delegationDepth have their own finding (their -0 breaks more layers)
+    zero = next((p for p in _negative_zero_paths(raw) if p not in (("createdAt",), ("delegationDepth",))), None)
+    if zero is not None:
+        # seed snapshots the header losslessly (S:1143) and released parses it so (SF:67); load keeps it as read
+        yield bad(f"session header holds -0 at {'.'.join(map(str, zero))}: not lossless JSON", (L.SEED, L.RELEASED))
     origin = raw.get("origin", MISSING)
     if origin is not MISSING and origin != "subagent":
         yield bad(f'session header origin must be "subagent", got {_s(origin)}')
