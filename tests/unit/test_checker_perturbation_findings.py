@@ -65,3 +65,9 @@ def test_a_chunk_citing_an_undecodable_list_names_released() -> None:
     events[2]["sourceEventSeqs"] = [0]
     text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *events))
     assert all("released" not in {str(x) for x in f.refused_by} for f in _findings(text) if f.rule is RuleId.S2)
+
+
+def test_an_empty_header_id_is_the_loaders_refusal() -> None:
+    """load: 'stored session identity mismatch: requested "unknown", header contains ""' (SP:1130)."""
+    (h2,) = _findings(dumpb({**_HEADER, "id": ""}) + b"\n")
+    assert h2.rule is RuleId.H2 and [str(x) for x in h2.refused_by] == ["load"]

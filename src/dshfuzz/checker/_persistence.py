@@ -164,6 +164,9 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         # Session.create checks only that the header's id is the id it is given, which its callers
         # take from the header: the loader and the released codec refuse a non-string id
         yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (L.LOAD, L.RELEASED))
+    elif raw["id"] == "":
+        # the reader takes an empty id for none and asks for "unknown", which the header does not name (SP:1130)
+        yield bad("session header id is empty", (L.LOAD,))
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or _negative_zero(created):
         # the store mints createdAt where the header has none (``meta?.createdAt ?? Date.now()``)

@@ -31,10 +31,7 @@ from ._draft import EventDraft, Inapplicable, LineDraft, copy_json
 from ._perturb import _all_paths, _at, _by_depth, _Path, _show, perturbation
 from ._select import choose
 
-__all__ = ["DOMAIN_EDGES", "DUPLICATIONS", "SEQ_ENCODINGS"]
-
-DOMAIN_EDGES = ("number", "negative-zero", "string", "boolean")
-"""The variants of ``out-of-domain``: which kind of leaf is pushed past its domain."""
+__all__ = ["DUPLICATIONS", "SEQ_ENCODINGS"]
 
 _NUMBERS: tuple[int | float, ...] = (-1, 0, 1.5, 99, 600, 299, 2147483648, 9007199254740992, -9007199254740992)
 """Past the lines validators draw: non-positive, fractional, below/above HTTP status, one
@@ -61,45 +58,84 @@ def _leaves(value: JsonValue) -> list[_Path]:
     return [p for p in _all_paths(value) if p and type(_at(value, p)) not in (dict, list)]
 
 
+_ABSENT_HEADER: tuple[tuple[str, tuple[JsonValue, ...]], ...] = (
+    ("seedLength", (1_000_000, -1, _NEG_ZERO)),
+    ("parentSession", ("", " parent")),
+    ("agentPreset", ("", " preset")),
+    ("origin", ("Subagent", "subagent ")),
+    ("sandboxMode", ("workspace-write",)),
+)
+"""Optional header members most logs leave out, with the values just outside their domain (a
+seed longer than the log, an empty parent, a retired policy member): an edit must be able to
+reach a field the log does not hold yet."""
+
+_ABSENT_ROW: tuple[tuple[str, tuple[JsonValue, ...]], ...] = (("ignorable", (False,)),)
+"""Optional envelope members of any row: ``ignorable`` is ``true`` or absent."""
+
+_Place = tuple[int, _Path, tuple[JsonValue, ...] | None]
+"""A line, a path in it, and the edge values of an absent member (``None``: the leaf is there)."""
+
+
+def _signature(value: JsonValue, path: _Path) -> tuple[str, ...]:
+    """A field as the schema names it: the row's type and the path with indices dropped."""
+    kind = value.get("type") if type(value) is dict else None
+    return (kind if type(kind) is str else "?", *(step if type(step) is str else "[]" for step in path))
+
+
+def _edges(current: JsonValue, data: Any) -> list[JsonValue]:
+    """The values just outside the domain of a field now holding ``current``, never ``current``."""
+    if type(current) is bool:
+        return [not current]
+    if type(current) in (int, float):
+        numbers = [n for n in (*_NUMBERS, current - 1, current + 1) if not (n == current and type(n) is type(current))]
+        return [*numbers, _NEG_ZERO]
+    if type(current) is str:
+        return list(_string_edges(current, data))
+    return []
+
+
 @perturbation(
     "out-of-domain",
-    "at any scalar field of the header or of a row: a value just outside a validator's domain (zero, "
-    "negative, -0, fractional, past the timer or safe-integer range, surrounding whitespace, empty, too long, "
-    "a non-canonical instant, a flipped boolean)",
+    "at any scalar field of the header or of a row (absent optional members included): a value just outside "
+    "a validator's domain (zero, negative, -0, fractional, past the timer or safe-integer range, surrounding "
+    "whitespace, empty, too long, a non-canonical instant, a flipped boolean)",
     Level.LINE,
     must_find=False,
 )
 def out_of_domain(lines: LineDraft, data: Any) -> str:
-    """Draws a line (the header is line 0 and drawn as often as all rows together), a variant
-    of :data:`DOMAIN_EDGES` and a leaf of that kind (``negative-zero`` takes any leaf), and
-    replaces the leaf's value by a drawn edge value, never the value it had. The line is
-    re-serialised canonically; ``-0`` is spliced in as text. Deterministic given the draws."""
-    header = data.draw(st.booleans(), label="header")
-    line = 0 if header or lines.count < 2 else data.draw(st.integers(1, lines.count - 1), label="line")
-    f, i = lines.locate(line)
-    try:
-        value = loads(lines.frames[f][i])
-    except JsonDecodeError:
-        raise Inapplicable("the line is not JSON") from None
-    variant = data.draw(st.sampled_from(DOMAIN_EDGES), label="variant")
-    kinds = {"number": (int, float), "string": (str,), "boolean": (bool,), "negative-zero": (int, float, str, bool)}
-    leaves = [p for p in _leaves(value) if type(_at(value, p)) in kinds[variant]]
-    path = _by_depth(data, leaves, f"{variant} field")
-    current = _at(value, path)
-    new: JsonValue
-    if variant == "number":
-        candidates = [n for n in (*_NUMBERS, current - 1, current + 1) if not (n == current and type(n) is type(current))]
-        new = choose(data, candidates, "number")
-    elif variant == "string":
-        new = choose(data, _string_edges(current, data), "string")
-    elif variant == "boolean":
-        new = not current
-    else:
-        new = _NEG_ZERO
+    """Draws the header (a third of the time: it has few fields, and each is checked by every
+    layer) or a row field, and sets it to a drawn value of :func:`_edges`. A row field is drawn
+    by schema, not by position: a field signature (row type, path without indices) first, then
+    one of its places, so a field that one rare row holds is drawn as often as one every row
+    holds. Absent optional members (:data:`_ABSENT_HEADER`, :data:`_ABSENT_ROW`) are places too.
+    The line is re-serialised canonically; ``-0`` is spliced in as text. Deterministic given the
+    draws."""
+    values: dict[int, JsonValue] = {}
+    for n in range(lines.count):
+        f, i = lines.locate(n)
+        try:
+            values[n] = loads(lines.frames[f][i])
+        except JsonDecodeError:
+            continue
+    header = data.draw(st.integers(0, 2), label="header") == 0 and 0 in values
+    places: dict[tuple[str, ...], list[_Place]] = {}
+    for n, value in values.items():
+        if (n == 0) != header or type(value) is not dict:
+            continue
+        for path in _leaves(value):
+            places.setdefault(_signature(value, path), []).append((n, path, None))
+        for key, edges in _ABSENT_HEADER if header else _ABSENT_ROW:
+            if key not in value:
+                places.setdefault(_signature(value, (key,)), []).append((n, (key,), edges))
+    signature = choose(data, sorted(places), "field")
+    line, path, absent = choose(data, places[signature], "place")
+    value = values[line]
+    new = choose(data, list(absent) if absent is not None else _edges(_at(value, path), data), "value")
     _at(value, path[:-1])[path[-1]] = new
     text = dumpb(value)
-    if variant == "negative-zero":
+    if new == _NEG_ZERO:
         text = text.replace(dumpb(_NEG_ZERO), b"-0")
+    f, i = lines.locate(line)
     lines.frames[f][i] = text
     shown = f"{len(new)}-character string" if type(new) is str and len(new) > 40 else ("-0" if new == _NEG_ZERO else repr(new))
     return f"line {line + 1}: {_show(path)} = {shown}"
@@ -136,15 +172,23 @@ def duplicate_id(draft: EventDraft, data: Any) -> str:
     variant = data.draw(st.sampled_from(DUPLICATIONS), label="variant")
     objects = draft.objects()
     if variant == "list-element":
-        holders = [(i, p) for i in objects for p in _all_paths(draft.events[i])
-                   if type(_at(draft.events[i], p)) is list and _at(draft.events[i], p)]
-        i, path = choose(data, holders, "non-empty list")
+        holders: dict[tuple[str, ...], list[tuple[int, _Path]]] = {}
+        for i in objects:
+            for p in _all_paths(draft.events[i]):
+                if type(_at(draft.events[i], p)) is list and _at(draft.events[i], p):
+                    holders.setdefault(_signature(draft.events[i], p), []).append((i, p))
+        # by schema: a list field first (event type, path without indices), then one of its places
+        i, path = choose(data, holders[choose(data, sorted(holders), "list field")], "non-empty list")
         items = _at(draft.events[i], path)
         j = data.draw(st.integers(0, len(items) - 1), label="element")
         items.insert(j + 1, copy_json(items[j]))
         return f"seq {i}: {_show(path)}[{j}] repeated"
     if variant == "event":
-        i = choose(data, objects, "event")
+        by_type: dict[str, list[int]] = {}
+        for i in objects:
+            by_type.setdefault(_signature(draft.events[i], ())[0], []).append(i)
+        # an event type first: the rare types are the ones whose ids must be unique (commands, dispatches)
+        i = choose(data, by_type[choose(data, sorted(by_type), "event type")], "event")
         copy = copy_json(draft.events[i])
         draft.insert(i + 1, copy)
         return f"seq {i} repeated as seq {i + 1}"
@@ -215,7 +259,12 @@ def seq_encoding(draft: EventDraft, data: Any) -> str:
     it cites none). For a range object (``shadowedRange``, ``surfaceOp``) the variant moves an
     endpoint instead: reversed, forward, past the surface, or non-integer. Deterministic given
     the draws."""
-    i, key = choose(data, _seq_places(draft), "seq reference")
+    places: dict[str, list[tuple[int, str]]] = {}
+    for i, key in _seq_places(draft):
+        has = key != "sourceEventSeqs" or "sourceEventSeqs" in draft.events[i]
+        places.setdefault(key if has else "sourceEventSeqs (added)", []).append((i, key))
+    # the kind of reference first: the few lists and ranges would drown among the events that may gain one
+    i, key = choose(data, places[choose(data, sorted(places), "reference kind")], "seq reference")
     event = draft.events[i]
     own = event.get("seq") if type(event.get("seq")) is int else i
     variant = data.draw(st.sampled_from(SEQ_ENCODINGS), label="variant")
