@@ -1,6 +1,7 @@
 """The schema and boundary perturbation families, judged by the official layers.
 
-``out-of-domain``, ``duplicate-id``, ``seq-encoding`` and ``framing-boundary`` declare no
+``out-of-domain``, ``header-out-of-domain``, ``duplicate-id``, ``seq-encoding`` and
+``framing-boundary`` declare no
 rule: the official layers decide what each perturbed log is. Two things are pinned here:
 
 * every layer a campaign consults answers about every variant (a verdict, never a bridge
@@ -27,7 +28,7 @@ from dshfuzz.mutators._schema import DUPLICATIONS, SEQ_ENCODINGS
 
 pytestmark = pytest.mark.official
 
-FAMILIES = ("out-of-domain", "duplicate-id", "seq-encoding", "framing-boundary")
+FAMILIES = ("out-of-domain", "header-out-of-domain", "duplicate-id", "seq-encoding", "framing-boundary")
 PER_FAMILY = 12
 
 
@@ -86,3 +87,62 @@ def test_the_variant_tables_are_the_documented_ones() -> None:
     assert DUPLICATIONS == ("list-element", "event", "identifier", "seq")
     assert "ranges" in SEQ_ENCODINGS and "plain" in SEQ_ENCODINGS
     assert set(PLAIN_BOUNDARIES) < set(BOUNDARIES)
+
+
+ACCEPTED_BOUNDARIES = {
+    "crlf-line": "JSON.parse reads the \\r before \\n as whitespace",
+    "no-checksum": "the checksum is optional in zstd, and the reader validates it only when present",
+    "content-size": "a frame may declare its content size; the reader decodes it either way",
+    "empty-frame": "a frame holding no text adds no line: the reader's line walk sees nothing",
+}
+"""Boundary variants every official layer accepts (the log stays valid: a checker that refuses
+one is a false alarm), with why."""
+
+DEPENDS_ON_PLACE = {
+    "lone-cr": "a lone CR ending the last line is a torn tail the reader recovers from; elsewhere two records "
+               "become one line that does not parse",
+    "split-record": "a record split across two batch frames is read whole (records may span frames, SPJ:984); "
+                    "split inside the header frame it breaks the header-frame shape",
+    "no-final-newline": "released concatenates the frames' text and accepts the unterminated last record; the "
+                        "v0 loader's frame walk refuses it (a complete frame with a torn record), a plain log's "
+                        "is a torn tail",
+    "unterminated-last-frame": "as no-final-newline: the v0 loader refuses, released (so every v1 layer) accepts",
+}
+"""Variants whose verdict depends on where they land or which layer reads them, with why."""
+
+
+def _boundary_mutants(variant: str, format_version: int) -> list[Mutant]:
+    from dshfuzz.mutators import Level
+    from dshfuzz.mutators._boundary import ZSTD_BOUNDARIES, boundary
+    from dshfuzz.mutators._perturb import Perturbation
+
+    pinned = Perturbation(f"framing-boundary:{variant}", variant, Level.FRAME,
+                          lambda frames, data: boundary(frames, data, variant), must_find=False,
+                          compression="zstd" if variant in ZSTD_BOUNDARIES else "any")
+    made: list[Mutant] = []
+    for i, log in enumerate(generate(8, seed=40 + format_version, turns=(1, 2), max_events=40,
+                                     weights=incident_weights(), format_version=format_version)):
+        try:
+            made.append(apply_seeded(pinned, log, i))
+        except Inapplicable:
+            continue
+    return made
+
+
+@pytest.mark.parametrize("variant", BOUNDARIES)
+def test_each_boundary_variant_is_refused_or_its_acceptance_is_explained(official: Any, tmp_path: Path,
+                                                                         variant: str) -> None:
+    """A variant outside both tables is refused by some layer wherever it lands; a variant in
+    :data:`ACCEPTED_BOUNDARIES` by none."""
+    verdicts: list[tuple[str, ...]] = []
+    for format_version in (0, 1):
+        for mutant in _boundary_mutants(variant, format_version):
+            path = tmp_path / f"mutant{mutant.suffix}"
+            path.write_bytes(mutant.data)
+            answered = official.check(path=path.resolve(), layers=official_layers_for(format_version))
+            verdicts.append(tuple(sorted(layer for layer, v in answered.items() if not v.ok)))
+    assert verdicts, f"{variant} applied to none of the sample logs"
+    if variant in ACCEPTED_BOUNDARIES:
+        assert not any(verdicts), f"{variant} was refused: {verdicts}"
+    elif variant not in DEPENDS_ON_PLACE:
+        assert all(verdicts), f"{variant} was accepted by every layer: {verdicts}"

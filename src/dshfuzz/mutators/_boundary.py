@@ -20,13 +20,13 @@ from ._base import Level
 from ._draft import FrameDraft, Inapplicable
 from ._perturb import perturbation
 
-__all__ = ["BOUNDARIES", "PLAIN_BOUNDARIES", "ZSTD_BOUNDARIES"]
+__all__ = ["BOUNDARIES", "PLAIN_BOUNDARIES", "ZSTD_BOUNDARIES", "boundary"]
 
 PLAIN_BOUNDARIES = ("crlf-line", "lone-cr", "no-final-newline", "blank-line", "header-unterminated")
 """Line-terminator variants (either container: in zstd they are made inside a frame's text)."""
 
 ZSTD_BOUNDARIES = ("reserved-block-type", "reserved-header-bit", "wrong-checksum", "no-checksum", "content-size",
-                   "skippable", "empty-frame", "split-record", "unterminated-last-frame")
+                   "skippable", "empty-frame", "split-record", "unterminated-last-frame", "no-complete-frame")
 """Zstd frame variants (a plain log has no frames: drawn on zstd logs only)."""
 
 BOUNDARIES = PLAIN_BOUNDARIES + ZSTD_BOUNDARIES
@@ -67,7 +67,7 @@ def _first_block(frame: bytes | bytearray) -> int:
     "a record, line or zstd frame boundary written another way: CRLF or a lone CR, no final newline, a blank "
     "line, an unterminated header; a reserved block type or frame-header bit, a wrong or absent checksum, a "
     "content-size field, a skippable frame before, between or after, an empty frame, a record split across two "
-    "frames, an unterminated last frame",
+    "frames, an unterminated last frame, no complete frame at all",
     Level.FRAME,
     must_find=False,
 )
@@ -78,6 +78,17 @@ def framing_boundary(frames: FrameDraft, data: Any) -> str:
     with raw blocks first where a block header must be found. Deterministic given the draws."""
     zstd = frames.compression == "zstd"
     variant = data.draw(st.sampled_from(BOUNDARIES if zstd else PLAIN_BOUNDARIES), label="variant")
+    return boundary(frames, data, variant)
+
+
+def boundary(frames: FrameDraft, data: Any, variant: str) -> str:
+    """Applies ``variant`` of :data:`BOUNDARIES` to ``frames`` (see :func:`framing_boundary`);
+    :class:`Inapplicable` for a zstd variant on a plain log."""
+    zstd = frames.compression == "zstd"
+    if variant not in BOUNDARIES:
+        raise ValueError(f"unknown framing boundary {variant!r}")
+    if variant in ZSTD_BOUNDARIES and not zstd:
+        raise Inapplicable(f"{variant} needs zstd frames")
     texts = _texts(frames)
     n = len(texts)
     if variant in PLAIN_BOUNDARIES:
@@ -112,6 +123,11 @@ def framing_boundary(frames: FrameDraft, data: Any) -> str:
         at = data.draw(st.integers(1, n), label="position")
         frames.frames.insert(at, compress_frame(b""))
         return f"empty frame at position {at} of {n}"
+    if variant == "no-complete-frame":
+        whole = len(frames.frames[0])
+        keep = data.draw(st.integers(0, whole - 1), label="bytes kept")
+        frames.frames[:] = [frames.frames[0][:keep]]
+        return f"the header frame cut to {keep} of {whole} bytes, nothing after"
     if variant == "unterminated-last-frame":
         if n < 2:
             raise Inapplicable("no frame after the header")

@@ -9,7 +9,8 @@ negative, negative zero, past the timer and safe-integer ranges, surrounding whi
 non-canonical instants, lengths past a path segment). A field whose validator accepts the
 value leaves the log valid, and a checker that refuses it is a false alarm.
 
-* ``out-of-domain`` (line level: ``-0`` has no other spelling, the serialiser writes ``0``);
+* ``out-of-domain`` and ``header-out-of-domain`` (line level: ``-0`` has no other spelling,
+  the serialiser writes ``0``);
 * ``duplicate-id`` (event level): an element of a list repeated, an event repeated, an
   identifier copied from another event, a seq repeated;
 * ``seq-encoding`` (event level): a seq-reference list or range rewritten in each encoding a
@@ -94,30 +95,20 @@ def _edges(current: JsonValue, data: Any) -> list[JsonValue]:
     return []
 
 
-@perturbation(
-    "out-of-domain",
-    "at any scalar field of the header or of a row (absent optional members included): a value just outside "
-    "a validator's domain (zero, negative, -0, fractional, past the timer or safe-integer range, surrounding "
-    "whitespace, empty, too long, a non-canonical instant, a flipped boolean)",
-    Level.LINE,
-    must_find=False,
-)
-def out_of_domain(lines: LineDraft, data: Any) -> str:
-    """Draws the header (a third of the time: it has few fields, and each is checked by every
-    layer) or a row field, and sets it to a drawn value of :func:`_edges`. A row field is drawn
-    by schema, not by position: a field signature (row type, path without indices) first, then
-    one of its places, so a field that one rare row holds is drawn as often as one every row
-    holds. Absent optional members (:data:`_ABSENT_HEADER`, :data:`_ABSENT_ROW`) are places too.
-    The line is re-serialised canonically; ``-0`` is spliced in as text. Deterministic given the
-    draws."""
+def _out_of_domain(lines: LineDraft, data: Any, header: bool) -> str:
+    """Sets a drawn field of the header (``header``) or of a row to a drawn value of
+    :func:`_edges`. A row field is drawn by schema, not by position: a field signature (row
+    type, path without indices) first, then one of its places, so a field that one rare row
+    holds is drawn as often as one every row holds. Absent optional members
+    (:data:`_ABSENT_HEADER`, :data:`_ABSENT_ROW`) are places too. The line is re-serialised
+    canonically; ``-0`` is spliced in as text. Deterministic given the draws."""
     values: dict[int, JsonValue] = {}
-    for n in range(lines.count):
+    for n in range(0, 1) if header else range(1, lines.count):
         f, i = lines.locate(n)
         try:
             values[n] = loads(lines.frames[f][i])
         except JsonDecodeError:
             continue
-    header = data.draw(st.integers(0, 2), label="header") == 0 and 0 in values
     places: dict[tuple[str, ...], list[_Place]] = {}
     for n, value in values.items():
         if (n == 0) != header or type(value) is not dict:
@@ -139,6 +130,36 @@ def out_of_domain(lines: LineDraft, data: Any) -> str:
     lines.frames[f][i] = text
     shown = f"{len(new)}-character string" if type(new) is str and len(new) > 40 else ("-0" if new == _NEG_ZERO else repr(new))
     return f"line {line + 1}: {_show(path)} = {shown}"
+
+
+_EDGE_VALUES = ("zero, negative, -0, fractional, past the timer or safe-integer range, surrounding whitespace, "
+                "empty, too long, a non-canonical instant, a flipped boolean")
+
+
+@perturbation(
+    "out-of-domain",
+    f"at any scalar field of any row (an absent ignorable included): a value just outside a validator's domain "
+    f"({_EDGE_VALUES})",
+    Level.LINE,
+    must_find=False,
+)
+def out_of_domain(lines: LineDraft, data: Any) -> str:
+    """A row field pushed just outside its domain (:func:`_out_of_domain`)."""
+    return _out_of_domain(lines, data, header=False)
+
+
+@perturbation(
+    "header-out-of-domain",
+    f"at any scalar field of the header (absent optional members and a retired policy member included): a "
+    f"value just outside a validator's domain ({_EDGE_VALUES})",
+    Level.LINE,
+    must_find=False,
+)
+def header_out_of_domain(lines: LineDraft, data: Any) -> str:
+    """A header field pushed just outside its domain (:func:`_out_of_domain`): a stratum of its
+    own, since every layer reads the header and its few fields would be drawn rarely among the
+    rows' many."""
+    return _out_of_domain(lines, data, header=True)
 
 
 DUPLICATIONS = ("list-element", "event", "identifier", "seq")
