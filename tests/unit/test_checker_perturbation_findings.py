@@ -71,3 +71,12 @@ def test_an_empty_header_id_is_the_loaders_refusal() -> None:
     """load: 'stored session identity mismatch: requested "unknown", header contains ""' (SP:1130)."""
     (h2,) = _findings(dumpb({**_HEADER, "id": ""}) + b"\n")
     assert h2.rule is RuleId.H2 and [str(x) for x in h2.refused_by] == ["load"]
+
+
+def test_a_seed_longer_than_the_log_is_releaseds_refusal() -> None:
+    """released: "Session inheritedEventCount exceeds its event count" (V01:1693); the others accept."""
+    (h2,) = _findings(dumpb({**_HEADER, "seedLength": 3}) + b"\n")
+    assert h2.rule is RuleId.H2 and [str(x) for x in h2.refused_by] == ["released"]
+    event = {"type": "turn/end", "seq": 0, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}
+    assert not [f for f in _findings(dumpb({**_HEADER, "seedLength": 1}) + b"\n" + dumpb(event) + b"\n")
+                if f.rule is RuleId.H2]

@@ -212,6 +212,27 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         )
 
 
+@rule_walk(R.H2, types=())
+class SeedWithinLog:
+    """H2's one relation of the header to the whole log: ``seedLength`` counts inherited events,
+    so it cannot exceed the events the log holds (released's codec, V01:1693: "Session
+    inheritedEventCount exceeds its event count"; load, seed and fold accept such a header).
+    State: none; it reads the count the loop reached when it finishes."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def finish(self) -> list[Finding] | None:
+        h = self.ctx.log.header
+        raw = h.raw if h is not None else None
+        seed = raw.get("seedLength", MISSING) if type(raw) is dict else MISSING
+        count = len(self.ctx.events)
+        if h is None or not is_nonneg_safe_int(seed) or seed <= count or self.ctx.log.limit is not None:
+            return None  # a reader limit stopped the read: the events beyond it are unknown
+        return [self.ctx.finding(R.H2, f"session header seedLength {_s(seed)} exceeds the log's {count} event(s)",
+                                 line=h.line, frame=h.frame, refused_by=(L.RELEASED,))]
+
+
 _LIMIT_RULES = {
     "frame-bytes": R.L1, "file-bytes": R.L1, "ratio": R.L1, "line-bytes": R.L2, "depth": R.L3,
     "unreadable-lines": R.L4, "line-ratio": R.L4,
