@@ -225,7 +225,7 @@ class SeedWithinLog:
     def finish(self) -> list[Finding] | None:
         h = self.ctx.log.header
         raw = h.raw if h is not None else None
-        seed = raw.get("seedLength", MISSING) if type(raw) is dict else MISSING
+        seed: Any = raw.get("seedLength", MISSING) if type(raw) is dict else MISSING
         count = len(self.ctx.events)
         if h is None or not is_nonneg_safe_int(seed) or seed <= count or self.ctx.log.limit is not None:
             return None  # a reader limit stopped the read: the events beyond it are unknown
