@@ -80,3 +80,19 @@ def test_a_seed_longer_than_the_log_is_releaseds_refusal() -> None:
     event = {"type": "turn/end", "seq": 0, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}
     assert not [f for f in _findings(dumpb({**_HEADER, "seedLength": 1}) + b"\n" + dumpb(event) + b"\n")
                 if f.rule is RuleId.H2]
+
+
+def test_negative_zero_in_a_packed_rows_numbers_is_releaseds_refusal_too() -> None:
+    """released: "released tool-call-chunks row N index must be a non-negative safe integer": its
+    codec reads every number of a packed row (V01:1741-1777); seed and invariants read the members."""
+    rows = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "assistant/chunk", "seq": 2, "time": 4,
+         "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "tool-call"}}},
+        {"type": "tool-call-chunks", "seq0": 3, "time0": 5,
+         "data": {"turn": 1, "step": 1, "index": "marker", "dt": [1], "id": "call_1", "name": "read", "args": ["{", "}"]}},
+    ]
+    text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *rows)).replace(dumpb("marker"), b"-0")
+    e4 = [f for f in _findings(text) if f.rule is RuleId.E4]
+    assert e4 and all({str(x) for x in f.refused_by} == {"seed", "invariants", "released"} for f in e4)

@@ -964,8 +964,11 @@ def _envelope_defects(
             f"event is not losslessly JSON-serializable: number {shown} parses to a non-finite or negative-zero value",
             event=ev,
             context={"token": shown},
-            # released refuses only a number where its validator reads one (a packed row's own numbers are R2's)
-            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED) if released_refuses_lossy(ctx.version, raw) else (L.SEED, L.INVARIANTS),
+            # released refuses only a number where its validator reads one; its codec reads every number of a
+            # packed row (seq0, time0, dt, turn, step, index: V01:1741-1777), and counts refuse -0 as they do 1e400
+            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED)
+            if released_refuses_lossy(ctx.version, raw) or (ev.member is not None and ctx.version in (0, 1))
+            else (L.SEED, L.INVARIANTS),
         )
 
 
