@@ -146,3 +146,16 @@ def test_each_boundary_variant_is_refused_or_its_acceptance_is_explained(officia
         assert not any(verdicts), f"{variant} was refused: {verdicts}"
     elif variant not in DEPENDS_ON_PLACE:
         assert all(verdicts), f"{variant} was accepted by every layer: {verdicts}"
+
+
+def test_the_header_version_is_never_pushed_onto_another_known_format() -> None:
+    """A mutant is judged in the format its log was drawn in: a version edge that names another
+    format (0-3) would be judged with the wrong layers (a campaign finding of ours, not the
+    checker's)."""
+    from dshfuzz.model import loads as parse
+
+    for format_version in (0, 1):
+        for i, log in enumerate(generate(40, seed=7, turns=(1, 1), max_events=20, format_version=format_version)):
+            mutant = apply_seeded(PERTURBATIONS["header-out-of-domain"], log, i, compression="none")
+            version = parse(mutant.data.split(b"\n", 1)[0]).get("version")
+            assert not (type(version) is int and version != format_version and 0 <= version <= 3), mutant.description

@@ -121,7 +121,11 @@ def _out_of_domain(lines: LineDraft, data: Any, header: bool) -> str:
     signature = choose(data, sorted(places), "field")
     line, path, absent = choose(data, places[signature], "place")
     value = values[line]
-    new = choose(data, list(absent) if absent is not None else _edges(_at(value, path), data), "value")
+    edges = list(absent) if absent is not None else _edges(_at(value, path), data)
+    if header and path == ("version",):
+        # another known format is no edge: the log would be of that format, judged as the one it was drawn in
+        edges = [e for e in edges if not (type(e) is int and 0 <= e <= 3)]
+    new = choose(data, edges, "value")
     _at(value, path[:-1])[path[-1]] = new
     text = dumpb(value)
     if new == _NEG_ZERO:
@@ -129,7 +133,8 @@ def _out_of_domain(lines: LineDraft, data: Any, header: bool) -> str:
     f, i = lines.locate(line)
     lines.frames[f][i] = text
     shown = f"{len(new)}-character string" if type(new) is str and len(new) > 40 else ("-0" if new == _NEG_ZERO else repr(new))
-    return f"line {line + 1}: {_show(path)} = {shown}"
+    where = "header" + _show(path)[len("event"):] if header else _show(path)
+    return f"line {line + 1}: {where} = {shown}"
 
 
 _EDGE_VALUES = ("zero, negative, -0, fractional, past the timer or safe-integer range, surrounding whitespace, "
