@@ -115,13 +115,13 @@ def _out_of_domain(lines: LineDraft, data: Any, header: bool) -> str:
             continue
         for path in _leaves(value):
             places.setdefault(_signature(value, path), []).append((n, path, None))
-        for key, edges in _ABSENT_HEADER if header else _ABSENT_ROW:
+        for key, absent_edges in _ABSENT_HEADER if header else _ABSENT_ROW:
             if key not in value:
-                places.setdefault(_signature(value, (key,)), []).append((n, (key,), edges))
+                places.setdefault(_signature(value, (key,)), []).append((n, (key,), absent_edges))
     signature = choose(data, sorted(places), "field")
     line, path, absent = choose(data, places[signature], "place")
     value = values[line]
-    edges = list(absent) if absent is not None else _edges(_at(value, path), data)
+    edges: list[JsonValue] = list(absent) if absent is not None else _edges(_at(value, path), data)
     if header and path == ("version",):
         # another known format is no edge: the log would be of that format, judged as the one it was drawn in
         edges = [e for e in edges if not (type(e) is int and 0 <= e <= 3)]
