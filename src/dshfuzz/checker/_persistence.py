@@ -227,10 +227,24 @@ class SeedWithinLog:
         raw = h.raw if h is not None else None
         seed: Any = raw.get("seedLength", MISSING) if type(raw) is dict else MISSING
         count = len(self.ctx.events)
-        if h is None or not is_nonneg_safe_int(seed) or seed <= count or self.ctx.log.limit is not None:
-            return None  # a reader limit stopped the read: the events beyond it are unknown
+        if h is None or not is_nonneg_safe_int(seed) or seed <= count or not _read_whole(self.ctx.log):
+            return None  # events the read lost (a limit, a bad frame, a torn tail) may be the seed: Z/L/R say why
         return [self.ctx.finding(R.H2, f"session header seedLength {_s(seed)} exceeds the log's {count} event(s)",
                                  line=h.line, frame=h.frame, refused_by=(L.RELEASED,))]
+
+
+def _read_whole(log: Any) -> bool:
+    """Whether the reader lost no event: no limit stopped it, no torn tail, every zstd frame whole
+    and every row readable (a streamed read keeps only the irregular frames and rows)."""
+    if log.limit is not None or log.torn is not None:
+        return False
+    frames = getattr(log.frames, "irregular", None)
+    frames = log.frames if frames is None else [*frames.values(), *log.frames[-1:]]
+    if any(fr.status not in ("complete", "not-record-aligned") for fr in frames):
+        return False
+    rows = getattr(log.rows, "irregular", None)
+    rows = log.rows if rows is None else rows.values()
+    return all(row.kind in ("event", "packed") for row in rows)
 
 
 _LIMIT_RULES = {
