@@ -96,3 +96,11 @@ def test_negative_zero_in_a_packed_rows_numbers_is_releaseds_refusal_too() -> No
     text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *rows)).replace(dumpb("marker"), b"-0")
     e4 = [f for f in _findings(text) if f.rule is RuleId.E4]
     assert e4 and all({str(x) for x in f.refused_by} == {"seed", "invariants", "released"} for f in e4)
+
+
+def test_a_header_id_seed_cannot_match_names_seed() -> None:
+    """seed: 'session header id "id" does not match session id "id"' (S:1118) for an array or an
+    object (the snapshot is a copy); a number, boolean or null matches itself (measured)."""
+    for value, seed in ((["id"], True), ({"a": 1}, True), (None, False), (5, False), (True, False)):
+        (h2,) = [f for f in _findings(dumpb({**_HEADER, "id": value}) + b"\n") if f.rule is RuleId.H2]
+        assert ("seed" in {str(x) for x in h2.refused_by}) is seed, value

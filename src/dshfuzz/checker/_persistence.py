@@ -163,7 +163,11 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     if type(raw.get("id")) is not str:
         # Session.create checks only that the header's id is the id it is given, which its callers
         # take from the header: the loader and the released codec refuse a non-string id
-        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (L.LOAD, L.RELEASED))
+        # seed compares the id it is given with the snapshot's copy (``!==``, S:1118): a copied object or
+        # array never matches; a number, boolean or null matches (measured)
+        seeded = type(raw.get("id", MISSING)) in (dict, list)
+        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}",
+                  (L.SEED, L.LOAD, L.RELEASED) if seeded else (L.LOAD, L.RELEASED))
     elif raw["id"] == "":
         # the reader takes an empty id for none and asks for "unknown", which the header does not name (SP:1130)
         yield bad("session header id is empty", (L.LOAD,))
