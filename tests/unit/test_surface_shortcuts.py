@@ -85,16 +85,18 @@ def _ref_provenance(raw: dict[str, Any], t: Any, seq: int, rule: Any, v3: bool) 
     non_earlier = None
     for s in src:
         if not _seq_ok(s):
-            raise _Violation(rule, f'session event "{_surface._name(t)}" sourceEventSeqs must densely contain non-negative safe integers')
+            raise _Violation(rule, f'session event "{_surface._name(t)}" sourceEventSeqs must densely contain non-negative safe integers',
+                             _surface._with_released(rule, src, seq))
         sources.add(int(s))
         if non_earlier is None and s >= seq:
             non_earlier = int(s)
     if len(sources) != len(src):
         dups = sorted({int(s) for s in src if src.count(s) > 1})
-        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", _surface._SURFACE_PATH, duplicates=dups)
+        raise _Violation(rule, "sourceEventSeqs must not contain duplicates",
+                         _surface._with_released(rule, src, seq, _surface._SURFACE_PATH), duplicates=dups)
     if non_earlier is not None:
         raise _Violation(rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}",
-                         _surface._SURFACE_PATH, source=non_earlier)
+                         _surface._with_released(rule, src, seq, _surface._SURFACE_PATH), source=non_earlier)
     return sources
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.model import Frame, TornTail
 
@@ -74,6 +75,8 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 frame=fr.index,
                 offset=fr.offset,
                 context={"size": fr.size, "status": fr.status},
+                # released concatenates every frame's text (SPJ:879): only the loader's frame walk (SPJ:984) checks the end
+                refused_by=(L.LOAD,) if fr.index == frames[-1].index else None,
             )
     if not log.frames:
         return

@@ -92,6 +92,19 @@ def _negative_zero(v: Any) -> bool:
     return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
 
 
+def _negative_zero_paths(value: Any) -> Iterator[tuple[str | int, ...]]:
+    """The paths in a JSON value that hold ``-0`` (an explicit stack: a header may nest deeply)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if _negative_zero(item):
+            yield path
+        elif type(item) is dict:
+            stack.extend(((*path, k), v) for k, v in item.items())
+        elif type(item) is list:
+            stack.extend(((*path, j), v) for j, v in enumerate(item))
+
+
 def _is_absolute(path: str) -> bool:
     return path.startswith("/")
 
@@ -115,6 +128,11 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
         else:
             why = "the file is empty"
         yield ctx.finding(R.H1, f"corrupt session log: {why}", line=1, frame=None if first is None else first.frame)
+        return
+    if log.compression == "none" and len(log.lines) == 1 and not log.lines[0].terminated:
+        # the reader splits off the header at its newline: with none, the file holds no complete line (SPJ:312)
+        yield ctx.finding(R.H1, "corrupt session log: the header line has no newline (the file holds no complete line)",
+                          line=1, refused_by=(L.LOAD, L.RELEASED))
         return
     raw = h.raw
     if not _is_record(raw) or raw.get("type") != "session":
@@ -144,10 +162,15 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     v0 = ctx.version in (0, 1)
     if type(raw.get("id")) is not str:
         # Session.create checks only that the header's id is the id it is given, which its callers
-        # take from the header: the loader and the released codec refuse a non-string id, and seed
-        # one that is an object or array too (its detached copy of the header is another object)
-        seeded = (L.SEED,) if type(raw.get("id")) in (dict, list) else ()
-        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}", (*seeded, L.LOAD, L.RELEASED))
+        # take from the header: the loader and the released codec refuse a non-string id
+        # seed compares the id it is given with the snapshot's copy (``!==``, S:1118): a copied object or
+        # array never matches; a number, boolean or null matches (measured)
+        seeded = type(raw.get("id", MISSING)) in (dict, list)
+        yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}",
+                  (L.SEED, L.LOAD, L.RELEASED) if seeded else (L.LOAD, L.RELEASED))
+    elif raw["id"] == "":
+        # the reader takes an empty id for none and asks for "unknown", which the header does not name (SP:1130)
+        yield bad("session header id is empty", (L.LOAD,))
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or _negative_zero(created):
         # the store mints createdAt where the header has none (``meta?.createdAt ?? Date.now()``)
@@ -156,6 +179,11 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
     cwd = raw.get("cwd", MISSING)
     if cwd is not MISSING and (type(cwd) is not str or not _is_absolute(cwd)):
         yield bad(f"session header cwd must be an absolute path, got {_s(cwd)}", _WITH_INVARIANTS)
+    # createdAt and delegationDepth have their own finding (their -0 breaks more layers)
+    zero = next((p for p in _negative_zero_paths(raw) if p not in (("createdAt",), ("delegationDepth",))), None)
+    if zero is not None:
+        # seed snapshots the header losslessly (S:1143) and released parses it so (SF:67); load keeps it as read
+        yield bad(f"session header holds -0 at {'.'.join(map(str, zero))}: not lossless JSON", (L.SEED, L.RELEASED))
     origin = raw.get("origin", MISSING)
     if origin is not MISSING and origin != "subagent":
         yield bad(f'session header origin must be "subagent", got {_s(origin)}')
@@ -186,6 +214,41 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
             (L.RELEASED,),
             keys=extra,
         )
+
+
+@rule_walk(R.H2, types=())
+class SeedWithinLog:
+    """H2's one relation of the header to the whole log: ``seedLength`` counts inherited events,
+    so it cannot exceed the events the log holds (released's codec, V01:1693: "Session
+    inheritedEventCount exceeds its event count"; load, seed and fold accept such a header).
+    State: none; it reads the count the loop reached when it finishes."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+
+    def finish(self) -> list[Finding] | None:
+        h = self.ctx.log.header
+        raw = h.raw if h is not None else None
+        seed: Any = raw.get("seedLength", MISSING) if type(raw) is dict else MISSING
+        count = len(self.ctx.events)
+        if h is None or not is_nonneg_safe_int(seed) or seed <= count or not _read_whole(self.ctx.log):
+            return None  # events the read lost (a limit, a bad frame, a torn tail) may be the seed: Z/L/R say why
+        return [self.ctx.finding(R.H2, f"session header seedLength {_s(seed)} exceeds the log's {count} event(s)",
+                                 line=h.line, frame=h.frame, refused_by=(L.RELEASED,))]
+
+
+def _read_whole(log: Any) -> bool:
+    """Whether the reader lost no event: no limit stopped it, no torn tail, every zstd frame whole
+    and every row readable (a streamed read keeps only the irregular frames and rows)."""
+    if log.limit is not None or log.torn is not None:
+        return False
+    frames = getattr(log.frames, "irregular", None)
+    frames = log.frames if frames is None else [*frames.values(), *log.frames[-1:]]
+    if any(fr.status not in ("complete", "not-record-aligned") for fr in frames):
+        return False
+    rows = getattr(log.rows, "irregular", None)
+    rows = log.rows if rows is None else rows.values()
+    return all(row.kind in ("event", "packed") for row in rows)
 
 
 _LIMIT_RULES = {
@@ -921,8 +984,11 @@ def _envelope_defects(
             f"event is not losslessly JSON-serializable: number {shown} parses to a non-finite or negative-zero value",
             event=ev,
             context={"token": shown},
-            # released refuses only a number where its validator reads one (a packed row's own numbers are R2's)
-            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED) if released_refuses_lossy(ctx.version, raw) else (L.SEED, L.INVARIANTS),
+            # released refuses only a number where its validator reads one; its codec reads every number of a
+            # packed row (seq0, time0, dt, turn, step, index: V01:1741-1777), and counts refuse -0 as they do 1e400
+            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED)
+            if released_refuses_lossy(ctx.version, raw) or (ev.member is not None and ctx.version in (0, 1))
+            else (L.SEED, L.INVARIANTS),
         )
 
 

@@ -27,6 +27,7 @@ carries no ``sourceEventSeqs``, and system/message is a surface type.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Container, Iterator
 from typing import Any, Literal
 
@@ -69,6 +70,45 @@ class _Violation(Exception):
         self.refused_by = refused_by
         self.also = also
         self.context = context
+
+
+def _format_count(v: Any) -> bool:
+    """``sessionFormatCount`` (SF:27): a non-negative safe integer, never ``-0``."""
+    return _seq_ok(v) and not (type(v) is float and v == 0 and math.copysign(1.0, v) < 0)
+
+
+def released_decodes_sources(value: Any, seq: Any) -> bool:
+    """Whether the released codec's ``decodeSeqRanges`` (V01:1844-1863, called for every row
+    carrying ``sourceEventSeqs``, V01:1732) decodes the row's list: plain counts and
+    ``[start, end]`` ranges expanding to at most ``seq`` entries, strictly increasing once a
+    range appears. It checks nothing else of the list (not that the seqs are earlier, nor the
+    event type), so this is the whole of released's verdict on a list it decodes. ``seq`` is
+    the row's seq as read: the decoder's entry bound."""
+    if not _format_count(seq) or type(value) is not list:
+        return False
+    out: list[Any] = []
+    ranged = False
+    for entry in value:
+        if type(entry) in (int, float):
+            if len(out) >= seq or not _format_count(entry):
+                return False
+            out.append(entry)
+            continue
+        if type(entry) is not list or len(entry) != 2 or not (_format_count(entry[0]) and _format_count(entry[1])):
+            return False
+        start, end = int(entry[0]), int(entry[1])
+        if end < start or end - start + 1 > seq - len(out):
+            return False
+        out.extend(range(start, end + 1))
+        ranged = True
+    return not (ranged and any(b <= a for a, b in zip(out, out[1:])))
+
+
+def _with_released(rule: R, src: Any, seq: Any, layers: tuple[L, ...] | None = None) -> tuple[L, ...]:
+    """``layers`` (the rule's own by default) with released exactly when it cannot decode the
+    row's ``sourceEventSeqs``: released reads the list through its decoder alone."""
+    base = tuple(x for x in (RULES[rule].refused_by if layers is None else layers) if x is not L.RELEASED)
+    return base if released_decodes_sources(src, seq) else (*base, L.RELEASED)
 
 
 # a malformed op never reaches the meter's or the released migration's range checks (measured)
@@ -181,16 +221,19 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> Con
         non_earlier = None
         for s in src:
             if not _seq_ok(s):
-                raise _Violation(rule, f'session event "{_name(t)}" sourceEventSeqs must densely contain non-negative safe integers')
+                raise _Violation(rule, f'session event "{_name(t)}" sourceEventSeqs must densely contain non-negative safe integers',
+                                 _with_released(rule, src, seq))
             sources.add(int(s))
             if non_earlier is None and s >= seq:
                 non_earlier = int(s)
     if len(sources) != len(src):
         dups = sorted({int(s) for s in src if src.count(s) > 1})
-        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", _SURFACE_PATH, duplicates=dups)
+        raise _Violation(rule, "sourceEventSeqs must not contain duplicates", _with_released(rule, src, seq, _SURFACE_PATH),
+                         duplicates=dups)
     if non_earlier is not None:
         raise _Violation(
-            rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}", _SURFACE_PATH, source=non_earlier
+            rule, f"sourceEventSeqs must reference earlier events: {non_earlier} >= current seq {seq}",
+            _with_released(rule, src, seq, _SURFACE_PATH), source=non_earlier
         )
     return sources
 
@@ -256,7 +299,8 @@ class SurfaceReplay:
             if op is not MISSING:
                 raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry surfaceOp')
             if raw.get("sourceEventSeqs", MISSING) is not MISSING:
-                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry sourceEventSeqs')
+                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry sourceEventSeqs',
+                                 _with_released(R.S2, raw["sourceEventSeqs"], raw.get("seq", MISSING)))
             return None
         if op is MISSING:
             # measured: the meter's surface pricing throws on any assistant/message without one

@@ -76,11 +76,15 @@ rejects a log the edit cannot take (else :class:`~dshfuzz.mutators.Inapplicable`
 VALID = None
 """The stratum of valid logs (plain or metamorphic), beside one stratum per mutator."""
 
-CAMPAIGN_PERTURBATIONS: tuple[str, ...] = ("type-confusion",)
-"""The robustness perturbations a campaign runs, one stratum each. ``type-confusion`` alone:
-its draws choose among its variants, so one stratum covers every shape of it (a stratum
-per variant would outgrow the first cycle's budget), and it subsumes ``not-an-event``,
-``wrong-type-envelope`` and ``wrong-type-field``. The others stay out: ``deep-nesting`` and
+CAMPAIGN_PERTURBATIONS: tuple[str, ...] = (
+    "type-confusion", "out-of-domain", "header-out-of-domain", "duplicate-id", "seq-encoding", "framing-boundary",
+)
+"""The robustness perturbations a campaign runs, one stratum each, every one declaring no rule.
+Each family's draws choose among its variants, so one stratum covers every shape of it (a
+stratum per variant would outgrow the first cycle's budget). ``type-confusion`` subsumes
+``not-an-event``, ``wrong-type-envelope`` and ``wrong-type-field``; the schema families
+(``out-of-domain``, ``header-out-of-domain``, ``duplicate-id``, ``seq-encoding``) and ``framing-boundary`` aim at the
+refusals type confusion cannot make (issue 32 item 4). The others stay out: ``deep-nesting`` and
 ``huge-string`` write megabyte-sized logs that slow every judge and the minimiser (and
 nesting past the limit is the ``nesting-over-limit`` mutator's incident), ``invalid-utf8``
 and ``bom`` are single byte-level shapes a fixed test covers, and every official layer

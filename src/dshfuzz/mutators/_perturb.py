@@ -7,11 +7,14 @@ mark, CRLF line ends). ``must_find`` says whether a finding is required; where t
 official reader itself accepts the input (``crlf``: JSON.parse ignores the
 ``\\r``) only "no crash, a report" is required.
 
-``type-confusion`` is the one a campaign runs (a stratum of its own, see
+``type-confusion`` is one a campaign runs (a stratum of its own, see
 :mod:`dshfuzz.harness._strategy`): it declares no rule, so the official layers say what
 each perturbed log is, and a checker that crashes on it, or accepts what a layer refuses,
 is a finding. Its variants cover what ``not-an-event``, ``wrong-type-envelope`` and
-``wrong-type-field`` do, at every depth and with more shapes.
+``wrong-type-field`` do, at every depth and with more shapes. The perturbations by schema
+(:mod:`._schema`: values just outside a domain, duplicated identifiers, seq-reference
+encodings) and the framing boundaries (:mod:`._boundary`) register here too and run the same
+way.
 """
 
 from __future__ import annotations
@@ -371,6 +374,9 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     shown = f"{len(value)}-character string" if long else repr(value)
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
+
+# the schema and boundary families register through ``perturbation`` too: import them before the table is built
+from . import _boundary, _schema  # noqa: E402,F401
 
 PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
 

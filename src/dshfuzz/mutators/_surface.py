@@ -115,12 +115,15 @@ def surface_metadata_on_non_surface(draft: EventDraft, data: Any, *, defect: boo
 )
 def append_provenance(draft: EventDraft, data: Any, *, defect: bool = True) -> str:
     """Precondition: a surface append. Sets a drawn append's sourceEventSeqs to a drawn
-    invalid value (duplicate member, self, later seq, not an array, non-integer member).
+    invalid value (duplicate member, self (not on an assistant/message: P2's), later seq, not an
+    array, non-integer member).
     Deterministic given its draws."""
     i = choose(data, _surface_events(draft, op="append"), "surface append")
     event = draft.events[i] if defect else copy_json(draft.events[i])  # a twin edits a copy
     seqs = event.get("sourceEventSeqs") if type(event.get("sourceEventSeqs")) is list else []
-    ways = ["self", "not an array", "non-integer member"]
+    # an assistant/message citing itself is P2's defect first (a marker's own seq in its shadowed set), not S3's
+    ways = ["not an array", "non-integer member"] if type_of(event) == "assistant/message" else \
+        ["self", "not an array", "non-integer member"]
     if seqs:
         ways.append("duplicate member")
     if i + 1 < len(draft.events):

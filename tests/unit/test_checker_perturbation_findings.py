@@ -1,0 +1,106 @@
+"""Checker fixes for what the schema and boundary perturbations found (issue 32 item 4).
+
+Each case is the minimised witness of a campaign finding, with the official layers' verdict
+it was judged against: the checker must name exactly the layers that refuse."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dshfuzz.checker import CheckOptions, RuleId, check_log
+from dshfuzz.checker._surface import released_decodes_sources
+from dshfuzz.model import compress_frame, dumpb, parse_log
+
+_HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "cwd": "/p", "delegationDepth": 0}
+
+
+def _findings(data: bytes, compression: str = "none") -> list[Any]:
+    return [f for f in check_log(parse_log(data, compression=compression), CheckOptions(strict=True)).findings
+            if f.severity == "error"]
+
+
+def test_a_lone_unterminated_header_line_is_refused_by_the_loader_and_released() -> None:
+    """load: "empty or header-less session log"; released: "log has no complete header line"."""
+    (h1,) = _findings(dumpb(_HEADER))
+    assert h1.rule is RuleId.H1 and {str(x) for x in h1.refused_by} == {"load", "released"}
+    assert not _findings(dumpb(_HEADER) + b"\n")
+
+
+def test_negative_zero_anywhere_in_the_header_is_refused_by_seed_and_released() -> None:
+    """seed: "session header is not losslessly JSON-serializable"; released: the version check."""
+    text = dumpb({**_HEADER, "version": "marker"}).replace(dumpb("marker"), b"-0") + b"\n"
+    (h2,) = _findings(text)
+    assert h2.rule is RuleId.H2 and {str(x) for x in h2.refused_by} == {"seed", "released"}
+
+
+def test_an_unterminated_last_frame_is_the_loaders_refusal_alone() -> None:
+    """released concatenates the frames' text: only the loader's frame walk refuses."""
+    event = {"type": "turn/end", "seq": 0, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}
+    data = compress_frame(dumpb(_HEADER) + b"\n") + compress_frame(dumpb(event))
+    (z2,) = _findings(data, "zstd")
+    assert z2.rule is RuleId.Z2 and [str(x) for x in z2.refused_by] == ["load"]
+
+
+def test_released_decodes_plain_seqs_and_ranges_as_its_codec_does() -> None:
+    assert released_decodes_sources([0, 1], 2) and released_decodes_sources([[0, 2]], 3)
+    assert released_decodes_sources([[88, 95]], 8)  # the decoder bounds the count, not the values
+    assert released_decodes_sources([0, 0], 5)  # repeats are not its business
+    assert not released_decodes_sources([0, 0], 1)  # "exceeds its event seq"
+    assert not released_decodes_sources([[3, 4], 2], 9)  # "ranges must be strictly increasing"
+    assert not released_decodes_sources([[4, 3]], 9) and not released_decodes_sources([[1]], 9)
+    assert not released_decodes_sources([True], 9) and not released_decodes_sources([-1], 9)
+    assert not released_decodes_sources([-0.0], 9) and not released_decodes_sources("0", 9)
+
+
+def test_a_chunk_citing_an_undecodable_list_names_released() -> None:
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "assistant/chunk", "seq": 2, "time": 4, "sourceEventSeqs": [-1],
+         "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "reasoning"}}},
+    ]
+    text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *events))
+    s2 = [f for f in _findings(text) if f.rule is RuleId.S2]
+    assert s2 and all("released" in {str(x) for x in f.refused_by} for f in s2)
+    events[2]["sourceEventSeqs"] = [0]
+    text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *events))
+    assert all("released" not in {str(x) for x in f.refused_by} for f in _findings(text) if f.rule is RuleId.S2)
+
+
+def test_an_empty_header_id_is_the_loaders_refusal() -> None:
+    """load: 'stored session identity mismatch: requested "unknown", header contains ""' (SP:1130)."""
+    (h2,) = _findings(dumpb({**_HEADER, "id": ""}) + b"\n")
+    assert h2.rule is RuleId.H2 and [str(x) for x in h2.refused_by] == ["load"]
+
+
+def test_a_seed_longer_than_the_log_is_releaseds_refusal() -> None:
+    """released: "Session inheritedEventCount exceeds its event count" (V01:1693); the others accept."""
+    (h2,) = _findings(dumpb({**_HEADER, "seedLength": 3}) + b"\n")
+    assert h2.rule is RuleId.H2 and [str(x) for x in h2.refused_by] == ["released"]
+    event = {"type": "turn/end", "seq": 0, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}
+    assert not [f for f in _findings(dumpb({**_HEADER, "seedLength": 1}) + b"\n" + dumpb(event) + b"\n")
+                if f.rule is RuleId.H2]
+
+
+def test_negative_zero_in_a_packed_rows_numbers_is_releaseds_refusal_too() -> None:
+    """released: "released tool-call-chunks row N index must be a non-negative safe integer": its
+    codec reads every number of a packed row (V01:1741-1777); seed and invariants read the members."""
+    rows = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "assistant/chunk", "seq": 2, "time": 4,
+         "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "tool-call"}}},
+        {"type": "tool-call-chunks", "seq0": 3, "time0": 5,
+         "data": {"turn": 1, "step": 1, "index": "marker", "dt": [1], "id": "call_1", "name": "read", "args": ["{", "}"]}},
+    ]
+    text = b"".join(dumpb(x) + b"\n" for x in (_HEADER, *rows)).replace(dumpb("marker"), b"-0")
+    e4 = [f for f in _findings(text) if f.rule is RuleId.E4]
+    assert e4 and all({str(x) for x in f.refused_by} == {"seed", "invariants", "released"} for f in e4)
+
+
+def test_a_header_id_seed_cannot_match_names_seed() -> None:
+    """seed: 'session header id "id" does not match session id "id"' (S:1118) for an array or an
+    object (the snapshot is a copy); a number, boolean or null matches itself (measured)."""
+    for value, seed in ((["id"], True), ({"a": 1}, True), (None, False), (5, False), (True, False)):
+        (h2,) = [f for f in _findings(dumpb({**_HEADER, "id": value}) + b"\n") if f.rule is RuleId.H2]
+        assert ("seed" in {str(x) for x in h2.refused_by}) is seed, value
