@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import json
 import math
 import re
@@ -738,7 +739,7 @@ def _lossy_token(text: str) -> str | None:
     return None
 
 
-@rule_walk(R.E1, R.E3, R.E4, R.E5, R.E7, R.E8, types=EVERY_EVENT)
+@rule_walk(R.E1, R.E3, R.E4, R.E5, R.E7, R.E8, R.R2, types=EVERY_EVENT)
 class Envelope:
     """The per-event envelope checks of seed and load (S:1193-1282, SP:499-750): the envelope's
     fields and keys (E1, E8), lossless numbers (E4), and the type vocabulary: known (E3), not
@@ -777,9 +778,10 @@ class Envelope:
         # almost every log has no suspect range: then no line is lossy, and the walk screens nothing
         lossy_lines: Any = self.suspects
         if ev.member is not None:
+            counts = self._released_counts(ev) if ev.member == 0 and self.version in (0, 1) else []
             if not lossy_lines or ev.line not in self._screen(ev.line):
-                return None
-            return self._run(index)
+                return iter(counts) if counts else None
+            return itertools.chain(counts, self._run(index))
         raw = ev.raw
         # the common case, an exact envelope of a plain type, finds nothing
         if raw.__class__ is dict and not lossy_lines and _exact_envelope(raw):
@@ -787,6 +789,23 @@ class Envelope:
             if t.__class__ is str and t in self.plain:
                 return None
         return self._judge(ev)
+
+    def _released_counts(self, head: Event) -> list[Finding]:
+        """R2 of a packed row whose turn, step or index is a number but no count: the session's
+        row check takes any number, the released codec a non-negative safe integer (V01:1774-1776)."""
+        data = head.raw.get("data") if head.raw.__class__ is dict else None
+        if data.__class__ is not dict:
+            return []
+        chunk = data.get("chunk")
+        counts = {"turn": data.get("turn", MISSING), "step": data.get("step", MISSING),
+                  "index": chunk.get("index", MISSING) if chunk.__class__ is dict else MISSING}  # unpacked into the chunk
+        return [
+            self.ctx.finding(
+                R.R2, f"packed chunk row at line {head.line}: {key} must be a non-negative safe integer for the "
+                f"released codec, got {_s(value)}", event=head, refused_by=(L.RELEASED,),
+            )
+            for key, value in counts.items() if not is_nonneg_safe_int(value)
+        ]
 
     def _screen(self, upto: int | None) -> set[int]:
         """Screen the suspect lines through ``upto``, the line being handed over: the reader
