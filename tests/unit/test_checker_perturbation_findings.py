@@ -104,3 +104,18 @@ def test_a_header_id_seed_cannot_match_names_seed() -> None:
     for value, seed in ((["id"], True), ({"a": 1}, True), (None, False), (5, False), (True, False)):
         (h2,) = [f for f in _findings(dumpb({**_HEADER, "id": value}) + b"\n") if f.rule is RuleId.H2]
         assert ("seed" in {str(x) for x in h2.refused_by}) is seed, value
+
+
+def test_the_format_0_loaders_refusals_are_warnings_in_a_later_format() -> None:
+    """The loader reads format 0 only; a format-1 log's layers read the joined text and accept an
+    empty header id and a torn last frame: no error (found as false alarms of a checker built on
+    this one, by a 60-second campaign's header and framing perturbations)."""
+    v1 = {**_HEADER, "version": 1}
+    event = {"type": "turn/end", "seq": 0, "time": 2, "data": {"turn": 1, "reason": {"kind": "completed"}}}
+    torn = compress_frame(dumpb(v1) + b"\n") + compress_frame(dumpb(event))
+    empty_id = dumpb({**v1, "id": ""}) + b"\n"
+    assert not _findings(torn, "zstd") and not _findings(empty_id)
+    for data, compression, rule in ((torn, "zstd", RuleId.Z2), (empty_id, "none", RuleId.H2)):
+        warned = [f for f in check_log(parse_log(data, compression=compression), CheckOptions(strict=True)).findings
+                  if f.rule is rule]
+        assert [(str(f.severity), f.refused_by) for f in warned] == [("warning", ())], warned

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
+from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import Frame, TornTail
 
 from ._context import CheckContext
@@ -68,6 +69,9 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 context={"size": fr.size, "status": fr.status},
             )
         elif fr.status == "not-record-aligned" and fr.index == last_whole:
+            # only the format-0 loader walks frames; a later format's layers read the joined text and accept
+            loader_only = fr.index == frames[-1].index
+            later = loader_only and ctx.version is not None and ctx.version > 0
             yield ctx.finding(
                 R.Z2,
                 f"corrupt Zstandard session log: frame {fr.index} at byte {fr.offset} does not end on a record boundary "
@@ -76,7 +80,8 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 offset=fr.offset,
                 context={"size": fr.size, "status": fr.status},
                 # released concatenates every frame's text (SPJ:879): only the loader's frame walk (SPJ:984) checks the end
-                refused_by=(L.LOAD,) if fr.index == frames[-1].index else None,
+                refused_by=() if later else (L.LOAD,) if loader_only else None,
+                severity=Severity.WARNING if later else None,
             )
     if not log.frames:
         return

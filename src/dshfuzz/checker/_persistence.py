@@ -170,8 +170,13 @@ def _header_fields(ctx: CheckContext, raw: dict[str, Any], line: int, frame: int
         yield bad(f"session header id must be a string, got {_s(raw.get('id', MISSING))}",
                   (L.SEED, L.LOAD, L.RELEASED) if seeded else (L.LOAD, L.RELEASED))
     elif raw["id"] == "":
-        # the reader takes an empty id for none and asks for "unknown", which the header does not name (SP:1130)
-        yield bad("session header id is empty", (L.LOAD,))
+        # the reader takes an empty id for none and asks for "unknown", which the header does not name (SP:1130);
+        # that reader reads format 0 only, and the later formats' layers accept it
+        if ctx.version == 0:
+            yield bad("session header id is empty", (L.LOAD,))
+        else:
+            yield ctx.finding(R.H2, "session header id is empty (the format-0 loader would refuse it)", line=line,
+                              frame=frame, refused_by=(), severity=Severity.WARNING)
     created = raw.get("createdAt", MISSING)
     if not is_nonneg_safe_int(created) or _negative_zero(created):
         # the store mints createdAt where the header has none (``meta?.createdAt ?? Date.now()``)
