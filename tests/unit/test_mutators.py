@@ -253,3 +253,33 @@ def test_the_replace_guard_reads_ranges_on_the_surface_not_on_seqs():
     assert inside(1) and inside(2), "between the summary and the range's end node"
     assert not inside(0), "before node 0, which the first replace covers from its start: the new node precedes it"
     assert not inside(5), "after every replace"
+
+
+def _far_seqs(log: GeneratedLog, offset: int) -> bytes:
+    """``log`` with every event's seq moved ``offset`` up: the tail of a very long session, or a fuzzed one."""
+    import json
+
+    header, *events = log.to_jsonl().splitlines()
+    moved = [json.loads(line) for line in events]
+    for event in moved:
+        if isinstance(event, dict) and isinstance(event.get("seq"), int):
+            event["seq"] += offset
+    return b"\n".join([header, *(json.dumps(e).encode() for e in moved)]) + b"\n"
+
+
+_EVERY_EDIT = {**MUTATORS, **METAMORPHIC, **PERTURBATIONS}
+
+
+@pytest.mark.parametrize("name,seeds", [(n, 60 if n == "seq-encoding" else 3) for n in sorted(_EVERY_EDIT)])
+def test_an_edit_grows_a_log_by_its_shape_never_by_the_numbers_it_holds(name: str, seeds: int) -> None:
+    """Seq numbers of 10**7 and more (a hostile log may hold 10**15) must not size what an edit writes:
+    a list as long as a seq is an out-of-memory crash of the campaign or of libFuzzer's mutator. The
+    bound is what the hostile edits write by design (``huge-string``: megabytes, whatever the log)."""
+    data = _far_seqs(next(generate(1, seed=7, max_events=40)), 10_000_000)
+    log, size = parse_log(data), len(data)
+    for s in range(seeds):
+        try:
+            mutant = apply_seeded(_EVERY_EDIT[name], log, s)
+        except Inapplicable:
+            continue
+        assert len(mutant.data) < size + 8 * 1024 * 1024, f"{name} seed {s}: {len(mutant.data)} bytes from {size}: {mutant.description}"

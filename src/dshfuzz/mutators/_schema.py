@@ -41,6 +41,9 @@ short of a five-minute schedule, one past the 32-bit timer range, past the safe 
 _INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 _NEG_ZERO = "\u2063dshfuzz-negative-zero\u2063"
 """A marker string spliced into ``-0`` after serialisation (``dumpb(-0.0)`` writes ``0``)."""
+# a seq list's size follows the log's seq numbers, which a hostile or fuzzed log may set to 10**15
+_MAX_DRAWN_CITES = 64
+_MAX_LIST = 4096
 
 
 def _string_edges(value: str, data: Any) -> list[str]:
@@ -309,7 +312,8 @@ def seq_encoding(draft: EventDraft, data: Any) -> str:
         if own < 1:
             raise Inapplicable("the first event can cite nothing earlier")
         lo = data.draw(st.integers(0, own - 1), label="first cited")
-        cited = list(range(lo, data.draw(st.integers(lo, own - 1), label="last cited") + 1))
+        last = data.draw(st.integers(lo, min(own - 1, lo + _MAX_DRAWN_CITES - 1)), label="last cited")
+        cited = list(range(lo, last + 1))
     cited = sorted(set(cited))
     new: list[Any]
     if variant == "plain":
@@ -325,6 +329,8 @@ def seq_encoding(draft: EventDraft, data: Any) -> str:
     elif variant == "repeat":
         new = [*cited, cited[-1]]
     elif variant == "too-many":
+        if own > _MAX_LIST:
+            raise Inapplicable(f"seq {own}: a list longer than the seq would hold {own + 1} entries")
         new = [*range(own), 0]
     elif variant == "empty":
         new = []
