@@ -26,6 +26,15 @@ def test_a_lone_unterminated_header_line_is_refused_by_the_loader_and_released()
     assert not _findings(dumpb(_HEADER) + b"\n")
 
 
+def test_a_torn_header_frame_is_refused_by_the_loader_and_released() -> None:
+    """load and released: "empty or header-less Zstandard session log" (no complete frame)."""
+    whole = compress_frame(dumpb(_HEADER) + b"\n")
+    for cut in (len(whole) - 4, len(whole) - 1):  # the header text decodes, the frame ends early
+        (h1,) = _findings(whole[:cut], "zstd")
+        assert h1.rule is RuleId.H1 and {str(x) for x in h1.refused_by} == {"load", "released"}, cut
+    assert not _findings(whole, "zstd")
+
+
 def test_negative_zero_anywhere_in_the_header_is_refused_by_seed_and_released() -> None:
     """seed: "session header is not losslessly JSON-serializable"; released: the version check."""
     text = dumpb({**_HEADER, "version": "marker"}).replace(dumpb("marker"), b"-0") + b"\n"

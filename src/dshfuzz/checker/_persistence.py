@@ -135,6 +135,11 @@ def header_rules(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.finding(R.H1, "corrupt session log: the header line has no newline (the file holds no complete line)",
                           line=1, refused_by=(L.LOAD, L.RELEASED))
         return
+    if log.compression == "zstd" and log.frames and log.frames[0].status == "torn":
+        # the reader keeps complete frames only: with the header frame torn, the file holds none (SPJ:879, SPJ:959)
+        yield ctx.finding(R.H1, "corrupt Zstandard session log: the header frame is incomplete (the file holds no "
+                          "complete frame)", line=1, frame=0, refused_by=(L.LOAD, L.RELEASED))
+        return
     raw = h.raw
     if not _is_record(raw) or raw.get("type") != "session":
         got = "not a JSON object" if not _is_record(raw) else f"type is {_s(raw.get('type', MISSING))}"
