@@ -596,7 +596,7 @@ def _worker(
     from ._confirm import Confirmation, better_witness, confirm_expected_miss, needs_confirmation
     from ._judge import Judge
     from ._judges import BatchCommandChecker, BuiltinChecker, CheckerPool, load_checker
-    from ._strategy import VALID, schedule, sibling_examples
+    from ._strategy import VALID, RepeatOnFreshCoverage, schedule, sibling_examples
     from ._database import example_database, save_witness, saved_witnesses
     from ._witness import minimise_finding
 
@@ -626,11 +626,13 @@ def _worker(
         for fresh in unreported[0]():
             merged.setdefault(fresh.mutator, []).append(fresh)
         for mutator, parts in merged.items():
-            emit(CoverageReached(
+            reached = CoverageReached(
                 worker, mutator, time.time(),
                 tuple(site for p in parts for site in p.official_sites), sum(p.official_code for p in parts),
                 tuple(line for p in parts for line in p.checker_lines),
-            ))
+            )
+            rounds.credit(mutator, len(reached.official_sites) + reached.official_code + len(reached.checker_lines))
+            emit(reached)
     claims = _Claims(worker, inbox)
     # a batch checker is asked about several logs at once: each Hypothesis example is a list of them
     batch_logs = BATCH_LOGS if isinstance(checker, BatchCommandChecker) else 1
@@ -650,8 +652,8 @@ def _worker(
     exploring = _Exploration(strata)
     pending: deque[_Witness] = deque()
     # round numbers start at 1: "round 0" seeds the order of the strata
-    rounds = schedule(config.mutators, valid_fraction=config.valid_fraction, seed=_round_seed(config.seed, worker, 0),
-                      max_round=ROUND_EXAMPLES)
+    rounds = RepeatOnFreshCoverage(schedule(config.mutators, valid_fraction=config.valid_fraction,
+                                            seed=_round_seed(config.seed, worker, 0), max_round=ROUND_EXAMPLES), strata)
     strategies: dict[str | None, SearchStrategy[tuple[Example, ...]]] = {}
     judged_logs = _Recent(RECENT_LOGS)
     drawn: collections.defaultdict[str | None, tuple[int, int]] = collections.defaultdict(lambda: (0, 0))

@@ -42,7 +42,9 @@ __all__ = [
     "FIRST_CYCLE_EXAMPLES",
     "FIRST_ROUND",
     "MAX_EVENTS",
+    "REPEATS_ON_FRESH_COVERAGE",
     "VALID",
+    "RepeatOnFreshCoverage",
     "campaign_strata",
     "examples",
     "schedule",
@@ -151,6 +153,58 @@ def schedule(
         rng.shuffle(cycle)
         for stratum in cycle:
             yield stratum, size
+
+
+REPEATS_ON_FRESH_COVERAGE = 2
+"""Rounds a stratum may have again in a row, each because its last one reached new coverage."""
+
+
+class RepeatOnFreshCoverage:
+    """A :func:`schedule` where a stratum whose round reached coverage no log reached before
+    (official refusal sites or code, the checker's own lines) has the next round again, up to
+    ``repeats`` times in a row: the energy a coverage-guided fuzzer gives the input that found
+    new coverage, given here to the stratum that drew it (AFL's favoured inputs, libFuzzer's
+    corpus weighting). A repeat is a new round with fresh draws of the same stratum.
+
+    Repeats start once every stratum in ``strata`` had a round: in the first cycle almost every
+    round reaches something new, and repeating them all would only delay the strata not yet
+    drawn (a short campaign's guarantee that every incident class is judged). Coverage is
+    credited by stratum (:meth:`credit`) as its judgements arrive; what arrives after the
+    schedule moved on to another stratum counts for nothing, since the repeat it earns is gone.
+    """
+
+    def __init__(self, rounds: Iterator[tuple[str | None, int]], strata: set[str | None], *,
+                 repeats: int = REPEATS_ON_FRESH_COVERAGE) -> None:
+        self._rounds = rounds
+        self._unvisited = set(strata)
+        self._repeats = repeats
+        self._current: tuple[str | None, int] | None = None
+        self._in_a_row = 0
+        self._fresh = 0
+        self.repeated = 0
+        """Rounds given again so far."""
+
+    def __iter__(self) -> RepeatOnFreshCoverage:
+        return self
+
+    def __next__(self) -> tuple[str | None, int]:
+        again = (self._current is not None and self._fresh > 0 and not self._unvisited
+                 and self._in_a_row < self._repeats)
+        self._fresh = 0
+        if again:
+            assert self._current is not None
+            self._in_a_row += 1
+            self.repeated += 1
+            return self._current
+        self._in_a_row = 0
+        self._current = next(self._rounds)
+        self._unvisited.discard(self._current[0])
+        return self._current
+
+    def credit(self, stratum: str | None, fresh: int) -> None:
+        """``fresh`` new coverage points (sites, blocks, lines) reached by a log of ``stratum``."""
+        if self._current is not None and stratum == self._current[0]:
+            self._fresh += fresh
 
 
 def _cycle(names: list[str], valid_fraction: float) -> list[str | None]:
