@@ -222,11 +222,12 @@ def _at_turn(make: Callable[[int], list[tuple[str, dict[str, Any]]]]) -> Aim:
     return edit
 
 
-def _at_gap(*events: tuple[str, dict[str, Any]]) -> Aim:
+def _at_gap(*events: tuple[str, dict[str, Any]] | dict[str, Any]) -> Aim:
     def edit(draft: EventDraft, data: Any) -> str:
         i = _between(draft, data)
         _put(draft, i, *copy.deepcopy(events))
-        return f"seq {i}: {', '.join(t for t, _ in events)} between turns"
+        kinds = (e["type"] if isinstance(e, dict) else e[0] for e in events)
+        return f"seq {i}: {', '.join(kinds)} between turns"
     return edit
 
 
@@ -291,13 +292,13 @@ def _compaction_span(draft: EventDraft, data: Any, twice: bool) -> str:
     a = data.draw(st.integers(0, len(nodes) - 1), label="span start")
     b = data.draw(st.integers(a, len(nodes) - 1), label="span end")
     span = nodes[a:b + 1]
-    summary = {"compactionId": "compaction-aimed", "summary": [{"type": "text", "text": "The earlier conversation."}],
+    summary: dict[str, Any] = {"compactionId": "compaction-aimed", "summary": [{"type": "text", "text": "The earlier conversation."}],
                "shadowedRange": {"start": span[0], "end": span[-1]}, "shadowedSeqs": span, "shadowedTokenCount": 120,
                "provider": "deepseek-official", "model": "deepseek-v4-flash"}
-    start = ("compaction/start", {"compactionId": "compaction-aimed", "turn": None})
-    events = [start, ("compaction/summary", summary)]
+    start: dict[str, Any] = {"compactionId": "compaction-aimed", "turn": None}
+    events: list[tuple[str, dict[str, Any]]] = [("compaction/start", start), ("compaction/summary", summary)]
     if twice:
-        events.append(("compaction/summary", copy_json(summary)))
+        events.append(("compaction/summary", copy.deepcopy(summary)))
     else:
         events.append(("compaction/end", {"compactionId": "compaction-aimed", "turn": 1}))
     _put(draft, i, *events)
@@ -358,6 +359,90 @@ def _goal_message(draft: EventDraft, data: Any) -> str:
     i = _between(draft, data)
     _put(draft, i, _splice(_user(source, text)))
     return f"seq {i}: a legacy goal message, its {variant} off"
+
+
+def _header(key: str, value: JsonValue, what: str) -> Aim:
+    """The header's ``key`` set to ``value`` (every layer reads the header first)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        if type(draft.header) is not dict:
+            raise Inapplicable("no header object")
+        draft.header[key] = copy.deepcopy(value)
+        return f"header {key} = {what}"
+    return edit
+
+
+def _own_event(draft: EventDraft, data: Any, kind: str, where: Callable[[dict[str, Any]], bool] = lambda e: True) -> int:
+    own = [i for i in draft.of_type(kind) if i >= _seed_end(draft) and where(draft.events[i])]
+    return choose(data, own, kind)
+
+
+def _request_header_member(key: str, value: JsonValue) -> Aim:
+    """A request/header's ``header.<key>`` set to ``value`` (S:1241 adapterDefaults, V01:2037 messagePrefix)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _own_event(draft, data, "request/header", lambda e: type(data_of(e).get("header")) is dict)
+        data_of(draft.events[i])["header"][key] = copy.deepcopy(value)
+        return f"seq {i}: request/header header.{key} = {value!r}"
+    return edit
+
+
+def _repeated_call(draft: EventDraft, data: Any) -> str:
+    """An assistant/message advertising one tool call twice (V01:2339)."""
+    def calls(e: dict[str, Any]) -> list[Any]:
+        content = data_of(e).get("message", {}).get("content") if type(data_of(e).get("message")) is dict else None
+        return [b for b in content if type(b) is dict and b.get("type") == "tool-call"] if type(content) is list else []
+    i = _own_event(draft, data, "assistant/message", lambda e: bool(calls(e)))
+    content = data_of(draft.events[i])["message"]["content"]
+    block = calls(draft.events[i])[0]
+    content.insert(content.index(block) + 1, copy.deepcopy(block))
+    return f"seq {i}: assistant/message advertises {block.get('id')!r} twice"
+
+
+def _tool_result_replace(draft: EventDraft, data: Any, two: bool) -> str:
+    """A tool/result replacing two surface nodes (S:371) or one that is no tool/result (S:374), in an open turn."""
+    j = _own_event(draft, data, "tool/result", lambda e: e.get("surfaceOp") == "append")
+    i, _turn = _in_turn(draft, data)
+    if i <= j:
+        raise Inapplicable("the turn's end comes before the tool/result")
+    nodes = [n for n in surface_at(draft, i) if type(n) is int]
+    if two:
+        k = choose(data, [k for k in range(len(nodes) - 1)], "two adjacent nodes")
+        start, end = nodes[k], nodes[k + 1]
+    else:
+        users = [n for n in nodes if _kind(draft.events[n]) == "user/message"]
+        start = end = choose(data, users, "a user/message node")
+    event = {"type": "tool/result", "data": copy.deepcopy(data_of(draft.events[j])),
+             "sourceEventSeqs": sorted({start, end}), "surfaceOp": {"op": "replace", "start": start, "end": end}}
+    _put(draft, i, event)
+    return f"seq {i}: tool/result replacing seqs {start}..{end} (a copy of seq {j}'s data)"
+
+
+def _title_request(draft: EventDraft, data: Any) -> str:
+    """A session/title-llm-request citing a human message with two request messages (V01:2565) or one whose text
+    is not that message's (V01:2567)."""
+    def human(e: dict[str, Any]) -> bool:
+        source = data_of(e).get("source")
+        return e.get("surfaceOp") == "append" and type(source) is dict and source.get("kind") == "user"
+    j = _own_event(draft, data, "user/message", human)
+    i = _between(draft, data)
+    if i <= j:
+        raise Inapplicable("no human message before the place")
+    prompt = "Generate the session title from this JSON array of human messages:\n[]"
+    message = {"id": "1e8bbf1b-6934-48ba-aead-466e6c5ae912", "role": "user", "content": [{"type": "text", "text": prompt}],
+               "source": {"kind": "plugin", "plugin": "dsh-session-title-llm"}}
+    two = data.draw(st.booleans(), label="two messages")
+    _put(draft, i, ("session/title-llm-request", {
+        "titleProvider": "deepseek-official", "messageSeqs": [j], "route": dict(_ROUTE),
+        "system": "Write a short title for this session.",
+        "messages": [message, {**message, "id": "2e8bbf1b-6934-48ba-aead-466e6c5ae912"}] if two else [message],
+        "maxTokens": 32}))
+    return f"seq {i}: session/title-llm-request for seq {j} " + ("with two messages" if two else "whose text names no message")
+
+
+def _type_not_string(draft: EventDraft, data: Any) -> str:
+    """An event of the log's own part whose type is a number (V01:1524)."""
+    i = choose(data, [i for i in draft.objects() if i >= _seed_end(draft)], "event")
+    draft.events[i]["type"] = 7
+    return f"seq {i}: type = 7"
 
 
 AIMS: dict[str, dict[str, Aim]] = {
@@ -484,11 +569,38 @@ AIMS: dict[str, dict[str, Aim]] = {
             "legacy error reason, code a number"),
         "legacy-turn-start": _legacy_turn_start,
     },
+    "loader": {
+        # SP:505, 543, 554: the v0 loader's legacy records
+        "mode-set": _at_gap(("mode/set", {"mode": "plan"})),
+        "steering-not-object": _at_turn(lambda turn: [("steering/message", "steer")]),  # type: ignore[list-item]
+        "steering-shape": _at_turn(lambda turn: [("steering/message", {"turn": turn})]),
+        # SPJ:107, 56, 1352, 1354; SP:1130; S:1118: the header
+        "cwd-empty": _header("cwd", "", "''"),
+        "retired-policy": _header("approvalPolicy", "on-request", "'on-request'"),
+        "cwd-array": _header("cwd", ["x"], "['x']"),
+        "cwd-number": _header("cwd", 5, "5"),
+        "id-empty": _header("id", "", "''"),
+        "id-object": _header("id", {"id": "x"}, "an object"),
+        # S:1241, V01:2037: request headers
+        "adapter-defaults": _request_header_member("adapterDefaults", 5),
+        "message-prefix": _request_header_member("messagePrefix", "x"),
+        # S:371, 374: tool/result surface replacements
+        "replace-two-nodes": lambda d, x: _tool_result_replace(d, x, two=True),
+        "replace-user-node": lambda d, x: _tool_result_replace(d, x, two=False),
+        # V01:2339, 2565, 1949, 1524
+        "repeated-advertised-call": _repeated_call,
+        "title-request-text": _title_request,
+        "foreign-delivery-marker": _at_gap({"type": "session-log-deepseek/delivery-accepted",
+                                             "data": {"sessionId": "7b95d36a-9f8e-47ab-8f66-7a71e6637f9e",
+                                                      "throughSeq": 0}, "ignorable": True}),
+        "type-not-string": _type_not_string,
+    },
 }
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0, 1), "dispatch": (0,),
+    "loader": (0,),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only."""
 
@@ -507,7 +619,7 @@ def aim(family: str) -> Aim:
 for _family, _variants in AIMS.items():
     perturbation(
         f"aimed-{_family}",
-        f"one event or pair written just outside one released check's domain ({_family}): "
+        f"one event, a pair or a header member written just outside one official check's domain ({_family}): "
         + ", ".join(sorted(_variants)),
         Level.EVENT,
         must_find=False,
