@@ -14,8 +14,8 @@ every campaign.
 
 Like the schema families they declare no rule (``must_find=False``): the official layers
 judge each log, and a checker must agree with each layer. Payload validators run on the
-migration of a v0 log only (V01:1918), so the payload families draw v0 logs; the relation
-checks run on both formats' restore (V01:2270). Each variant's docstring-like entry in
+migration of a v0 log only (V01:1918), and the families mix payload and relation variants, so
+they draw v0 logs (the relation checks of a v1 restore, V01:2270, are the same walk). Each variant's docstring-like entry in
 :data:`AIMS` names the check it aims at (V01:LINE, SP, SPJ or S for the other packages).
 """
 
@@ -52,12 +52,12 @@ def _kind(event: JsonValue) -> object:
     return event.get("type") if type(event) is dict else None
 
 
-def _between(draft: EventDraft, data: Any) -> int:
+def _between(draft: EventDraft, data: Any, *, last: bool = True) -> int:
     """An index between two turns of the log's own part (after any inherited seed): right
-    before a turn/start, or after a closing turn/end at the end of the log."""
+    before a turn/start, or (``last``) after a closing turn/end at the end of the log."""
     first = _seed_end(draft)
     places = [i for i in draft.of_type("turn/start") if i >= first]
-    if draft.events and _kind(draft.events[-1]) == "turn/end" and len(draft.events) > first:
+    if last and draft.events and _kind(draft.events[-1]) == "turn/end" and len(draft.events) > first:
         places.append(len(draft.events))
     return choose(data, places, "place between turns")
 
@@ -222,9 +222,10 @@ def _at_turn(make: Callable[[int], list[tuple[str, dict[str, Any]]]]) -> Aim:
     return edit
 
 
-def _at_gap(*events: tuple[str, dict[str, Any]] | dict[str, Any]) -> Aim:
+def _at_gap(*events: tuple[str, dict[str, Any]] | dict[str, Any], last: bool = True) -> Aim:
+    """``events`` inserted between two turns (``last``: or after the log's last turn)."""
     def edit(draft: EventDraft, data: Any) -> str:
-        i = _between(draft, data)
+        i = _between(draft, data, last=last)
         _put(draft, i, *copy.deepcopy(events))
         kinds = (e["type"] if isinstance(e, dict) else e[0] for e in events)
         return f"seq {i}: {', '.join(kinds)} between turns"
@@ -529,7 +530,8 @@ AIMS: dict[str, dict[str, Aim]] = {
         "summary-twice": lambda d, x: _compaction_span(d, x, twice=True),
         "end-without-summary": _at_gap(("compaction/start", {"compactionId": "compaction-aimed", "turn": None}),
                                        ("compaction/end", {"compactionId": "compaction-aimed", "turn": None})),
-        "turn-crosses-compaction": _at_gap(("compaction/start", {"compactionId": "compaction-aimed", "turn": None})),
+        "turn-crosses-compaction": _at_gap(("compaction/start", {"compactionId": "compaction-aimed", "turn": None}),
+                                           last=False),
         "stream-call-without-output": _at_gap(("compaction/start", {"compactionId": "compaction-aimed", "turn": None}),
                                               ("compaction/summary", {
                                                   "compactionId": "compaction-aimed", "llmStreamCall": True,
@@ -599,10 +601,11 @@ AIMS: dict[str, dict[str, Aim]] = {
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
-    "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0, 1), "dispatch": (0,),
+    "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
     "loader": (0,),
 }
-"""Each family's format versions: payload checks run on a v0 log's migration only."""
+"""Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
+reach a payload variant's relation check instead, or none)."""
 
 
 def aim(family: str) -> Aim:
