@@ -616,6 +616,9 @@ def aim(family: str) -> Aim:
         name = data.draw(st.sampled_from(sorted(variants)), label="variant")
         return f"{name}: {variants[name](draft, data)}"
 
+    edit.__doc__ = (f"Draws a variant of ``AIMS[{family!r}]`` and applies it to the drawn log: each variant inserts "
+                    "its event(s) where the loop writes that kind (or edits the log's own event or header) so that "
+                    ":class:`Inapplicable` only follows from a log without such a place. Deterministic given the draws.")
     return edit
 
 
