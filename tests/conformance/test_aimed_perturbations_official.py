@@ -89,6 +89,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "stream-call-without-output": "llmStreamCall requires rawOutput",
         "prune-range-ends": "shadowedRange must match shadowedSeqs endpoints",
         "prune-off-surface": "shadowedSeqs do not name an exact current surface span",
+        "prune-claim-elsewhere": "has no adjacent shadow price",
     },
     "dispatch": {
         "outside-turn": "tool/code-dispatch-start is outside an open turn",

@@ -446,6 +446,22 @@ def _type_not_string(draft: EventDraft, data: Any) -> str:
     return f"seq {i}: type = 7"
 
 
+def _prune_claim_elsewhere(draft: EventDraft, data: Any) -> str:
+    """A compaction/prune moved to another current surface node while the tool/result replace after it
+    still replaces the node it shadowed: the meter's armed claim covers another range (TM:139)."""
+    places = []
+    for i in draft.of_type("compaction/prune"):
+        seqs, nxt = data_of(draft.events[i]).get("shadowedSeqs"), draft.events[i + 1] if i + 1 < len(draft.events) else None
+        if type(seqs) is list and seqs and type(nxt) is dict and type(nxt.get("surfaceOp")) is dict:
+            places.append(i)
+    i = choose(data, places, "prune before its replace")
+    d = data_of(draft.events[i])
+    others = [n for n in surface_at(draft, i) if type(n) is int and n not in d["shadowedSeqs"]]
+    other = choose(data, others, "another surface node")
+    d["shadowedSeqs"], d["shadowedRange"] = [other], {"start": other, "end": other}
+    return f"seq {i}: compaction/prune moved to seq {other}"
+
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -541,6 +557,8 @@ AIMS: dict[str, dict[str, Aim]] = {
                                                   "model": "deepseek-v4-flash"})),
         "prune-range-ends": lambda d, x: _prune(d, x, mismatch=True),
         "prune-off-surface": lambda d, x: _prune(d, x, mismatch=False),
+        # TM:139: the meter's shadow price
+        "prune-claim-elsewhere": _prune_claim_elsewhere,
     },
     "dispatch": {
         # V01:2378-2397: programmatic tool-call dispatches
