@@ -551,8 +551,8 @@ class ReleasedRelations:
 
     def code_dispatch(self, index: int, event: Event, raw: dict[str, Any], data: dict[str, Any], seq: Any) -> None:
         kind = raw["type"]
-        if self.open_turn is None:
-            raise _Refused("outside-turn", f"{kind} is outside an open turn")
+        if self.open_turn is None:  # V01:2378; no other layer (T1's invariants included) refuses a dispatch there
+            raise _Refused("ptc-outside-turn", f"{kind} is outside an open turn")
         root, parent, child = data.get("rootCallId", MISSING), data.get("parentCallId", MISSING), data.get("subCallId", MISSING)
         child_key = _key(child)
         known = self.ptc_roots.get(child_key, MISSING)

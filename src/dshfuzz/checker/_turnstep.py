@@ -831,8 +831,9 @@ def _released_usage(usage: Any) -> bool:
 
 def _count_ok(value: Any) -> bool:
     """The zod schema ``number().int().nonnegative()``: a number (not a string, boolean or
-    null), finite, integral and not negative."""
-    return is_number(value) and not math.isnan(value) and value >= 0 and float(value).is_integer()
+    null), finite, integral, not negative and, as zod 4's ``int()`` bounds it, a safe integer
+    (the meter refuses 2**53: "Integers must be within the safe integer range")."""
+    return is_number(value) and not math.isnan(value) and 0 <= value <= MAX_SAFE_INTEGER and float(value).is_integer()
 
 
 class _TurnStepMachine(_TokenMeter):

@@ -80,13 +80,17 @@ VALID = None
 
 CAMPAIGN_PERTURBATIONS: tuple[str, ...] = (
     "type-confusion", "out-of-domain", "header-out-of-domain", "duplicate-id", "seq-encoding", "framing-boundary",
+    "aimed-retry", "aimed-schedule", "aimed-subagent", "aimed-reference", "aimed-command", "aimed-dispatch",
+    "aimed-loader",
 )
 """The robustness perturbations a campaign runs, one stratum each, every one declaring no rule.
 Each family's draws choose among its variants, so one stratum covers every shape of it (a
 stratum per variant would outgrow the first cycle's budget). ``type-confusion`` subsumes
 ``not-an-event``, ``wrong-type-envelope`` and ``wrong-type-field``; the schema families
 (``out-of-domain``, ``header-out-of-domain``, ``duplicate-id``, ``seq-encoding``) and ``framing-boundary`` aim at the
-refusals type confusion cannot make (issue 32 item 4). The others stay out: ``deep-nesting`` and
+refusals type confusion cannot make (issue 32 item 4); the ``aimed-*`` families bring the rare event
+types their checks need with them, one stratum per family so that each of their few variants is
+drawn in a minute's campaign (:mod:`dshfuzz.mutators._aimed`). The others stay out: ``deep-nesting`` and
 ``huge-string`` write megabyte-sized logs that slow every judge and the minimiser (and
 nesting past the limit is the ``nesting-over-limit`` mutator's incident), ``invalid-utf8``
 and ``bom`` are single byte-level shapes a fixed test covers, and every official layer
@@ -287,7 +291,7 @@ def _mutant_variants(name: str) -> tuple[st.SearchStrategy[Any], Variant]:
         edit, logs = MUTATORS[name], logs_for(name, max_events=MAX_EVENTS)
     else:
         edit = PERTURBATIONS[name]
-        logs = st.one_of([incident_logs(format_version=v, max_events=MAX_EVENTS) for v in (0, 1)])
+        logs = st.one_of([incident_logs(format_version=v, max_events=MAX_EVENTS) for v in edit.formats])
 
     def variant(log: Any, draw: Draw, reject: bool) -> Example:  # a generated log
         data = DrawAdapter(draw)

@@ -45,15 +45,17 @@ class Perturbation(Edit):
     fn: MutateFn = field(repr=False, compare=False)
     must_find: bool = True
     compression: CompressionPolicy = "any"
+    formats: tuple[int, ...] = (0, 1)
+    """The format versions of the generated logs a campaign draws for it."""
 
 
 _PERTURBATIONS: list[Perturbation] = []
 
 
 def perturbation(name: str, summary: str, level: Level, *, must_find: bool = True,
-                 compression: CompressionPolicy = "any") -> Callable[[MutateFn], MutateFn]:
+                 compression: CompressionPolicy = "any", formats: tuple[int, ...] = (0, 1)) -> Callable[[MutateFn], MutateFn]:
     def wrap(fn: MutateFn) -> MutateFn:
-        _PERTURBATIONS.append(Perturbation(name, summary, level, fn, must_find, compression))
+        _PERTURBATIONS.append(Perturbation(name, summary, level, fn, must_find, compression, formats))
         return fn
 
     return wrap
@@ -375,8 +377,8 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
 
 
-# the schema and boundary families register through ``perturbation`` too: import them before the table is built
-from . import _boundary, _schema  # noqa: E402,F401
+# the schema, boundary and aimed families register through ``perturbation`` too: import them before the table is built
+from . import _aimed, _boundary, _schema  # noqa: E402,F401
 
 PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
 

@@ -1,0 +1,175 @@
+"""The aimed perturbation families (``aimed-*``, :mod:`dshfuzz.mutators._aimed`), judged by the
+official layers.
+
+Each variant aims at one check of one official layer: pinned to that variant, every mutant it
+makes on sample logs is refused, and some official layer refuses it with the check's own
+message. No variant is accepted by every layer (the table below says which message each one
+must draw), and the table names exactly the variants the families draw among, so a new variant
+comes with its expected refusal.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dshfuzz.generators import generate
+from dshfuzz.harness._judge import official_layers_for
+from dshfuzz.harness._strategy import CAMPAIGN_PERTURBATIONS
+from dshfuzz.mutators import PERTURBATIONS, Inapplicable, Level, Mutant, apply_seeded, incident_weights
+from dshfuzz.mutators._aimed import AIMED_FAMILIES, AIMS
+from dshfuzz.mutators._perturb import Perturbation
+
+pytestmark = pytest.mark.official
+
+_LEGACY = "contains malformed pre-react-loop"
+EXPECTED: dict[str, dict[str, str]] = {
+    "retry": {
+        "retry-over-max": "retry exceeds maxRetries",
+        "always-with-max": "always mode must omit maxRetries",
+        "delay-negative": "delayMs must be non-negative",
+        "delay-past-timer": "delayMs exceeds the timer range",
+        "retry-zero": "retry must be positive",
+        "delay-not-number": "delayMs must be a finite number",
+        "status-out-of-range": "status must be 100 through 599",
+        "retry-after-zero": "providerRetryAfterMs must be positive",
+        "chain-skips": "llm/retry must use retry 1",
+        "chain-changes-id": "must preserve retryId across one policy chain",
+        "id-across-chains": "reuses retryId",
+        "started-elsewhere": "does not match its scheduled turn and step",
+        "started-twice": "repeats one scheduled attempt",
+    },
+    "schedule": {
+        "every-under-five-minutes": "everySeconds must be at least 300",
+        "unknown-kind": "has unknown schedule kind",
+        "id-whitespace": "must not have surrounding whitespace",
+        "instant-without-millis": "must be a canonical UTC instant",
+        "dispatch-instant": "acceptedAt must be a canonical UTC instant",
+        "blocked-reason-unblocked": "blockedReason requires blocked phase",
+        "legacy-goal-message": "legacy goal (source round must be 0|source does not match|content does not match)",
+        "plan-mode-not-boolean": "active must be a boolean",
+        "hook-duration-negative": "durationMs must be non-negative",
+        "hook-duration-not-number": "durationMs must be a finite number",
+    },
+    "subagent": {
+        "unpaired-agent-route": "agentProvider and agentModel must be paired",
+        "empty-tool-filter": "toolFilter requires allow or deny",
+        "repeated-route": "repeats route",
+        "no-routes": "allowedModels must be non-empty",
+        "search-two-blocks": "content must contain one text block",
+        "search-no-message": "messages must contain one user message",
+        "search-no-tool": "tools must contain one web search tool",
+        "sections-not-snapshot": "sections require snapshot form",
+        "summary-not-notice": "summary requires notice form",
+    },
+    "reference": {
+        "counts-inconsistent": "message counts are inconsistent",
+        "truncated-disagrees": "truncated disagrees with omitted content",
+        "input-index": "inputIndex must match reference position",
+        "repeated-session": "repeats sessionId",
+        "no-references": "references must be non-empty",
+        "assistant-source": "must be model source",
+        "tool-result-shape": "must be tool source|must contain exactly one tool-result block",
+        "title-repeats-seq": "messageSeqs repeats seq 0",
+        "title-request-no-seqs": "messageSeqs must be non-empty",
+    },
+    "command": {
+        "run-twice": "command/run repeats commandId",
+        "done-without-run": "has no prior command/run",
+        "done-error-with-source": "has invalid sourceEventSeq",
+        "start-overlaps": "compaction/start overlaps an open compaction",
+        "end-changes-turn": "compaction/end changes its owner turn",
+        "summary-twice": "compaction/summary repeats",
+        "end-without-summary": "successful compaction/end requires one summary",
+        "turn-crosses-compaction": "turn/start crosses an open compaction",
+        "stream-call-without-output": "llmStreamCall requires rawOutput",
+        "prune-range-ends": "shadowedRange must match shadowedSeqs endpoints",
+        "prune-off-surface": "shadowedSeqs do not name an exact current surface span",
+        "prune-claim-elsewhere": "has no adjacent shadow price",
+    },
+    "dispatch": {
+        "outside-turn": "tool/code-dispatch-start is outside an open turn",
+        "changes-root": "tool/code-dispatch changes its rootCallId",
+        "foreign-parent": "parentCallId does not belong to rootCallId",
+        "start-twice": "tool/code-dispatch-start repeats subCallId",
+        "no-start": "tool/code-dispatch has no unique start",
+        "unlike-start": "tool/code-dispatch does not match its start",
+        "header-outside-turn": "request/header is outside an open turn",
+        "context-outside-turn": "request/context is outside an open turn",
+        "turn-end-over-step": "crosses an open step",
+        "turn-end-zero": f"{_LEGACY} turn/end",
+        "legacy-error-failure": f"{_LEGACY} turn/end",
+        "legacy-error-message": f"{_LEGACY} turn/end",
+        "legacy-turn-start": f"{_LEGACY} turn/start",
+    },
+    "loader": {
+        "mode-set": "unsupported legacy mode/set event",
+        "steering-not-object": f"{_LEGACY} steering/message",
+        "steering-shape": f"{_LEGACY} steering/message",
+        "cwd-empty": "cwd",
+        "retired-policy": "retired policy baseline fields",
+        "cwd-array": "cwd",
+        "cwd-number": "cwd",
+        "id-empty": "identity mismatch",
+        "id-object": "id",
+        "adapter-defaults": "has invalid adapterDefaults",
+        "message-prefix": "malformed request/header messagePrefix",
+        "replace-two-nodes": "must rewrite exactly one current node",
+        "replace-user-node": "must target a current tool/result",
+        "repeated-advertised-call": "repeats advertised tool call",
+        "title-request-text": "session/title-llm-request messages",
+        "foreign-delivery-marker": "current-generation delivery marker names the wrong Session",
+        "type-not-string": "7",
+    },
+}
+"""Each variant's expected refusal: a regular expression some refusing layer's message matches."""
+
+
+def test_the_table_names_every_variant_and_every_family_is_a_campaign_stratum() -> None:
+    assert {f: sorted(v) for f, v in EXPECTED.items()} == {f: sorted(v) for f, v in AIMS.items()}
+    assert set(AIMED_FAMILIES) == set(AIMS)
+    for family in AIMS:
+        assert f"aimed-{family}" in CAMPAIGN_PERTURBATIONS and f"aimed-{family}" in PERTURBATIONS
+
+
+@cache
+def _logs(format_version: int) -> tuple[Any, ...]:
+    return tuple(generate(40, seed=51 + format_version, turns=(1, 3), max_events=100, weights=incident_weights(),
+                          format_version=format_version))
+
+
+def _mutants(family: str, variant: str, format_version: int, most: int = 2) -> list[Mutant]:
+    fn = AIMS[family][variant]
+    pinned = Perturbation(f"aimed-{family}:{variant}", variant, Level.EVENT, lambda draft, data: fn(draft, data),
+                          must_find=False)
+    made: list[Mutant] = []
+    for i, log in enumerate(_logs(format_version)):
+        try:
+            made.append(apply_seeded(pinned, log, i))
+        except Inapplicable:
+            continue
+        if len(made) == most:
+            break
+    return made
+
+
+@pytest.mark.parametrize(("family", "variant"), [(f, v) for f, vs in EXPECTED.items() for v in vs])
+def test_each_aimed_variant_draws_its_refusal(official: Any, tmp_path: Path, family: str, variant: str) -> None:
+    """Every mutant of the variant, in each format its family draws, is refused by some layer with
+    the check's own message."""
+    pattern = re.compile(EXPECTED[family][variant])
+    for format_version in AIMED_FAMILIES[family]:
+        mutants = _mutants(family, variant, format_version)
+        assert mutants, f"{family}:{variant} applied to none of the v{format_version} sample logs"
+        for mutant in mutants:
+            path = tmp_path / f"mutant{mutant.suffix}"
+            path.write_bytes(mutant.data)
+            verdicts = official.check(path=path.resolve(), layers=official_layers_for(format_version))
+            messages = {layer: v.error.message for layer, v in verdicts.items() if not v.ok and v.error is not None}
+            assert any(pattern.search(m) for m in messages.values()), (
+                f"{mutant.description} (v{format_version}): no layer refused with /{pattern.pattern}/: {messages}"
+            )
