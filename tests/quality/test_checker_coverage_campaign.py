@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("coverage", reason="checker coverage needs coverage.py: pip install -e '.[dev]' (make setup)")
 
 REPO = Path(__file__).resolve().parents[2]
+RARE_FORM_BUDGET, RARE_FORM_SEED = "1000examples", "5"  # an example budget: the same logs on any machine
 
 
 def fuzz(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -55,3 +56,22 @@ def test_a_checker_it_cannot_measure_is_refused_in_one_line(tmp_path: Path) -> N
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("dshfuzz fuzz: cannot measure checker coverage:"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_checker_that_mishandles_one_rare_form_of_a_field_is_found(official: Any, tmp_path: Path) -> None:
+    """``one_range_form`` drops its findings on an event whose ``sourceEventSeqs`` holds a range
+    reaching the event's own seq: one encoding of one list, which the official layers refuse in
+    every encoding. A campaign with checker coverage on finds it, and its witness still holds
+    that form (the minimiser kept the incident)."""
+    from dshfuzz.model import read_log
+    from tests.broken_checkers.one_range_form import _cites_itself_or_later
+
+    out = tmp_path / "run"
+    proc = fuzz("--checker", "py:tests.broken_checkers.one_range_form:check", "--budget", RARE_FORM_BUDGET,
+                "--seed", RARE_FORM_SEED, "--workers", "1", "--checker-coverage", "--stop-after", "1", "--out", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    findings = json.loads((out / "summary.json").read_text())["findings"]
+    assert findings and all(f["kind"] == "miss" for f in findings), findings
+    finding = findings[0]
+    witness = Path(finding["reproduce"].rsplit(" ", 1)[1])
+    assert any(_cites_itself_or_later(e) for e in read_log(witness).events), finding["reproduce"]
