@@ -128,3 +128,29 @@ def test_the_format_0_loaders_refusals_are_warnings_in_a_later_format() -> None:
         warned = [f for f in check_log(parse_log(data, compression=compression), CheckOptions(strict=True)).findings
                   if f.rule is rule]
         assert [(str(f.severity), f.refused_by) for f in warned] == [("warning", ())], warned
+
+
+def _request_header_log(tools: Any, version: int) -> bytes:
+    """A request/header with ``tools`` in a step no assistant message follows: the meter never compares it."""
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "request/header", "seq": 2, "time": 4, "data": {"reason": "initial", "header": {
+            "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}, "system": "s", "tools": tools}}},
+    ]
+    return b"\n".join(dumpb(x) for x in [{**_HEADER, "version": version}, *events]) + b"\n"
+
+
+def test_tools_that_are_no_array_are_refused_by_the_layers_that_read_them_so() -> None:
+    """Measured: released refuses any non-array in format 0; the serializer sends what the canonical header keeps
+    (a positive length) and fails; with no usage anchor the meter never compares headers, so only null trips it."""
+    expected = {
+        (0, "ls"): {"released", "wire"}, (0, True): {"released"}, (0, None): {"seed", "meter", "released", "wire"},
+        (1, "ls"): {"wire"}, (1, None): {"meter", "wire"},
+    }
+    for (version, tools), layers in expected.items():
+        (e10,) = _findings(_request_header_log(tools, version))
+        assert e10.rule is RuleId.E10 and {str(x) for x in e10.refused_by} == layers, (version, tools, e10)
+    everything = check_log(parse_log(_request_header_log(True, 1)), CheckOptions(strict=True)).findings
+    (warning,) = [f for f in everything if f.rule is RuleId.E10]
+    assert warning.severity == "warning" and not warning.refused_by, "format 1 and no layer keeps it: a warning"

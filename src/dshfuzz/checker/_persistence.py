@@ -32,6 +32,7 @@ from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
+from ._meter_header import meter_trips_on_tools, tools_reading
 from ._migration import released_refuses_lossy
 from ._run import EVERY_EVENT, FindingRun, Subscriptions, resubscribe, rule_pass, rule_walk
 from ._scan import RUNNING_SCAN, SCAN, running_scan, scanned
@@ -919,6 +920,7 @@ class PayloadShape:
         self.held: list[tuple[int, Finding]] = []
         self.cited: set[int] = set()
         self.headers: list[bool] = []  # per request/header in order: whether it lacks a config
+        self.header_values: list[Any] = []  # per request/header in order: its data's header member
         self.at_anchor: int | None = None  # the header in force at the last assistant message
         self.headerless: list[tuple[int, Finding]] = []  # E10 findings of headers without config
 
@@ -950,6 +952,7 @@ class PayloadShape:
         raw = ev.raw
         data = raw.get("data")
         self.headers.append(_meter_throws_on_header(data) and not _header_unreadable(data))
+        self.header_values.append(data.get("header", MISSING) if _is_record(data) else MISSING)
         if _is_record(data) and data.get("reason") == "fallback":
             return None
         found = list(_request_header(self.ctx, ev, raw))
@@ -971,8 +974,15 @@ class PayloadShape:
         last, anchor = len(self.headers) - 1, self.at_anchor
         # the meter compares the header in force at its anchor with the last: a header without config in either throws
         compared = {anchor, last} if anchor is not None and (self.headers[anchor] or self.headers[last]) else set()
-        out.extend(replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.METER)) if h in compared else f
-                   for h, f in self.headerless)
+        # ... and, where both have configs and agree up to the tools, calls every on the anchor's tools
+        if anchor is not None and not compared and meter_trips_on_tools(self.header_values[anchor], self.header_values[last]):
+            compared = {anchor}
+        for h, f in self.headerless:
+            if h in compared:
+                out.append(replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.METER),
+                                   severity=Severity.ERROR))
+            else:
+                out.append(f if f.refused_by else replace(f, severity=Severity.WARNING))
         return out
 
 
@@ -1240,7 +1250,7 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
         return
     v0 = ctx.version == 0
     layers: set[L] = set()
-    if any(p not in _METER_READS for p in problems):
+    if any(p not in _METER_READS and p != _TOOLS_NOT_ARRAY for p in problems):
         # format 1's released restore takes a request/header's payload as it is (measured), but for
         # reading its header's config.provider, which throws where the meter's read does
         released = ctx.version != 1 or _meter_throws_on_header(data)
@@ -1252,13 +1262,20 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
     for p in problems:
         if p in _METER_READS:
             layers.update(_METER_READS[p] if v0 else (L.METER,))
-    # a header without config: the meter reads config.provider only as it compares the header in force at
-    # the last assistant message with the last one (TM measure, callConfigEquals), which PayloadShape decides
-    at_anchor = _meter_throws_on_header(data) and not _header_unreadable(data)
+    tools_at_anchor = False
+    if _TOOLS_NOT_ARRAY in problems:
+        tools_layers, tools_at_anchor = tools_reading(data["header"]).layers(ctx.version)
+        layers |= tools_layers
+    # a header without config, or with tools kept that are no array: the meter trips only as it compares the
+    # header in force at the last assistant message with the last one (TM measure), which PayloadShape decides
+    at_anchor = (_meter_throws_on_header(data) and not _header_unreadable(data)) or tools_at_anchor
+    refused_by = tuple(x for x in L if x in layers)
     yield ctx.finding(
         R.E10, "request/header " + "; ".join(problems), event=ev,
         context={"problems": problems, **({_AT_ANCHOR: True} if at_anchor else {})},
-        refused_by=tuple(x for x in L if x in layers),
+        refused_by=refused_by,
+        # no layer reads the member but as the canonical header drops it: the harness can use the log
+        severity=Severity.WARNING if not refused_by and not at_anchor else None,
     )
 
 
@@ -1279,10 +1296,10 @@ _LACKS_CONFIG = "lacks provider/model"
 _TOOLS_NOT_ARRAY = "header tools must be an array"
 _SYSTEM_NULL = "header system must be a string (got null)"
 _METER_READS = {
-    _TOOLS_NOT_ARRAY: (L.METER, L.RELEASED, L.WIRE),
     _SYSTEM_NULL: (L.SEED, L.METER, L.RELEASED, L.WIRE),
 }
-"""The problems the token meter trips on, and the layers refusing each in a format-0 log (measured)."""
+"""The problems the token meter trips on, and the layers refusing each in a format-0 log (measured);
+a tools that is no array is :mod:`._meter_header`'s to decide."""
 
 
 def request_header_problems(version: int | None, data: Any) -> list[str]:
