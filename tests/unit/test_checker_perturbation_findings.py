@@ -154,3 +154,39 @@ def test_tools_that_are_no_array_are_refused_by_the_layers_that_read_them_so() -
     everything = check_log(parse_log(_request_header_log(True, 1)), CheckOptions(strict=True)).findings
     (warning,) = [f for f in everything if f.rule is RuleId.E10]
     assert warning.severity == "warning" and not warning.refused_by, "format 1 and no layer keeps it: a warning"
+
+
+def _finishes_cited(*replays: Any, version: int = 1) -> bytes:
+    """A step whose assistant message (with usage: the meter's anchor) cites a text block-end and then
+    finish chunks with ``replays`` as their replayState (``None``: no replayState), in that order."""
+    chunks = [{"type": "block-end", "index": 0, "block": {"type": "text", "text": "hi"}},
+              *({"type": "finish", "reason": {"kind": "stop"}, **({} if r is None else {"replayState": r})} for r in replays)]
+    events: list[dict[str, Any]] = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "request/header", "seq": 2, "time": 4, "data": {"reason": "initial", "header": {
+            "config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}}}},
+        *({"type": "assistant/chunk", "seq": 3 + i, "time": 5 + i, "data": {"turn": 1, "step": 1, "chunk": c}}
+          for i, c in enumerate(chunks)),
+    ]
+    n = len(events)
+    events += [
+        {"type": "assistant/message", "seq": n, "time": 5 + n, "sourceEventSeqs": list(range(3, n)), "surfaceOp": "append",
+         "data": {"turn": 1, "step": 1, "usage": {"inputTokens": 5, "outputTokens": 1}, "message": {
+             "id": "m", "role": "assistant", "content": [{"type": "text", "text": "hi"}],
+             "source": {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}}}},
+        {"type": "step/end", "seq": n + 1, "time": 6 + n, "data": {"turn": 1, "step": 1}},
+        {"type": "turn/end", "seq": n + 2, "time": 7 + n, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    ]
+    return b"\n".join(dumpb(x) for x in [{**_HEADER, "version": version}, *events]) + b"\n"
+
+
+def test_the_last_cited_finish_with_null_replay_blocks_is_the_meters_refusal() -> None:
+    """The meter's assembler keeps the last finish chunk's replayState and reads ``blocks.length`` (DL:851-855)."""
+    null = {"response": {"id": "r"}, "blocks": None}
+    for version in (0, 1):
+        for replays in ([null], [null, {}, null], [{}, null]):
+            (t2,) = _findings(_finishes_cited(*replays, version=version))
+            assert t2.rule is RuleId.T2 and [str(x) for x in t2.refused_by] == ["meter"], (version, replays)
+        for replays in ([None], [null, {}], [null, None], [{"blocks": 5}]):
+            assert not _findings(_finishes_cited(*replays, version=version)), (version, replays)

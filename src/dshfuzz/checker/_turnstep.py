@@ -260,8 +260,8 @@ class _CitedChunks(_Refusals):
     changes, so an assembly verdict is kept per sequence of numbers (:attr:`assemblies`);
     the buffered heads all name the open int step (:attr:`inv_turn`/:attr:`inv_step`)."""
 
-    __slots__ = ("cite_kinds", "cite_skeletons", "cite_ids", "cite_rare", "assemblies", "key_at", "key_turns",
-                 "key_steps", "step_chunks", "step_runs")
+    __slots__ = ("cite_kinds", "cite_skeletons", "cite_ids", "cite_rare", "cite_finishes", "assemblies", "key_at",
+                 "key_turns", "key_steps", "step_chunks", "step_runs")
 
     # the open turn and step, kept by _TurnStepMachine: the buffered chunk heads name them
     inv_turn: Any
@@ -274,6 +274,7 @@ class _CitedChunks(_Refusals):
         self.cite_skeletons: list[Any] = [None, None, _SKIPPED]
         self.cite_ids: dict[Any, int] = {"usage": _SKIPPED_ID}
         self.cite_rare: dict[int, Any] = {}
+        self.cite_finishes: set[int] = set()  # the numbers of finish skeletons: the last one cited decides the replay
         self.assemblies: dict[bytes, str | None] = {}
         # the turn/step of the chunks from each position on (a new entry where they change)
         self.key_at = array("q")
@@ -346,7 +347,12 @@ class _CitedChunks(_Refusals):
         ids = kinds[first : last + 1] if last - first + 1 == len(sources) else bytearray(map(kinds.__getitem__, sources))
         if _NOT_CHUNK in ids or _NO_DATA in ids or _RARE in ids:
             return None
-        return bytes(dict.fromkeys(ids))
+        once = bytes(dict.fromkeys(ids))
+        finishes = self.cite_finishes
+        if len(finishes) > 1 and len(finishes.intersection(once)) > 1:
+            # the assembler keeps the last finish's replayState: repeat it after the first-cited order
+            once += _BYTES[next(cid for cid in reversed(ids) if cid in finishes)]
+        return once
 
     def assembly_problem(self, cited: bytes) -> str | None:
         """:func:`_assembly_problem` of the skeletons numbered ``cited``: a numbered skeleton never
@@ -446,8 +452,10 @@ class _CitedChunks(_Refusals):
             cid = None
             if chunk.__class__ is dict:
                 kind = chunk.get("type")
-                if kind == "usage" or kind == "finish":
+                if kind == "usage":
                     cid = _SKIPPED_ID
+                elif kind == "finish":
+                    cid = known(("finish", _replay_blocks_null(chunk)))
                 elif (position := chunk.get("index")).__class__ is int:
                     try:
                         if kind == "block-end":
@@ -507,6 +515,8 @@ class _CitedChunks(_Refusals):
         if key is not None and len(skeletons) < _RARE:
             self.cite_ids[key] = len(skeletons)
             skeletons.append(_skeleton(chunk))
+            if key.__class__ is tuple and key[0] == "finish":
+                self.cite_finishes.add(len(skeletons) - 1)
             return len(skeletons) - 1
         skeleton = _skeleton(chunk)
         for position in range(index, stop):
@@ -524,7 +534,16 @@ _ASSEMBLED = ("text", "reasoning", "tool-call")  # a tuple: block types may be u
 
 _SKIPPED = {"type": "usage"}
 _SKIPPED_ID = 2
-"""The skeleton of every usage and finish chunk (the assembler skips them)."""
+"""The skeleton of every usage chunk (the assembler keeps its usage, which the meter does not read)."""
+_FINISH = {"type": "finish"}
+_FINISH_NULL_BLOCKS = {"type": "finish", "replayState": {"blocks": None}}
+
+
+def _replay_blocks_null(chunk: dict[str, Any]) -> bool:
+    """Whether a finish chunk's ``replayState.blocks`` is null: ``assembled()`` reads its length
+    (DL:851-855), where undefined, or a replayState that is no object, is passed over."""
+    replay = chunk.get("replayState")
+    return replay.__class__ is dict and "blocks" in replay and replay["blocks"] is None
 _ODD = object()
 _TEXT_BLOCKS = ("text", "reasoning")
 _BYTES = [bytes((cid,)) for cid in range(256)]
@@ -547,8 +566,10 @@ def _cite_key(chunk: Any) -> Any:
     kind = chunk.get("type", MISSING)
     if kind.__class__ is not str or kind not in _CHUNK_TYPES:
         return ("type", _show(kind))
-    if kind == "usage" or kind == "finish":
+    if kind == "usage":
         return "usage"
+    if kind == "finish":
+        return ("finish", _replay_blocks_null(chunk))
     index = chunk.get("index", MISSING)
     if index.__class__ is not int and index.__class__ is not float:
         if index is not None and index is not MISSING and index.__class__ is not str and index.__class__ is not bool:
@@ -571,8 +592,10 @@ def _skeleton(chunk: Any) -> Any:
     kind = chunk.get("type", MISSING)
     if kind.__class__ is not str or kind not in _CHUNK_TYPES:
         return {"type": kind}
-    if kind == "usage" or kind == "finish":
+    if kind == "usage":
         return _SKIPPED
+    if kind == "finish":
+        return _FINISH_NULL_BLOCKS if _replay_blocks_null(chunk) else _FINISH
     index = chunk.get("index", MISSING)
     if kind == "block-start":
         return {"type": kind, "index": index, "blockType": chunk.get("blockType", MISSING)}
@@ -590,6 +613,7 @@ _ASSEMBLY_MEMO = 4096
 def _assembly_problem(chunks: list[Any]) -> str | None:
     """Why ``BlockAssembler`` (dsh-llm) plus ``estimateContent`` would throw on ``chunks``, or ``None``."""
     partials: dict[Any, dict[str, Any]] = {}
+    null_blocks = False  # the last finish chunk's replayState.blocks is null
     for chunk in chunks:
         if type(chunk) is not dict:
             if chunk is None or chunk is MISSING:
@@ -598,7 +622,10 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
         kind = chunk.get("type", MISSING)
         if kind not in _CHUNK_TYPES:
             return f"unknown chunk type {_show(kind)}"
-        if kind == "usage" or kind == "finish":
+        if kind == "usage":
+            continue
+        if kind == "finish":
+            null_blocks = _replay_blocks_null(chunk)
             continue
         index = chunk.get("index", MISSING)
         # A JS Map keys 1 and 1.0 alike, as Python's hashing does for numbers.
@@ -618,14 +645,16 @@ def _assembly_problem(chunks: list[Any]) -> str | None:
             else:
                 partials[key] = {"type": "tool-call" if kind == "tool-call-delta" else "text"}
     for partial in partials.values():
+        if partial.get("block") is None and partial["type"] not in _ASSEMBLED:
+            return f"cannot assemble incomplete block of type {_show(partial['type'])}"
+    if null_blocks:
+        return "the last finish chunk's replayState.blocks is null"
+    for partial in partials.values():
         block = partial.get("block")
-        if block is None:
-            if partial["type"] not in _ASSEMBLED:
-                return f"cannot assemble incomplete block of type {_show(partial['type'])}"
-            continue
-        problem = _block_problem(block)
-        if problem is not None:
-            return problem
+        if block is not None:
+            problem = _block_problem(block)
+            if problem is not None:
+                return problem
     return None
 
 
