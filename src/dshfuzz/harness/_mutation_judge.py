@@ -1,0 +1,163 @@
+"""Judging one mutant (or the unmutated baseline) by a short campaign, in its own process.
+
+The parent (:mod:`._mutation_run`) starts ``python -c`` with the copy's folder first on
+``PYTHONPATH`` and the job as JSON; :func:`judge_child` runs the campaign through the public
+harness calls (:func:`run_campaign`, :class:`CampaignConfig`) and prints one result line,
+prefixed :data:`RESULT_MARK`. One process per mutant: imported modules cannot collide, and a
+mutant that hangs or crashes the interpreter takes nothing else down.
+
+* Baseline mode (``known`` is ``None``): the whole budget, every cause of a checker defect
+  kept, and (with coverage.py, when ``reach`` is set) the lines of the copy that ran and
+  the copy's modules that were imported at all.
+* Mutant mode: killed at the first checker defect whose cause the baseline does not know
+  (a miss of declared rules only once a second mutant confirmed it), or by a pre-flight
+  failure (the mutant crashed on the pre-flight log, or would not import). For the
+  built-in checker the kill also needs the mutant's verdict on the witness to differ from
+  the unmutated checker's (the real ``dshfuzz.checker``, importable beside the copy): a
+  cause the baseline's run merely did not reach is then learnt, not counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RESULT_MARK", "judge_child"]
+
+RESULT_MARK = "DSHFUZZ-MUTANT-RESULT "
+
+NOT_DEFECTS = ("official-disagreement", "oracle-crash")
+"""Finding kinds that are not the checker's defects (as a baseline reads a summary)."""
+
+
+def judge_child(job_text: str) -> int:
+    """Run the job; print its result line; the process's status (0 even for a kill)."""
+    job = json.loads(job_text)
+    try:
+        result = _judge(job)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as this mutant's error
+        import traceback
+
+        result = {"status": "error", "how": f"{type(exc).__name__}: {str(exc)[:200]}",
+                  "detail": traceback.format_exc(limit=6)}
+    sys.stdout.write(RESULT_MARK + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _judge(job: dict[str, Any]) -> dict[str, Any]:
+    from . import CampaignConfig, CampaignFinished, CampaignSetupError, DisagreementFound, WorkerFailed, run_campaign
+    from ._baseline import cause_of
+
+    known: set[str] | None = None if job["known"] is None else set(job["known"])
+    config = CampaignConfig(
+        checker=job["entry"], seed=job["seed"], workers=0, budget_seconds=job["budget"], official=job["official"],
+        checker_timeout=job["timeout"], checker_rules=None if job["rules"] is None else tuple(job["rules"]),
+        out=Path(job["out"]), run_id="campaign",
+    )
+    coverage = _start_coverage(job["copy"]) if known is None and job["reach"] else None
+    started = time.monotonic()
+    causes: set[str] = set()
+    examples = 0
+    events = run_campaign(config, check_first=True)
+    try:
+        for event in events:
+            if isinstance(event, CampaignFinished):
+                examples = event.examples
+            if isinstance(event, WorkerFailed):
+                return {"status": "error", "how": "the campaign's worker failed", "detail": str(event.error)[-2000:]}
+            if not isinstance(event, DisagreementFound) or event.kind in NOT_DEFECTS or event.confirmed is False:
+                continue
+            cause = cause_of(event.signature)
+            causes.add(cause)
+            if known is None or cause in known:
+                continue
+            if job["compare"] and not _verdicts_differ(job["entry"], event, job["timeout"]):
+                known.add(cause)  # the unmutated checker says the same on this log: not the mutant's doing
+                continue
+            return {"status": "killed", "how": "a new cause", "cause": cause, "detail": event.detail[:500],
+                    "seconds": time.monotonic() - started}
+    except CampaignSetupError as exc:
+        if known is None:
+            return {"status": "error", "how": "the unmutated checker failed the pre-flight check", "detail": str(exc)}
+        return {"status": "killed", "how": "pre-flight: the mutant failed on the pre-flight log",
+                "detail": str(exc)[:500], "seconds": time.monotonic() - started}
+    finally:
+        events.close()
+    seconds = time.monotonic() - started
+    if known is not None:
+        return {"status": "survived", "how": f"no new cause in {examples} examples", "seconds": seconds}
+    out: dict[str, Any] = {"status": "baseline", "causes": sorted(causes), "examples": examples, "seconds": seconds,
+                           "imported": sorted(name for name in sys.modules if name.split(".")[0] == job["copy_name"])}
+    out["reach"] = None if coverage is None else _reach(coverage, Path(job["copy"]))
+    return out
+
+
+def _start_coverage(copy: str) -> Any:
+    """coverage.py measuring the copy's lines (``None`` when coverage.py is not installed)."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    measure = coverage.Coverage(data_file=None, include=[os.path.join(copy, "*")], branch=False)
+    measure.start()
+    return measure
+
+
+def _reach(measure: Any, copy: Path) -> dict[str, list[int]]:
+    """The copy's executed lines: path relative to the copy's folder -> sorted lines."""
+    measure.stop()
+    data = measure.get_data()
+    out = {}
+    for name in data.measured_files():
+        try:
+            rel = Path(name).resolve().relative_to(copy.resolve())
+        except ValueError:
+            continue
+        out[str(rel)] = sorted(data.lines(name) or ())
+    return out
+
+
+def _verdicts_differ(entry: str, event: Any, timeout: float) -> bool:
+    """Whether the mutant (``entry``) and the unmutated built-in checker judge the witness (and
+    a metamorphic finding's original) differently: findings, severities, seqs, layers, causes."""
+    from dshfuzz.checker import check_path
+
+    module, _, name = entry[3:].partition(":")
+    import importlib
+
+    mutant: Callable[[str], Any] = getattr(importlib.import_module(module), name)
+    logs = [(event.data, event.compression)]
+    if event.original is not None:
+        logs.append((event.original, event.original_compression))
+    with tempfile.TemporaryDirectory(prefix="dshfuzz-mutant-witness-") as scratch:
+        for at, (data, compression) in enumerate(logs):
+            path = Path(scratch) / f"w{at}.jsonl{'.zstd' if compression == 'zstd' else ''}"
+            path.write_bytes(data)
+            if _key(mutant, path, timeout) != _key(check_path, path, timeout):
+                return True
+    return False
+
+
+def _key(function: Callable[[str], Any], path: Path, timeout: float) -> object:
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            report = function(str(path))
+            box["value"] = (report.ok, [(str(f.rule), str(f.severity), f.seq, tuple(map(str, f.refused_by)),
+                                         f.caused_by) for f in report.findings], report.events)
+        except BaseException as exc:  # noqa: BLE001 - a crash is a verdict here
+            box["value"] = ("crash", type(exc).__name__)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    return box.get("value", "timeout")
