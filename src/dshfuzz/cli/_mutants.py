@@ -41,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="judge exactly this mutant (repeatable): a survivor's replay")
     parser.add_argument("--equivalents", type=Path, default=None, metavar="FILE",
                         help="the reviewed equivalent mutants (default: dshfuzz's own for builtin, none otherwise)")
+    parser.add_argument("--mutators", default=None,
+                        help="comma-separated mutator names every campaign draws from (default: all)")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
     parser.add_argument("--no-diffs", action="store_true", help="list the survivors without their diffs")
 
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         checker=args.checker, modules=tuple(args.module), sample=args.sample, seed=args.seed,
         budget_seconds=seconds, jobs=args.jobs or default_workers(), out=args.out, timeout=args.timeout,
         official=not args.no_official, only=tuple(args.only), equivalents=args.equivalents,
+        mutators=None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip()),
     )
     err = Console(stderr=True, highlight=False)
     finished: MutantsFinished | None = None

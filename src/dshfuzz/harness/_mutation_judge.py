@@ -60,7 +60,7 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
     config = CampaignConfig(
         checker=job["entry"], seed=job["seed"], workers=0, budget_seconds=job["budget"], official=job["official"],
         checker_timeout=job["timeout"], checker_rules=None if job["rules"] is None else tuple(job["rules"]),
-        out=Path(job["out"]), run_id="campaign",
+        out=Path(job["out"]), run_id="campaign", mutators=None if job["mutators"] is None else tuple(job["mutators"]),
     )
     coverage = _start_coverage(job["copy"]) if known is None and job["reach"] else None
     started = time.monotonic()

@@ -78,7 +78,8 @@ _BOOT = ("import sys; from dshfuzz.harness._mutation_judge import judge_child; "
 @dataclass(frozen=True, slots=True)
 class MutationConfig:
     """One mutation run. ``jobs`` mutants are judged at once, each by a campaign of
-    ``budget_seconds`` (one worker thread in its own process); ``sample`` draws that many of
+    ``budget_seconds`` (one worker thread in its own process), of ``mutators`` (``None``: all;
+    a few focus short campaigns on the incidents a module's rules need); ``sample`` draws that many of
     the judgeable mutants with ``seed`` (which is also every campaign's seed); ``only`` judges
     exactly those mutant ids (a survivor's replay). ``equivalents`` is the reviewed file of
     equivalent mutants (``None``: the built-in checker's own, none for another checker)."""
@@ -94,6 +95,7 @@ class MutationConfig:
     official: bool = True
     only: tuple[str, ...] = ()
     operators: tuple[str, ...] | None = None
+    mutators: tuple[str, ...] | None = None
     equivalents: Path | None = None
     reach: bool = True
 
@@ -101,7 +103,8 @@ class MutationConfig:
         """What two runs must share for one's verdicts to stand for the other's."""
         return {"checker": self.checker, "modules": list(self.modules), "seed": self.seed,
                 "budget": self.budget_seconds, "timeout": self.timeout, "official": self.official,
-                "operators": None if self.operators is None else list(self.operators)}
+                "operators": None if self.operators is None else list(self.operators),
+                "mutators": None if self.mutators is None else list(self.mutators)}
 
     def equivalents_path(self) -> Path | None:
         return self.equivalents if self.equivalents is not None else (
@@ -113,6 +116,8 @@ class MutationConfig:
                  "--budget", f"{self.budget_seconds:g}s", "--out", "reports/mutant-replay"]
         if not self.official:
             parts.append("--no-official")
+        if self.mutators is not None:
+            parts += ["--mutators", ",".join(self.mutators)]
         return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -299,7 +304,8 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
                "timeout": config.timeout, "official": config.official, "rules": _rules(target),
                "out": str(Path(scratch) / "reports"), "known": known, "reach": config.reach,
                "copy": str(folder / (target.copy_name if target.root.is_dir() else target.root.name)),
-               "copy_name": target.copy_name, "compare": target.builtin}
+               "copy_name": target.copy_name, "compare": target.builtin,
+               "mutators": None if config.mutators is None else list(config.mutators)}
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), env.get("PYTHONPATH", "")) if p)
         with children.lock:

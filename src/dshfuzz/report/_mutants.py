@@ -65,14 +65,14 @@ def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = 
             continue
         table = Table(title=f"mutation score per {title}", title_justify="left")
         for col in (title, "killed", "survived", "unreached", "equivalent", "errors", "score"):
-            table.add_column(col, justify="left" if col == title else "right")
+            table.add_column(col, justify="left" if col == title else "right", no_wrap=col == title)
         for name, tally in groups.items():
             table.add_row(*_tally_row(name, tally))
         table.add_row(*_tally_row("all", score), style="bold")
         console.print(table)
     for s in data["survivors"]:
         head = f"[bold]{s['verdict']}[/bold] {s['where']} {s['operator']} (rule {s['rule'] or '-'}; {s['status']})"
-        console.print(head, highlight=False)
+        console.print(head, highlight=False, soft_wrap=True)
         if s["reason"]:
             console.print(f"  equivalent: {s['reason']}", highlight=False, markup=False)
         if diffs:
@@ -85,5 +85,5 @@ def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = 
         f"mutation score {_pct(score['score'])}: {score['killed']} of {counted} non-equivalent mutants killed "
         f"({score['survived']} survived, {score['unreached']} unreached, {score['equivalent']} equivalent, "
         f"{score['errors']} errors); {len(summary.blind_spots)} blind spot{'' if len(summary.blind_spots) == 1 else 's'}",
-        highlight=False,
+        highlight=False, soft_wrap=True,
     )
