@@ -254,10 +254,14 @@ def _statement_line(node: Any) -> int:
 
 def static_skip(node: Any) -> str | None:
     """Why a mutant at ``node`` cannot change any log's verdict, or ``None``."""
+    if node.type == "if_stmt" and node.children[1].get_code().strip() == "TYPE_CHECKING":
+        return "if TYPE_CHECKING: block (never run)"  # its condition negated would import at run time
     child, parent = node, node.parent
     while parent is not None:
         kind = parent.type
         if kind == "annassign" and len(parent.children) > 1 and child is parent.children[1]:
+            return "type annotation (never evaluated)"
+        if kind == "tfpdef" and len(parent.children) > 2 and child is parent.children[2]:
             return "type annotation (never evaluated)"
         if kind in ("param", "funcdef") and child is getattr(parent, "annotation", None):
             return "type annotation (never evaluated)"

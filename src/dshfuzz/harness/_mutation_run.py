@@ -205,23 +205,25 @@ class _Store:
 
     def _read(self, identity: dict[str, Any]) -> None:
         try:
-            lines = self.path.read_bytes().split(b"\n")
+            data = self.path.read_bytes()
         except OSError as exc:
             raise MutationSetupError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        lines = data.split(b"\n")
         records = []
+        kept = 0  # bytes of whole records: a torn tail past them is cut off before appending
         for at, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("not an object")
-            except ValueError:
-                if at == len(lines) - 1:  # a torn last line: the run was stopped while writing it
-                    break
-                raise MutationSetupError(f"{self.path}: line {at + 1} is not a results record; "
-                                         "move the file away to start over") from None
-            records.append(record)
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                    if not isinstance(record, dict):
+                        raise ValueError("not an object")
+                except ValueError:
+                    if at == len(lines) - 1:  # a torn last line: the run was stopped while writing it
+                        break
+                    raise MutationSetupError(f"{self.path}: line {at + 1} is not a results record; "
+                                             "move the file away to start over") from None
+                records.append(record)
+            kept += len(line) + 1
         if not records or records[0].get("format") != RESULTS_FORMAT:
             raise MutationSetupError(f"{self.path}: not a {RESULTS_FORMAT} file; move it away or pick another --out")
         if records[0].get("run") != identity:
@@ -234,9 +236,8 @@ class _Store:
                 self.results[record["mutant"]["id"]] = record
             else:
                 raise MutationSetupError(f"{self.path}: a record is neither the baseline nor a mutant's")
-        if not self.path.read_bytes().endswith(b"\n"):  # drop the torn tail so the next line starts clean
-            with self.path.open("ab") as fh:
-                fh.write(b"\n")
+        if kept < len(data):
+            os.truncate(self.path, kept)
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, sort_keys=True) + "\n").encode("utf-8")
