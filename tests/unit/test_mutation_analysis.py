@@ -226,7 +226,7 @@ def test_the_command_writes_the_summary_and_reports_blind_spots(
     (["--checker", "cmd:'node x.mjs {log}'"], "mutates Python checkers"),
     (["--checker", "py:no_such_module_anywhere:check"], "no module named no_such_module_anywhere"),
     (["--checker", "builtin", "--module", "dshfuzz.checker._nope"], "not a Python module of builtin"),
-    (["--checker", "builtin", "--budget", "500examples"], "must be a time"),
+    (["--checker", "builtin", "--budget", "soon"], "budget must look like"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:

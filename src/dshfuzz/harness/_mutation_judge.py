@@ -58,7 +58,8 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
 
     known: set[str] | None = None if job["known"] is None else set(job["known"])
     config = CampaignConfig(
-        checker=job["entry"], seed=job["seed"], workers=0, budget_seconds=job["budget"], official=job["official"],
+        checker=job["entry"], seed=job["seed"], workers=0, budget_seconds=None if job["examples"] is not None else job["budget"],
+        budget_examples=job["examples"], official=job["official"],
         checker_timeout=job["timeout"], checker_rules=None if job["rules"] is None else tuple(job["rules"]),
         out=Path(job["out"]), run_id="campaign", mutators=None if job["mutators"] is None else tuple(job["mutators"]),
     )

@@ -71,6 +71,9 @@ CHILD_GRACE_SECONDS = 120.0
 """A judging process may take its budget plus this (start-up, pre-flight, the campaign's own
 stop grace) before it is killed and the mutant recorded as an error."""
 
+EXAMPLES_WALL_SECONDS = 600.0
+"""What a campaign on an example budget may take before its process is killed (an error)."""
+
 _BOOT = ("import sys; from dshfuzz.harness._mutation_judge import judge_child; "
          "sys.exit(judge_child(sys.argv[1]))")
 
@@ -88,7 +91,10 @@ class MutationConfig:
     modules: tuple[str, ...] = ()
     sample: int | None = None
     seed: int = 0
-    budget_seconds: float = 20.0
+    budget_seconds: float | None = 20.0
+    budget_examples: int | None = None
+    """An example budget instead of a time (``budget_seconds`` then ``None``): the campaigns'
+    example sequences no longer depend on the machine's load, so a verdict replays exactly."""
     jobs: int = 1
     out: Path = Path("reports/mutants")
     timeout: float = 5.0
@@ -102,9 +108,14 @@ class MutationConfig:
     def identity(self) -> dict[str, Any]:
         """What two runs must share for one's verdicts to stand for the other's."""
         return {"checker": self.checker, "modules": list(self.modules), "seed": self.seed,
-                "budget": self.budget_seconds, "timeout": self.timeout, "official": self.official,
+                "budget": self.budget_text, "timeout": self.timeout, "official": self.official,
                 "operators": None if self.operators is None else list(self.operators),
                 "mutators": None if self.mutators is None else list(self.mutators)}
+
+    @property
+    def budget_text(self) -> str:
+        """The budget as ``--budget`` takes it (``20s``, ``60examples``)."""
+        return f"{self.budget_examples}examples" if self.budget_examples is not None else f"{self.budget_seconds:g}s"
 
     def equivalents_path(self) -> Path | None:
         return self.equivalents if self.equivalents is not None else (
@@ -113,7 +124,7 @@ class MutationConfig:
     def replay_command(self, mutant_id: str) -> str:
         """The one line that judges ``mutant_id`` again, alone, in a folder of its own."""
         parts = ["dshfuzz", "mutants", "--checker", self.checker, "--only", mutant_id, "--seed", str(self.seed),
-                 "--budget", f"{self.budget_seconds:g}s", "--out", "reports/mutant-replay"]
+                 "--budget", self.budget_text, "--out", "reports/mutant-replay"]
         if not self.official:
             parts.append("--no-official")
         if self.mutators is not None:
@@ -302,6 +313,7 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
     with tempfile.TemporaryDirectory(prefix="dshfuzz-mutant-") as scratch:
         folder = materialise(target, Path(scratch) / "copy", mutant)
         job = {"entry": target.entry, "seed": config.seed, "budget": config.budget_seconds,
+               "examples": config.budget_examples,
                "timeout": config.timeout, "official": config.official, "rules": _rules(target),
                "out": str(Path(scratch) / "reports"), "known": known, "reach": config.reach,
                "copy": str(folder / (target.copy_name if target.root.is_dir() else target.root.name)),
@@ -316,7 +328,9 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
             children.procs.add(proc)
         try:
-            out, err = proc.communicate(timeout=config.budget_seconds + CHILD_GRACE_SECONDS)
+            timed = config.budget_examples is None and config.budget_seconds is not None
+            wall = config.budget_seconds if timed and config.budget_seconds is not None else EXAMPLES_WALL_SECONDS
+            out, err = proc.communicate(timeout=wall + CHILD_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()

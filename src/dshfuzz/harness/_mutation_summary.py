@@ -71,7 +71,7 @@ class MutationSummary:
 
     checker: str
     seed: int
-    budget_seconds: float
+    budget: str
     total: int
     skipped: dict[str, int]
     planned: int
@@ -93,7 +93,7 @@ class MutationSummary:
             "format": SUMMARY_FORMAT,
             "checker": self.checker,
             "seed": self.seed,
-            "budgetSeconds": self.budget_seconds,
+            "budget": self.budget,
             "mutants": {"total": self.total, "skipped": dict(sorted(self.skipped.items())), "planned": self.planned},
             "score": self.overall.to_json(),
             "modules": {k: v.to_json() for k, v in sorted(self.modules.items())},
@@ -136,7 +136,7 @@ def summarise_mutants(finished: MutantsFinished, config: MutationConfig) -> Muta
     )
     plan = finished.plan
     return MutationSummary(
-        checker=config.checker, seed=config.seed, budget_seconds=config.budget_seconds, total=plan.total,
+        checker=config.checker, seed=config.seed, budget=config.budget_text, total=plan.total,
         skipped=dict(plan.skipped), planned=plan.planned, overall=_tally(results, eq),
         modules={k: _tally(v, eq) for k, v in by_module.items()}, rules={k: _tally(v, eq) for k, v in by_rule.items()},
         survivors=survivors, killed=tuple(r for r in results if r.status == "killed"),
