@@ -196,7 +196,7 @@ def test_the_score_counts_equivalents_apart(toy: Path, tmp_path: Path, monkeypat
     assert summary.overall.score == 1.0
     (only,) = summary.survivors
     assert only.verdict == "equivalent" and only.reason.startswith("reviewed")
-    assert only.replay.startswith("dshfuzz mutants --checker py:toychk:check --only ")
+    assert only.replay.startswith("dshfuzz mutants --checker py:toychk:check --module toychk --only ")
     assert only.diff.startswith("--- a/toychk.py")
     data = summary.to_json()
     assert data["format"] == "dshfuzz-mutants-summary/1"
@@ -262,3 +262,20 @@ def test_fuzzing_does_not_import_the_mutation_library() -> None:
             "print(any(m.split('.')[0] == 'cosmic_ray' for m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == "False", run.stderr
+
+
+def test_only_logging_calls_are_skipped_as_logging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "logchk.py").write_text(
+        "import logging\nlogger = logging.getLogger(__name__)\n\n\n"
+        "def check(path):\n"
+        "    log = open(path).read().splitlines()\n"
+        "    logger.info('lines: %d', len(log) + 1)\n"
+        "    return {'findings': [] if log.count('') < 2 else [{'rule': 'X1', 'severity': 'error', 'seq': None}]}\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mutants = list(enumerate_mutants(resolve_target("py:logchk:check")))
+    by_line = {}
+    for m in mutants:
+        by_line.setdefault(m.line, set()).add(m.skip)
+    assert by_line[7] == {"logging call"}  # logger.info(...)
+    assert by_line[8] == {None}  # `log` here is the lines read, not a logger

@@ -78,6 +78,7 @@ def check(path):
 '''
 
 _LOG_NAMES = frozenset({"log", "logger", "logging", "_log", "_logger", "LOG", "LOGGER"})
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 
 class MutationSetupError(ValueError):
@@ -269,11 +270,21 @@ def static_skip(node: Any) -> str | None:
             return "if TYPE_CHECKING: block (never run)"
         if kind == "expr_stmt" and parent.children[0].type == "name" and parent.children[0].value == "__all__":
             return "__all__ (names exported, no verdict)"
-        if kind in ("atom_expr", "power") and parent.children[0].type == "name" \
-                and parent.children[0].value in _LOG_NAMES:
+        if kind in ("atom_expr", "power") and _is_logging_call(parent):
             return "logging call"
         child, parent = parent, parent.parent
     return None
+
+
+def _is_logging_call(node: Any) -> bool:
+    """``logger.info(...)`` and the like: a logger's name, then one of the logging methods
+    (a name alone is not enough: ``log`` is as often a session log)."""
+    first, *rest = node.children
+    if first.type != "name" or first.value not in _LOG_NAMES or not rest:
+        return False
+    trailer = rest[0]
+    return trailer.type == "trailer" and len(trailer.children) == 2 and trailer.children[0].value == "." \
+        and trailer.children[1].value in _LOG_METHODS
 
 
 def rule_lines(target: MutationTarget) -> dict[str, list[tuple[int, int, str]]]:

@@ -13,7 +13,10 @@ The engine never prints: :func:`run_mutants` yields typed events.
 A mutant on a line the baseline campaign never executed (coverage.py, when installed) is
 ``unreached``: with the same seed its campaign could only differ by chance, so it is not
 run, and it counts as not killed, like a survivor (the fuzzer's blind spot, not an
-equivalent). A module the baseline never imported is not on the check path: its mutants
+equivalent). The baseline runs under coverage.py and so judges fewer examples in a time
+budget than a mutant's campaign would: a line it missed might have run in a mutant's own
+campaign. The error is toward a lower score, never a higher one; an example budget
+(``--budget 60examples``) removes it. A module the baseline never imported is not on the check path: its mutants
 are skipped, with that reason.
 """
 
@@ -71,6 +74,10 @@ CHILD_GRACE_SECONDS = 120.0
 """A judging process may take its budget plus this (start-up, pre-flight, the campaign's own
 stop grace) before it is killed and the mutant recorded as an error."""
 
+DEFAULT_TIMEOUT = 5.0
+"""Seconds one checker run may take in a mutant's campaign: a mutant that loops is a timeout
+finding (killed) well within a short budget."""
+
 EXAMPLES_WALL_SECONDS = 600.0
 """What a campaign on an example budget may take before its process is killed (an error)."""
 
@@ -97,7 +104,7 @@ class MutationConfig:
     example sequences no longer depend on the machine's load, so a verdict replays exactly."""
     jobs: int = 1
     out: Path = Path("reports/mutants")
-    timeout: float = 5.0
+    timeout: float = DEFAULT_TIMEOUT
     official: bool = True
     only: tuple[str, ...] = ()
     operators: tuple[str, ...] | None = None
@@ -123,8 +130,11 @@ class MutationConfig:
 
     def replay_command(self, mutant_id: str) -> str:
         """The one line that judges ``mutant_id`` again, alone, in a folder of its own."""
-        parts = ["dshfuzz", "mutants", "--checker", self.checker, "--only", mutant_id, "--seed", str(self.seed),
-                 "--budget", self.budget_text, "--out", "reports/mutant-replay"]
+        parts = ["dshfuzz", "mutants", "--checker", self.checker, "--module", mutant_id.split(":")[0],
+                 "--only", mutant_id, "--seed", str(self.seed), "--budget", self.budget_text,
+                 "--out", "reports/mutant-replay"]
+        if self.timeout != DEFAULT_TIMEOUT:
+            parts += ["--timeout", f"{self.timeout:g}"]
         if not self.official:
             parts.append("--no-official")
         if self.mutators is not None:
