@@ -22,6 +22,7 @@ are skipped, with that reason.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -34,7 +35,7 @@ import threading
 from collections import Counter
 from collections.abc import Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -362,17 +363,33 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
 
 
 def _baseline(target: MutationTarget, config: MutationConfig, store: _Store, children: _Children) -> MutationBaseline:
+    """The unmutated checker's campaign, as every mutant's is run (its causes), then, with
+    coverage.py, its reach: a second campaign under coverage of as many examples as the first
+    judged (coverage slows a campaign, so a time budget would judge fewer; the example budget
+    replays about the same examples), whose causes are known too."""
     cached = store.baseline is not None
     record = store.baseline
     if record is None:
-        record = _run_child(target, config, None, None, children)
-        if record.get("status") != "baseline":
-            raise MutationSetupError(f"the unmutated checker's campaign failed: {record.get('how')}: "
-                                     f"{str(record.get('detail', '')).strip().splitlines()[-1:] or ''}")
+        record = _baseline_child(target, replace(config, reach=False), children)
+        reach: dict[str, Any] = {}
+        if config.reach and importlib.util.find_spec("coverage") is not None:
+            examples = config.budget_examples or max(1, int(record.get("examples", 0)))
+            reach = _baseline_child(target, replace(config, budget_seconds=None, budget_examples=examples), children)
+        record = {**record, "causes": sorted({*record["causes"], *reach.get("causes", ())}),
+                  "imported": sorted({*record["imported"], *reach.get("imported", ())}), "reach": reach.get("reach"),
+                  "reachExamples": reach.get("examples")}
         store.append({"baseline": record})
         store.baseline = record
     return MutationBaseline(tuple(record["causes"]), tuple(record["imported"]), record.get("reach"),
                             int(record.get("examples", 0)), float(record.get("seconds", 0.0)), cached)
+
+
+def _baseline_child(target: MutationTarget, config: MutationConfig, children: _Children) -> dict[str, Any]:
+    record = _run_child(target, config, None, None, children)
+    if record.get("status") != "baseline":
+        last = str(record.get("detail", "")).strip().splitlines()[-1:] or [""]
+        raise MutationSetupError(f"the unmutated checker's campaign failed: {record.get('how')}: {last[0][:300]}")
+    return record
 
 
 def _plan(target: MutationTarget, config: MutationConfig, baseline: MutationBaseline) -> tuple[list[Mutant], int, Counter[str]]:
