@@ -61,3 +61,29 @@ def test_planted_faults_are_killed_and_equivalents_survive(tmp_path: Path) -> No
     assert summary.overall.score == 1.0 and summary.overall.equivalent == len(EQUIVALENT)
     assert {"P1,P2", "P3", "P4", "P5"} <= set(summary.rules)
     assert hashlib.sha256(source.read_bytes()).hexdigest() == before  # the checker's own file never changes
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-checker"
+
+EXAMPLE_PLANTED = {
+    "checker:ReplaceUnaryOperator_Delete_Not:2a58914d27ee:1": "H1 refuses every well-formed header",
+    "checker:ReplaceUnaryOperator_USub_Not:49d9839e6a2b:0": "R1 reads no line at all (lines[1:False])",
+}
+
+
+def test_a_py_checker_is_mutated_in_a_copy_and_its_planted_faults_killed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped example checker, named as ``py:checker:check`` from its own folder (where the
+    original shadows any copy unless the judging process runs in the copy's folder)."""
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    before = hashlib.sha256((EXAMPLE / "checker.py").read_bytes()).hexdigest()
+    config = MutationConfig(checker="py:checker:check", checker_rules=("H1", "R1"), only=tuple(EXAMPLE_PLANTED),
+                            seed=0, budget_seconds=None, budget_examples=150, jobs=2, official=False,
+                            out=tmp_path / "mutants")
+    finished = list(run_mutants(config))[-1]
+    assert isinstance(finished, MutantsFinished)
+    verdicts = {r.mutant.id: f"{r.status}: {r.how}" for r in finished.results}
+    assert all(v.startswith("killed") for v in verdicts.values()), verdicts
+    assert set(verdicts) == set(EXAMPLE_PLANTED)
+    assert hashlib.sha256((EXAMPLE / "checker.py").read_bytes()).hexdigest() == before

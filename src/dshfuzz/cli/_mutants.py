@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the reviewed equivalent mutants (default: dshfuzz's own for builtin, none otherwise)")
     parser.add_argument("--mutators", default=None,
                         help="comma-separated mutator names every campaign draws from (default: all)")
+    parser.add_argument("--checker-rules", default=None, metavar="FILE|IDS",
+                        help="the rule ids the checker implements (a file, or a comma list); default: the "
+                             "registry for the built-in checker, the 46 catalog ids for a py: checker")
     parser.add_argument("--no-official", action="store_true", help="judge without the official layers")
     parser.add_argument("--no-diffs", action="store_true", help="list the survivors without their diffs")
 
@@ -64,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         MutationSetupError,
         default_workers,
         parse_budget,
+        parse_checker_rules,
         run_mutants,
         summarise_mutants,
     )
@@ -71,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         seconds, examples = parse_budget(args.budget)
+        rules = None if args.checker_rules is None else tuple(sorted(parse_checker_rules(args.checker_rules)))
     except ValueError as exc:
         return _refused(str(exc))
     if args.sample is not None and args.sample < 1:
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         checker=args.checker, modules=tuple(args.module), sample=args.sample, seed=args.seed,
         budget_seconds=seconds, budget_examples=examples, jobs=args.jobs or default_workers(), out=args.out, timeout=args.timeout,
         official=not args.no_official, only=tuple(args.only), equivalents=args.equivalents,
-        mutators=None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip()),
+        checker_rules=rules, mutators=None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip()),
     )
     err = Console(stderr=True, highlight=False)
     finished: MutantsFinished | None = None

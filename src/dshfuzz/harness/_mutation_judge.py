@@ -107,19 +107,26 @@ def _start_coverage(copy: str) -> Any:
         import coverage
     except ImportError:
         return None
-    measure = coverage.Coverage(data_file=None, include=[os.path.join(copy, "*")], branch=False)
+    pattern = os.path.join(copy, "*") if os.path.isdir(copy) else copy  # a package, or a single-file module
+    measure = coverage.Coverage(data_file=None, include=[pattern], branch=False)
     measure.start()
     return measure
 
 
 def _reach(measure: Any, copy: Path) -> dict[str, list[int]]:
-    """The copy's executed lines: path relative to the copy's folder -> sorted lines."""
+    """The copy's executed lines: path relative to the copy's folder (a single-file module: its
+    file name) -> sorted lines."""
     measure.stop()
     data = measure.get_data()
     out = {}
+    root = copy.resolve()
     for name in data.measured_files():
+        path = Path(name).resolve()
+        if path == root:
+            out[root.name] = sorted(data.lines(name) or ())
+            continue
         try:
-            rel = Path(name).resolve().relative_to(copy.resolve())
+            rel = path.relative_to(root)
         except ValueError:
             continue
         out[str(rel)] = sorted(data.lines(name) or ())

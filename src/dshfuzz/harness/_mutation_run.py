@@ -110,6 +110,9 @@ class MutationConfig:
     only: tuple[str, ...] = ()
     operators: tuple[str, ...] | None = None
     mutators: tuple[str, ...] | None = None
+    checker_rules: tuple[str, ...] | None = None
+    """The rule ids a ``py:`` checker implements (``--checker-rules``); ``None``: the built-in
+    checker's registry, or the catalog's ids for another checker."""
     equivalents: Path | None = None
     reach: bool = True
 
@@ -118,7 +121,8 @@ class MutationConfig:
         return {"checker": self.checker, "modules": list(self.modules), "seed": self.seed,
                 "budget": self.budget_text, "timeout": self.timeout, "official": self.official,
                 "operators": None if self.operators is None else list(self.operators),
-                "mutators": None if self.mutators is None else list(self.mutators)}
+                "mutators": None if self.mutators is None else list(self.mutators),
+                "checkerRules": None if self.checker_rules is None else list(self.checker_rules)}
 
     @property
     def budget_text(self) -> str:
@@ -140,6 +144,8 @@ class MutationConfig:
             parts.append("--no-official")
         if self.mutators is not None:
             parts += ["--mutators", ",".join(self.mutators)]
+        if self.checker_rules is not None:
+            parts += ["--checker-rules", ",".join(self.checker_rules)]
         return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -310,7 +316,9 @@ class _Children:
                 pass
 
 
-def _rules(target: MutationTarget) -> list[str] | None:
+def _rules(target: MutationTarget, config: MutationConfig) -> list[str] | None:
+    if config.checker_rules is not None:
+        return list(config.checker_rules)
     if not target.builtin:
         return None
     from dshfuzz.checker import RULES
@@ -325,18 +333,21 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
         folder = materialise(target, Path(scratch) / "copy", mutant)
         job = {"entry": target.entry, "seed": config.seed, "budget": config.budget_seconds,
                "examples": config.budget_examples,
-               "timeout": config.timeout, "official": config.official, "rules": _rules(target),
+               "timeout": config.timeout, "official": config.official, "rules": _rules(target, config),
                "out": str(Path(scratch) / "reports"), "known": known, "reach": config.reach,
                "copy": str(folder / (target.copy_name if target.root.is_dir() else target.root.name)),
                "copy_name": target.copy_name, "compare": target.builtin,
                "mutators": None if config.mutators is None else list(config.mutators)}
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), env.get("PYTHONPATH", "")) if p)
+        # the copy first, then the folder the command runs in (a py: checker's siblings), then the rest;
+        # the process runs in the copy's folder, since `python -c` puts its working folder before all
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), os.getcwd(), env.get("PYTHONPATH", "")) if p)
         with children.lock:
             if children.stopping:
                 return {"status": "error", "how": "stopped"}
             proc = subprocess.Popen([sys.executable, "-c", _BOOT, json.dumps(job)], env=env,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True, cwd=folder)
             children.procs.add(proc)
         try:
             timed = config.budget_examples is None and config.budget_seconds is not None
