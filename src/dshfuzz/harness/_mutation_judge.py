@@ -11,19 +11,20 @@ mutant that hangs or crashes the interpreter takes nothing else down.
   the copy's modules that were imported at all.
 * Mutant mode: killed at the first checker defect whose cause the baseline does not know
   (a miss of declared rules only once a second mutant confirmed it), or by a pre-flight
-  failure (the mutant crashed on the pre-flight log, or would not import). For the
-  built-in checker the kill also needs the mutant's verdict on the witness to differ from
-  the unmutated checker's (the real ``dshfuzz.checker``, importable beside the copy): a
-  cause the baseline's run merely did not reach is then learnt, not counted.
+  failure (the mutant crashed on the pre-flight log, or would not import). The kill also
+  needs the mutant's verdict on the witness to differ from the unmutated checker's (the
+  real ``dshfuzz.checker`` beside the copy; a ``py:`` checker's original files loaded under
+  another name): a cause the baseline's run merely did not reach is then learnt, not counted.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,7 +81,7 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
             causes.add(cause)
             if known is None or cause in known:
                 continue
-            if job["compare"] and not _verdicts_differ(job["entry"], event, job["timeout"]):
+            if not _verdicts_differ(job, event):
                 known.add(cause)  # the unmutated checker says the same on this log: not the mutant's doing
                 continue
             return {"status": "killed", "how": "a new cause", "cause": cause, "detail": event.detail[:500],
@@ -133,15 +134,14 @@ def _reach(measure: Any, copy: Path) -> dict[str, list[int]]:
     return out
 
 
-def _verdicts_differ(entry: str, event: Any, timeout: float) -> bool:
-    """Whether the mutant (``entry``) and the unmutated built-in checker judge the witness (and
-    a metamorphic finding's original) differently: findings, severities, seqs, layers, causes."""
-    from dshfuzz.checker import check_path
+def _verdicts_differ(job: dict[str, Any], event: Any) -> bool:
+    """Whether the mutant (``job["entry"]``, the copy) and the unmutated checker judge the witness
+    (and a metamorphic finding's original) differently: findings with their severities, seqs,
+    layers and causes, the exit status, a failure's kind, the events counted."""
+    from ._judges import PythonChecker
 
-    module, _, name = entry[3:].partition(":")
-    import importlib
-
-    mutant: Callable[[str], Any] = getattr(importlib.import_module(module), name)
+    mutant = PythonChecker(job["entry"][3:], _callable(job["entry"][3:]), timeout=job["timeout"])
+    original = PythonChecker("original", _original(job), timeout=job["timeout"])
     logs = [(event.data, event.compression)]
     if event.original is not None:
         logs.append((event.original, event.original_compression))
@@ -149,23 +149,49 @@ def _verdicts_differ(entry: str, event: Any, timeout: float) -> bool:
         for at, (data, compression) in enumerate(logs):
             path = Path(scratch) / f"w{at}.jsonl{'.zstd' if compression == 'zstd' else ''}"
             path.write_bytes(data)
-            if _key(mutant, path, timeout) != _key(check_path, path, timeout):
+            if _key(mutant.check(path)) != _key(original.check(path)):
                 return True
     return False
 
 
-def _key(function: Callable[[str], Any], path: Path, timeout: float) -> object:
-    box: dict[str, Any] = {}
+def _key(verdict: Any) -> object:
+    return (verdict.findings, verdict.failure, verdict.exit_code, verdict.assessable, verdict.events)
 
-    def call() -> None:
-        try:
-            report = function(str(path))
-            box["value"] = (report.ok, [(str(f.rule), str(f.severity), f.seq, tuple(map(str, f.refused_by)),
-                                         f.caused_by) for f in report.findings], report.events)
-        except BaseException as exc:  # noqa: BLE001 - a crash is a verdict here
-            box["value"] = ("crash", type(exc).__name__)
 
-    worker = threading.Thread(target=call, daemon=True)
-    worker.start()
-    worker.join(timeout)
-    return box.get("value", "timeout")
+def _callable(target: str) -> Callable[[str], Any]:
+    module, _, name = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    function: Callable[[str], Any] = obj
+    return function
+
+
+def _original(job: dict[str, Any]) -> Callable[[str], Any]:
+    """The unmutated checker's function, beside the copy that shadows its name: the built-in
+    checker is ``dshfuzz.checker`` itself; a ``py:`` checker's original files are loaded under
+    another top-level name (its relative imports stay among the originals)."""
+    if job["original"] is None:
+        from dshfuzz.checker import check_path
+
+        def builtin(path: str) -> Any:
+            report = check_path(path)
+            if report.internal_errors:  # as the copy's entry does
+                raise RuntimeError(report.internal_errors[0])
+            return report
+
+        return builtin
+    root = Path(job["original"])
+    alias = f"_dshfuzz_original_{job['copy_name']}"
+    if alias not in sys.modules:
+        if root.is_dir():
+            spec = importlib.util.spec_from_file_location(alias, root / "__init__.py",
+                                                          submodule_search_locations=[str(root)])
+        else:
+            spec = importlib.util.spec_from_file_location(alias, root)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[alias] = module
+        spec.loader.exec_module(module)
+    target = job["entry"][3:]
+    return _callable(alias + target[len(job["copy_name"]):])

@@ -336,7 +336,7 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
                "timeout": config.timeout, "official": config.official, "rules": _rules(target, config),
                "out": str(Path(scratch) / "reports"), "known": known, "reach": config.reach,
                "copy": str(folder / (target.copy_name if target.root.is_dir() else target.root.name)),
-               "copy_name": target.copy_name, "compare": target.builtin,
+               "copy_name": target.copy_name, "original": None if target.builtin else str(target.root),
                "mutators": None if config.mutators is None else list(config.mutators)}
         env = dict(os.environ)
         # the copy first, then the folder the command runs in (a py: checker's siblings), then the rest;
