@@ -24,6 +24,7 @@ annotations), ``if TYPE_CHECKING:`` blocks, ``__all__`` and logging calls.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import importlib
@@ -314,6 +315,67 @@ def _builtin_rule_lines() -> dict[str, list[tuple[int, int, str]]]:
         except (OSError, TypeError):
             continue
         out.setdefault(qualified, []).append((start, start + len(source) - 1, ",".join(sorted(rules))))
+    package = Path(inspect.getsourcefile(implementations) or "").parent
+    shared = _imported_names(package)
+    for module, ranges in out.items():
+        path = package / f"{module.rsplit('.', 1)[1]}.py"
+        ranges.extend(_helper_ranges(path.read_text(encoding="utf-8"), ranges, shared.get(path.stem, set())))
+    return out
+
+
+def _imported_names(package: Path) -> dict[str, set[str]]:
+    """Module stem -> the names other modules of the package import from it (``from .x import``)."""
+    out: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                out.setdefault(node.module, set()).update(alias.name for alias in node.names)
+    return out
+
+
+def _helper_ranges(code: str, ranges: list[tuple[int, int, str]], shared: set[str]) -> list[tuple[int, int, str]]:
+    """The module's top-level functions that only one rule's code uses (named from that rule's
+    walk or pass, or from another such function), as ranges of that rule: a helper of one rule
+    is that rule's code. A function several rules (or none) use, or another module imports
+    (``shared``), stays ``engine``."""
+    tree = ast.parse(code)
+    functions = {node.name: (node.lineno if not node.decorator_list else node.decorator_list[0].lineno,
+                             node.end_lineno or node.lineno)
+                 for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    users: dict[str, set[str]] = {name: set() for name in functions}  # function -> rules or functions naming it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in functions:
+            if node.id in shared:
+                users[node.id].add("engine")
+                continue
+            line = node.lineno
+            rule = next((ids for first, last, ids in ranges if first <= line <= last), None)
+            caller = next((f for f, (first, last) in functions.items() if first <= line <= last), None)
+            if rule is not None:
+                users[node.id].add(f"rule:{rule}")
+            elif caller is not None and caller != node.id:
+                users[node.id].add(f"function:{caller}")
+            else:
+                users[node.id].add("engine")  # module-level code uses it
+    owner: dict[str, str | None] = {}
+
+    def rule_of(name: str, seen: frozenset[str]) -> str | None:
+        if name in owner:
+            return owner[name]
+        rules = set()
+        for user in users[name]:
+            kind, _, what = user.partition(":")
+            found = what if kind == "rule" else (None if kind == "engine" or what in seen
+                                                 else rule_of(what, seen | {name}))
+            rules.add(found)
+        owner[name] = rules.pop() if len(rules) == 1 else None
+        return owner[name]
+
+    out = []
+    for name, (first, last) in functions.items():
+        rule = rule_of(name, frozenset({name}))
+        if rule is not None:
+            out.append((first, last, rule))
     return out
 
 
