@@ -9,6 +9,10 @@ mutant that hangs or crashes the interpreter takes nothing else down.
 * Baseline mode (``known`` is ``None``): the whole budget, every cause of a checker defect
   kept, and (with coverage.py, when ``reach`` is set) the lines of the copy that ran and
   the copy's modules that were imported at all.
+The pre-flight check and the official layers' start-up come before the campaign, so that a
+short budget is spent fuzzing (a fresh process would otherwise spend seconds of it starting
+Node).
+
 * Mutant mode: killed at the first checker defect whose cause the baseline does not know
   (a miss of declared rules only once a second mutant confirmed it), or by a pre-flight
   failure (the mutant crashed on the pre-flight log, or would not import). The kill also
@@ -54,25 +58,58 @@ def judge_child(job_text: str) -> int:
 
 
 def _judge(job: dict[str, Any]) -> dict[str, Any]:
-    from . import CampaignConfig, CampaignFinished, CampaignSetupError, DisagreementFound, WorkerFailed, run_campaign
-    from ._baseline import cause_of
+    from . import CampaignConfig, CampaignSetupError, preflight
 
     known: set[str] | None = None if job["known"] is None else set(job["known"])
     config = CampaignConfig(
-        checker=job["entry"], seed=job["seed"], workers=0, budget_seconds=None if job["examples"] is not None else job["budget"],
-        budget_examples=job["examples"], official=job["official"],
+        checker=job["entry"], seed=job["seed"], workers=0, budget_examples=job["examples"],
+        budget_seconds=None if job["examples"] is not None else job["budget"], official=job["official"],
         checker_timeout=job["timeout"], checker_rules=None if job["rules"] is None else tuple(job["rules"]),
         out=Path(job["out"]), run_id="campaign", mutators=None if job["mutators"] is None else tuple(job["mutators"]),
     )
-    coverage = _start_coverage(job["copy"]) if known is None and job["reach"] else None
+    coverage = _start_coverage(job["copy"]) if known is None and job["reach"] else None  # import time counts
     started = time.monotonic()
+    try:
+        preflight(config)  # the checker imported and run on the pre-flight log, before the budget starts
+    except CampaignSetupError as exc:
+        if known is None:
+            return {"status": "error", "how": "the unmutated checker failed the pre-flight check", "detail": str(exc)}
+        return {"status": "killed", "how": "pre-flight: the mutant failed on the pre-flight log",
+                "detail": str(exc)[:500], "seconds": time.monotonic() - started}
+    official = None
+    if config.official:
+        from dshfuzz.oracle.official import OfficialOracle
+
+        official = OfficialOracle(coverage=config.official_coverage)
+        official.ping()  # the Node server started now: the budget is the campaign's, not its start-up's
     causes: set[str] = set()
-    examples = 0
-    events = run_campaign(config, check_first=True)
+    examples = [0]
+    try:
+        result = _hunt(job, config, official, known, started, causes, examples)
+    finally:
+        if official is not None:
+            official.close()
+    if result is not None:
+        return result
+    seconds = time.monotonic() - started
+    out: dict[str, Any] = {"status": "baseline", "causes": sorted(causes), "examples": examples[0], "seconds": seconds,
+                           "imported": sorted(name for name in sys.modules if name.split(".")[0] == job["copy_name"])}
+    out["reach"] = None if coverage is None else _reach(coverage, Path(job["copy"]))
+    return out
+
+
+def _hunt(job: dict[str, Any], config: Any, official: Any, known: set[str] | None, started: float,
+          causes: set[str], examples: list[int]) -> dict[str, Any] | None:
+    """The campaign: a mutant's result as soon as it is killed (or at the end, survived); for the
+    baseline, ``None``. Every cause found goes into ``causes``, the examples judged into ``examples[0]``."""
+    from . import CampaignFinished, DisagreementFound, WorkerFailed, run_campaign
+    from ._baseline import cause_of
+
+    events = run_campaign(config, official=official)
     try:
         for event in events:
             if isinstance(event, CampaignFinished):
-                examples = event.examples
+                examples[0] = event.examples
             if isinstance(event, WorkerFailed):
                 return {"status": "error", "how": "the campaign's worker failed", "detail": str(event.error)[-2000:]}
             if not isinstance(event, DisagreementFound) or event.kind in NOT_DEFECTS or event.confirmed is False:
@@ -86,20 +123,12 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
                 continue
             return {"status": "killed", "how": "a new cause", "cause": cause, "detail": event.detail[:500],
                     "seconds": time.monotonic() - started}
-    except CampaignSetupError as exc:
-        if known is None:
-            return {"status": "error", "how": "the unmutated checker failed the pre-flight check", "detail": str(exc)}
-        return {"status": "killed", "how": "pre-flight: the mutant failed on the pre-flight log",
-                "detail": str(exc)[:500], "seconds": time.monotonic() - started}
     finally:
         events.close()
-    seconds = time.monotonic() - started
     if known is not None:
-        return {"status": "survived", "how": f"no new cause in {examples} examples", "seconds": seconds}
-    out: dict[str, Any] = {"status": "baseline", "causes": sorted(causes), "examples": examples, "seconds": seconds,
-                           "imported": sorted(name for name in sys.modules if name.split(".")[0] == job["copy_name"])}
-    out["reach"] = None if coverage is None else _reach(coverage, Path(job["copy"]))
-    return out
+        return {"status": "survived", "how": f"no new cause in {examples[0]} examples",
+                "seconds": time.monotonic() - started}
+    return None
 
 
 def _start_coverage(copy: str) -> Any:
