@@ -9,16 +9,16 @@ mutant that hangs or crashes the interpreter takes nothing else down.
 * Baseline mode (``known`` is ``None``): the whole budget, every cause of a checker defect
   kept, and (with coverage.py, when ``reach`` is set) the lines of the copy that ran and
   the copy's modules that were imported at all.
-The pre-flight check and the official layers' start-up come before the campaign, so that a
-short budget is spent fuzzing (a fresh process would otherwise spend seconds of it starting
-Node).
-
 * Mutant mode: killed at the first checker defect whose cause the baseline does not know
   (a miss of declared rules only once a second mutant confirmed it), or by a pre-flight
   failure (the mutant crashed on the pre-flight log, or would not import). The kill also
   needs the mutant's verdict on the witness to differ from the unmutated checker's (the
   real ``dshfuzz.checker`` beside the copy; a ``py:`` checker's original files loaded under
   another name): a cause the baseline's run merely did not reach is then learnt, not counted.
+
+The pre-flight check and the official layers' start-up come before the campaign, so that a
+short budget is spent fuzzing (a fresh process would otherwise spend seconds of it starting
+Node).
 """
 
 from __future__ import annotations
