@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=int, default=None, metavar="N",
                         help="judge N mutants drawn with --seed (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="the sample's and every campaign's seed (default 0)")
-    parser.add_argument("--budget", default="20s", help="each mutant's campaign: a time (default 20s), or 60examples for campaigns whose "
+    parser.add_argument("--budget", default="20s",
+                        help="each mutant's campaign: a time (default 20s), or 60examples for campaigns whose "
                              "verdicts do not depend on the machine's load")
     parser.add_argument("--jobs", type=int, default=None, help="mutants judged at once (default: one per core)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds one checker run may take (default 5)")
@@ -80,11 +81,12 @@ def run(args: argparse.Namespace) -> int:
         return _refused(str(exc))
     if args.sample is not None and args.sample < 1:
         return _refused("--sample must be at least 1")
+    mutators = None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip())
     config = MutationConfig(
         checker=args.checker, modules=tuple(args.module), sample=args.sample, seed=args.seed,
-        budget_seconds=seconds, budget_examples=examples, jobs=args.jobs or default_workers(), out=args.out, timeout=args.timeout,
-        official=not args.no_official, only=tuple(args.only), equivalents=args.equivalents,
-        checker_rules=rules, mutators=None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip()),
+        budget_seconds=seconds, budget_examples=examples, jobs=args.jobs or default_workers(), out=args.out,
+        timeout=args.timeout, official=not args.no_official, only=tuple(args.only), equivalents=args.equivalents,
+        checker_rules=rules, mutators=mutators,
     )
     err = Console(stderr=True, highlight=False)
     finished: MutantsFinished | None = None

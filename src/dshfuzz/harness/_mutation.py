@@ -170,7 +170,8 @@ def resolve_target(checker: str, modules: Iterable[str] = ()) -> MutationTarget:
     unknown = [m for m in wanted if m not in target.files]
     if unknown:
         known = ", ".join(sorted(target.files))
-        raise MutationSetupError(f"--module {', '.join(unknown)}: not a Python module of {checker} (its modules: {known})")
+        raise MutationSetupError(
+            f"--module {', '.join(unknown)}: not a Python module of {checker} (its modules: {known})")
     return MutationTarget(target.checker, target.root, target.copy_name, {m: target.files[m] for m in wanted},
                           target.entry, target.builtin)
 

@@ -373,6 +373,15 @@ def _run_child(target: MutationTarget, config: MutationConfig, mutant: Mutant | 
             "detail": "\n".join(tail)}
 
 
+def _judge_mutant(target: MutationTarget, config: MutationConfig, mutant: Mutant, known: list[str],
+                  children: _Children) -> dict[str, Any]:
+    """:func:`_run_child` for one mutant; a failure to materialise or start it is its error record."""
+    try:
+        return _run_child(target, config, mutant, known, children)
+    except (OSError, MutationSetupError, subprocess.SubprocessError) as exc:
+        return {"status": "error", "how": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
 def _baseline(target: MutationTarget, config: MutationConfig, store: _Store, children: _Children) -> MutationBaseline:
     """The unmutated checker's campaign, as every mutant's is run (its causes), then, with
     coverage.py, its reach: a second campaign under coverage of as many examples as the first
@@ -403,7 +412,10 @@ def _baseline_child(target: MutationTarget, config: MutationConfig, children: _C
     return record
 
 
-def _plan(target: MutationTarget, config: MutationConfig, baseline: MutationBaseline) -> tuple[list[Mutant], int, Counter[str]]:
+def _plan(
+    target: MutationTarget, config: MutationConfig, baseline: MutationBaseline
+) -> tuple[list[Mutant], int, Counter[str]]:
+    """The mutants to judge (sampled), how many there are in all, and the skipped by reason."""
     every = list(enumerate_mutants(target, config.operators))
     skipped: Counter[str] = Counter()
     judgeable = []
@@ -459,7 +471,7 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
                 results[mutant.id] = result
                 yield MutantJudged(result, len(results), len(mutants))
                 continue
-            futures[pool.submit(_run_child, target, config, mutant, list(baseline.causes), children)] = mutant
+            futures[pool.submit(_judge_mutant, target, config, mutant, list(baseline.causes), children)] = mutant
         while futures:
             done, _ = wait(futures, return_when=FIRST_COMPLETED)
             for future in done:
