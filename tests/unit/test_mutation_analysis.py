@@ -282,3 +282,15 @@ def test_only_logging_calls_are_skipped_as_logging(tmp_path: Path, monkeypatch: 
         by_line.setdefault(m.line, set()).add(m.skip)
     assert by_line[7] == {"logging call"}  # logger.info(...)
     assert by_line[8] == {None}  # `log` here is the lines read, not a logger
+
+
+def test_every_reviewed_equivalent_names_a_mutant_of_the_built_in_checker() -> None:
+    """A stale entry (its line edited or gone) would silently stop counting: each must still exist."""
+    from dshfuzz.harness._mutation import EQUIVALENTS_FILE, load_equivalents
+
+    equivalents = load_equivalents(EQUIVALENTS_FILE)
+    assert equivalents
+    modules = sorted({mutant_id.split(":")[0] for mutant_id in equivalents})
+    ids = {m.id for m in enumerate_mutants(resolve_target("builtin", modules))}
+    assert set(equivalents) <= ids, sorted(set(equivalents) - ids)
+    assert all(reason.strip() and "\n" not in reason for reason in equivalents.values())
