@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -52,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-diffs", action="store_true", help="list the survivors without their diffs")
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _refused(problem: str) -> int:
     print(f"dshfuzz mutants: {problem}", file=sys.stderr)
     return 2
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     )
     err = Console(stderr=True, highlight=False)
     finished: MutantsFinished | None = None
+    previous = signal.signal(signal.SIGTERM, _terminated)  # a kill stops the judging processes as Ctrl-C does
     try:
         with closing(run_mutants(config)) as events:
             for event in events:
@@ -105,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"interrupted: the mutants judged so far are in {args.out / 'results.jsonl'}; "
               "the same command goes on from there", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     assert finished is not None
     summary = summarise_mutants(finished, config)
     path = write_mutants_summary(summary, args.out)
