@@ -223,6 +223,9 @@ def test_the_command_writes_the_summary_and_reports_blind_spots(
     blind = [s for s in summary["survivors"] if s["verdict"] == "blind spot"]
     assert status == (1 if blind else 0)
     assert "mutation score" in captured.out and "[3/3]" in captured.err
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "Mutation score" in page
+    assert all(s["where"] in page for s in summary["survivors"])
 
 
 @pytest.mark.parametrize("argv, message", [

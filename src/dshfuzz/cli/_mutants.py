@@ -115,8 +115,12 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     assert finished is not None
     summary = summarise_mutants(finished, config)
-    path = write_mutants_summary(summary, args.out)
+    try:
+        paths = write_mutants_summary(summary, args.out)
+    except OSError as exc:
+        return _refused(f"cannot write to --out {args.out}: {exc.strerror or exc}")
     out = Console()
     render_mutants(summary, out, diffs=not args.no_diffs)
-    out.print(f"summary: {path} (results: {args.out / 'results.jsonl'})", highlight=False, soft_wrap=True)
+    out.print(f"report: {paths['html']} (also {paths['json'].name}; results: {args.out / 'results.jsonl'})",
+              highlight=False, soft_wrap=True)
     return 1 if summary.blind_spots else 0

@@ -1,12 +1,13 @@
-"""A mutation run rendered: progress lines, the terminal tables and ``summary.json``.
+"""A mutation run rendered: progress lines, the terminal tables, ``summary.json`` and ``report.html``.
 
 Every renderer reads one :class:`~dshfuzz.harness.MutationSummary` through its JSON form
-(``MutationSummary.to_json``), so the tables and the file always say the same thing. The
-``report.html`` section is not written yet.
+(``MutationSummary.to_json``), so the tables and the file always say the same thing. ``report.html`` is
+the run's own page (a mutation run is not a campaign: the campaign report has no section for it).
 """
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,9 +45,54 @@ def mutant_line(event: MutantJudged) -> str:
             f"({m.rule or '-'}): {r.how}{f' [{r.cause}]' if r.cause else ''}")
 
 
-def write_mutants_summary(summary: MutationSummary, folder: Path) -> Path:
-    """Write ``summary.json`` into ``folder`` atomically; its path."""
-    return write_atomic(folder / "summary.json", json.dumps(summary.to_json(), indent=1) + "\n")
+def write_mutants_summary(summary: MutationSummary, folder: Path) -> dict[str, Path]:
+    """Write ``summary.json`` and a self-contained ``report.html`` into ``folder``, each
+    atomically; their paths by kind (``json``, ``html``)."""
+    return {
+        "json": write_atomic(folder / "summary.json", json.dumps(summary.to_json(), indent=1) + "\n"),
+        "html": write_atomic(folder / "report.html", render_mutants_html(summary)),
+    }
+
+
+def _html_table(title: str, groups: dict[str, Any], total: dict[str, Any]) -> str:
+    e = html.escape
+    head = "".join(f"<th>{c}</th>" for c in (title, "killed", "survived", "unreached", "equivalent", "errors", "score"))
+    rows = "".join(f"<tr>{''.join(f'<td>{e(c)}</td>' for c in _tally_row(name, tally))}</tr>"
+                   for name, tally in groups.items())
+    last = "".join(f"<th>{e(c)}</th>" for c in _tally_row("all", total))
+    return f"<table><tr>{head}</tr>{rows}<tr>{last}</tr></table>"
+
+
+def render_mutants_html(summary: MutationSummary) -> str:
+    """The run as one self-contained page: the scores per module and per rule, then every
+    survivor (blind spots first) with its diff and the command that replays it."""
+    from ._files import _CSS
+
+    e = html.escape
+    data = summary.to_json()
+    score = data["score"]
+    parts = [f"<h1>Mutation analysis of {e(data['checker'])}</h1>",
+             f"<p>seed {data['seed']}, {e(data['budget'])} per mutant; {data['mutants']['total']} mutants, "
+             f"{data['mutants']['planned']} judged, {sum(data['mutants']['skipped'].values())} skipped. "
+             f"<b>Mutation score {_pct(score['score'])}</b>: {score['killed']} killed of "
+             f"{score['killed'] + score['survived'] + score['unreached']} non-equivalent mutants.</p>",
+             "<h2>Per module</h2>", _html_table("module", data["modules"], score)]
+    if data["rules"]:
+        parts += ["<h2>Per rule</h2>", _html_table("rule", data["rules"], score)]
+    survivors = sorted(data["survivors"], key=lambda s: s["verdict"] != "blind spot")
+    parts.append(f"<h2>Survivors ({len(survivors)})</h2>")
+    for s in survivors:
+        why = f" — {e(s['reason'])}" if s["reason"] else ""
+        parts.append(
+            f"<details{' open' if s['verdict'] == 'blind spot' else ''}><summary><b>{e(s['verdict'])}</b> "
+            f"<code>{e(s['where'])}</code> {e(s['operator'])} (rule {e(s['rule'] or '-')}; {e(s['status'])}){why}"
+            f"</summary><pre>{e(s['diff'])}</pre><p>replay: <code>{e(s['replay'])}</code></p></details>")
+    if data["mutants"]["skipped"]:
+        parts.append("<h2>Skipped</h2><ul>" + "".join(
+            f"<li>{n} {e(why)}</li>" for why, n in data["mutants"]["skipped"].items()) + "</ul>")
+    title = f"dshfuzz mutants: {e(data['checker'])}"
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title><style>{_CSS}</style>"
+            f"</head><body>{''.join(parts)}</body></html>\n")
 
 
 def _tally_row(name: str, tally: dict[str, Any]) -> list[str]:
