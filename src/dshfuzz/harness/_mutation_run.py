@@ -10,14 +10,14 @@ ignored. An ``error`` record (the judging itself failed) is judged again on a re
 
 The engine never prints: :func:`run_mutants` yields typed events.
 
-A mutant on a line the baseline campaign never executed (coverage.py, when installed) is
-``unreached``: with the same seed its campaign could only differ by chance, so it is not
-run, and it counts as not killed, like a survivor (the fuzzer's blind spot, not an
-equivalent). The baseline runs under coverage.py and so judges fewer examples in a time
-budget than a mutant's campaign would: a line it missed might have run in a mutant's own
-campaign. The error is toward a lower score, never a higher one; an example budget
-(``--budget 60examples``) removes it. A module the baseline never imported is not on the check path: its mutants
-are skipped, with that reason.
+A mutant on a line the baseline never executed (measured with coverage.py, when installed, by
+a second campaign of as many examples as the baseline judged) is ``unreached``: with the same
+seed its campaign could only differ by chance, so it is not run, and it counts as not killed,
+like a survivor (the fuzzer's blind spot, not an equivalent). On a time budget that is an
+approximation (a timed campaign's examples depend on the machine's load, and the mutants run
+``jobs`` at a time while the baseline ran alone); it errs toward a lower score, never a
+higher one, and an example budget (``--budget 60examples``) removes it. A module the baseline
+never imported is not on the check path: its mutants are skipped, with that reason.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ _BOOT = ("import sys; from dshfuzz.harness._mutation_judge import judge_child; "
 class MutationConfig:
     """One mutation run. ``jobs`` mutants are judged at once, each by a campaign of
     ``budget_seconds`` (one worker thread in its own process), of ``mutators`` (``None``: all;
-    a few focus short campaigns on the incidents a module's rules need); ``sample`` draws that many of
-    the judgeable mutants with ``seed`` (which is also every campaign's seed); ``only`` judges
+    a few focus short campaigns on the incidents a module's rules need); ``sample`` draws that
+    many of the judgeable mutants with ``seed`` (also every campaign's seed); ``only`` judges
     exactly those mutant ids (a survivor's replay). ``equivalents`` is the reviewed file of
     equivalent mutants (``None``: the built-in checker's own, none for another checker)."""
 
