@@ -93,7 +93,7 @@ def test_mutants_are_enumerated_with_stable_ids_and_static_skips(toy: Path) -> N
     mutants = list(enumerate_mutants(target))
     assert mutants and len({m.id for m in mutants}) == len(mutants)
     skips = {m.skip for m in mutants if m.skip}
-    assert "type annotation (never evaluated)" in skips  # list[str] | None, int
+    assert "type annotation (no verdict depends on it)" in skips  # list[str] | None, int
     assert "if TYPE_CHECKING: block (never run)" in skips
     assert all(m.rule is None for m in mutants)  # a py: checker has no registry
     judged = [m for m in mutants if m.skip is None]

@@ -18,8 +18,9 @@ module) in a temporary folder (:func:`materialise`), with the one mutated file w
   original there and nowhere else.
 
 Mutants that cannot change a log's verdict are skipped before any campaign, each with its
-reason (:func:`static_skip`): type annotations (never evaluated under postponed
-annotations), ``if TYPE_CHECKING:`` blocks, ``__all__`` and logging calls.
+reason (:func:`static_skip`): type annotations (never evaluated under postponed annotations;
+evaluated once at import otherwise, where a mutant could only fail the import, not change a
+verdict), ``if TYPE_CHECKING:`` blocks, ``__all__`` and logging calls.
 """
 
 from __future__ import annotations
@@ -263,11 +264,11 @@ def static_skip(node: Any) -> str | None:
     while parent is not None:
         kind = parent.type
         if kind == "annassign" and len(parent.children) > 1 and child is parent.children[1]:
-            return "type annotation (never evaluated)"
+            return "type annotation (no verdict depends on it)"
         if kind == "tfpdef" and len(parent.children) > 2 and child is parent.children[2]:
-            return "type annotation (never evaluated)"
+            return "type annotation (no verdict depends on it)"
         if kind in ("param", "funcdef") and child is getattr(parent, "annotation", None):
-            return "type annotation (never evaluated)"
+            return "type annotation (no verdict depends on it)"
         if kind == "if_stmt" and parent.children[1].get_code().strip() == "TYPE_CHECKING":
             return "if TYPE_CHECKING: block (never run)"
         if kind == "expr_stmt" and parent.children[0].type == "name" and parent.children[0].value == "__all__":
