@@ -297,3 +297,25 @@ def test_every_reviewed_equivalent_names_a_mutant_of_the_built_in_checker() -> N
     ids = {m.id for m in enumerate_mutants(resolve_target("builtin", modules))}
     assert set(equivalents) <= ids, sorted(set(equivalents) - ids)
     assert all(reason.strip() and "\n" not in reason for reason in equivalents.values())
+
+
+def test_a_mutant_that_does_not_compile_is_invalid_and_never_judged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "starchk.py").write_text(
+        "def check(path, *, strict=False):\n"
+        "    return {'findings': [] if strict or path else [{'rule': 'X1', 'severity': 'error', 'seq': None}]}\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target = resolve_target("py:starchk:check")
+    # cosmic-ray reads the keyword-only marker as a multiplication (and `/`, positional-only, compiles)
+    star = [m.id for m in enumerate_mutants(target) if m.line == 1 and m.operator.startswith("core/ReplaceBinary")
+            and m.operator != "core/ReplaceBinaryOperator_Mul_Div"]
+    assert len(star) >= 5
+    judge = FakeJudge()
+    monkeypatch.setattr(_mutation_run, "_run_child", judge)
+    config = MutationConfig(checker="py:starchk:check", only=tuple(star), out=tmp_path / "run")
+    finished = _events(config)[-1]
+    assert {r.status for r in finished.results} == {"invalid"}
+    assert set(judge.calls) == {None}  # the baseline (and its reach) only
+    summary = summarise_mutants(finished, config)
+    assert summary.overall.invalid == len(star) and summary.overall.score is None and not summary.survivors

@@ -50,6 +50,7 @@ __all__ = [
     "load_equivalents",
     "materialise",
     "mutant_diff",
+    "mutated_source",
     "mutation_library_missing",
     "resolve_target",
 ]

@@ -47,6 +47,7 @@ from ._mutation import (
     enumerate_mutants,
     load_equivalents,
     materialise,
+    mutated_source,
     mutation_library_missing,
     resolve_target,
 )
@@ -66,8 +67,10 @@ __all__ = [
 
 RESULTS_FORMAT = "dshfuzz-mutants-results/1"
 
-Status = Literal["killed", "survived", "unreached", "error"]
-FINAL: frozenset[str] = frozenset({"killed", "survived", "unreached"})
+Status = Literal["killed", "survived", "unreached", "invalid", "error"]
+FINAL: frozenset[str] = frozenset({"killed", "survived", "unreached", "invalid"})
+"""Verdicts a re-run keeps; an ``error`` is judged again. ``invalid``: the library's mutant does
+not compile (an operator applied to a ``*`` or ``**`` marker), so no campaign can judge it."""
 
 NOT_ON_PATH = "not on the check path (the baseline campaign never imported the module)"
 
@@ -377,6 +380,12 @@ def _judge_mutant(target: MutationTarget, config: MutationConfig, mutant: Mutant
                   children: _Children) -> dict[str, Any]:
     """:func:`_run_child` for one mutant; a failure to materialise or start it is its error record."""
     try:
+        compile(mutated_source(target, mutant), mutant.module, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return {"status": "invalid", "how": f"the mutant does not compile: {exc.msg} (line {exc.lineno})"}
+    except MutationSetupError as exc:
+        return {"status": "error", "how": str(exc)}
+    try:
         return _run_child(target, config, mutant, known, children)
     except (OSError, MutationSetupError, subprocess.SubprocessError) as exc:
         return {"status": "error", "how": f"{type(exc).__name__}: {str(exc)[:200]}"}
@@ -459,7 +468,6 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
                                               record.get("detail", ""), float(record.get("seconds", 0.0)))
     plan = MutantsPlanned(config.checker, total, dict(skipped), len(mutants), len(results), baseline)
     yield plan
-    interrupted = True
     pending = [m for m in mutants if m.id not in results]
     pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="dshfuzz-mutant")
     try:
@@ -482,10 +490,10 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
                 store.append(result.to_json())
                 results[mutant.id] = result
                 yield MutantJudged(result, len(results), len(mutants))
-        interrupted = False
     finally:
         children.kill_all()
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
+        # the threads in flight end at once (their processes are killed, none starts after the kill)
+        pool.shutdown(wait=True, cancel_futures=True)
     ordered = tuple(results[m.id] for m in mutants if m.id in results)
     yield MutantsFinished(ordered, plan, target, equivalents)
 

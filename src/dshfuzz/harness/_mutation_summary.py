@@ -5,7 +5,8 @@ survivor listed in the reviewed equivalents file is *equivalent* (no log can tel
 the checker), any other is a *blind spot* of the generators, mutators or judges. An
 unreached mutant (its line never ran in the baseline campaign) counts as not killed, as a
 mutant no test covers does in other mutation tools. Errors (the judging failed) are listed
-and left out of the score; a re-run judges them again.
+and left out of the score (a re-run judges them again), and so are invalid mutants (the
+library's mutant does not compile: no campaign can judge it).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Tally:
     unreached: int = 0
     equivalent: int = 0
     errors: int = 0
+    invalid: int = 0
 
     @property
     def score(self) -> float | None:
@@ -40,7 +42,7 @@ class Tally:
 
     def to_json(self) -> dict[str, Any]:
         return {"killed": self.killed, "survived": self.survived, "unreached": self.unreached,
-                "equivalent": self.equivalent, "errors": self.errors,
+                "equivalent": self.equivalent, "errors": self.errors, "invalid": self.invalid,
                 "score": None if self.score is None else round(self.score, 4)}
 
 
@@ -107,10 +109,10 @@ class MutationSummary:
 
 
 def _tally(results: Iterable[MutantResult], equivalents: dict[str, str]) -> Tally:
-    counts = {"killed": 0, "survived": 0, "unreached": 0, "equivalent": 0, "errors": 0}
+    counts = {"killed": 0, "survived": 0, "unreached": 0, "equivalent": 0, "errors": 0, "invalid": 0}
     for r in results:
-        if r.status == "error":
-            counts["errors"] += 1
+        if r.status in ("error", "invalid"):
+            counts["errors" if r.status == "error" else "invalid"] += 1
         elif r.status != "killed" and r.mutant.id in equivalents:
             counts["equivalent"] += 1
         else:

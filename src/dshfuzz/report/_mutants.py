@@ -130,7 +130,7 @@ def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = 
     console.print(
         f"mutation score {_pct(score['score'])}: {score['killed']} of {counted} non-equivalent mutants killed "
         f"({score['survived']} survived, {score['unreached']} unreached, {score['equivalent']} equivalent, "
-        f"{score['errors']} errors); {len(summary.blind_spots)} blind "
+        f"{score['errors']} errors, {score['invalid']} invalid); {len(summary.blind_spots)} blind "
         f"spot{'' if len(summary.blind_spots) == 1 else 's'}",
         highlight=False, soft_wrap=True,
     )
