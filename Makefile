@@ -37,6 +37,7 @@ nightly: setup
 	$(PY) -m dshfuzz matrix --examples 25 --out reports/matrix
 	$(PY) -m dshfuzz fuzz --budget 30m --seed $(SEED) || test $$? -eq 1
 	$(PY) -m dshfuzz atheris all --max-time $(ATHERIS_SECONDS) --max-len 4096 --jobs 2 --out reports/atheris-nightly
+	$(PY) -m dshfuzz mutants --checker builtin --sample 300 --seed $(SEED) --budget 20s --out reports/mutants-nightly --no-diffs || test $$? -eq 1
 
 docs: setup
 	$(PY) -m dshfuzz contracts --markdown > docs/CONTRACTS.md

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "mutators": "list the incident mutators",
     "mutate": "inject one incident into a log",
     "matrix": "the kill matrix: which rule catches which incident",
+    "mutants": "mutation analysis of a Python checker: how many planted faults campaigns kill",
     "fuzz": "run a differential fuzz campaign against a checker",
     "coverage": "the official refusal sites a campaign reached, and those it did not",
     "corpus": "list, replay, add, minimise or mark-fixed corpus witnesses",

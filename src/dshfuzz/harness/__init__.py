@@ -47,9 +47,27 @@ from ._replay import ReplayResult, ReplayStatus, load_entry_checker, replay, rep
 
 if TYPE_CHECKING:
     from ._atheris import AtherisConfig, AtherisError, AtherisSummary, SeedSources, atheris_targets, run_atheris
+    from ._mutation import Mutant, MutationSetupError
+    from ._mutation_run import (
+        MutantJudged,
+        MutantResult,
+        MutantsFinished,
+        MutantsPlanned,
+        MutationConfig,
+        MutationEvent,
+        run_mutants,
+    )
+    from ._mutation_summary import MutationSummary, summarise_mutants
 
-__getattr__ = lazy_attributes(__name__, dict.fromkeys(
-    ["AtherisConfig", "AtherisError", "AtherisSummary", "SeedSources", "atheris_targets", "run_atheris"], "_atheris"))
+__getattr__ = lazy_attributes(__name__, {
+    **dict.fromkeys(
+        ["AtherisConfig", "AtherisError", "AtherisSummary", "SeedSources", "atheris_targets", "run_atheris"], "_atheris"),
+    # mutation analysis: its library (dshfuzz[mutation]) is imported only when a run starts
+    **dict.fromkeys(["Mutant", "MutationSetupError"], "_mutation"),
+    **dict.fromkeys(["MutantJudged", "MutantResult", "MutantsFinished", "MutantsPlanned", "MutationConfig",
+                     "MutationEvent", "run_mutants"], "_mutation_run"),
+    **dict.fromkeys(["MutationSummary", "summarise_mutants"], "_mutation_summary"),
+})
 from ._witness import Polished, add_witness, keep_minimised, minimise_entry
 
 __all__ = [
@@ -87,6 +105,15 @@ __all__ = [
     "MatrixConfig",
     "MatrixRow",
     "MatrixSetupError",
+    "Mutant",
+    "MutantJudged",
+    "MutantResult",
+    "MutantsFinished",
+    "MutantsPlanned",
+    "MutationConfig",
+    "MutationEvent",
+    "MutationSetupError",
+    "MutationSummary",
     "Polished",
     "ReplayResult",
     "ReplayStatus",
@@ -121,5 +148,7 @@ __all__ = [
     "run_atheris",
     "run_campaign",
     "run_matrix",
+    "run_mutants",
+    "summarise_mutants",
     "verdict_from_json",
 ]

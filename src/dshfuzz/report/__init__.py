@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         render_matrix,
         write_matrix,
     )
+    from ._mutants import mutant_line, mutants_plan_line, render_mutants, write_mutants_summary
     from ._official import official_verdicts_json, render_official_verdicts
     from ._reach import render_checker_reach, render_reach
     from ._registry import (
@@ -52,6 +53,8 @@ __getattr__ = lazy_attributes(__name__, {
     "write_matrix": "_matrix",
     "contracts_json": "_registry", "contracts_lines": "_registry", "contracts_markdown": "_registry",
     "mutators_json": "_registry", "mutators_markdown": "_registry", "mutators_tables": "_registry",
+    "mutant_line": "_mutants", "mutants_plan_line": "_mutants", "render_mutants": "_mutants",
+    "write_mutants_summary": "_mutants",
     "official_verdicts_json": "_official", "render_official_verdicts": "_official",
     "render_reach": "_reach", "render_checker_reach": "_reach",
     "SUMMARY_FORMAT": "_summary", "CampaignSummary": "_summary",
@@ -76,6 +79,8 @@ __all__ = [
     "final_table",
     "fit",
     "marked_fixed_line",
+    "mutant_line",
+    "mutants_plan_line",
     "matrix_json",
     "matrix_markdown",
     "matrix_out_problem",
@@ -91,6 +96,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "render_matrix",
+    "render_mutants",
     "render_official_verdicts",
     "render_checker_reach",
     "render_reach",
@@ -99,5 +105,6 @@ __all__ = [
     "replay_summary",
     "write_atheris_summary",
     "write_matrix",
+    "write_mutants_summary",
     "write_reports",
 ]

@@ -1,0 +1,89 @@
+"""``dshfuzz mutants`` on the built-in checker's plugin rules: faults planted in P1-P5 are killed by
+short campaigns, and reviewed equivalent mutants survive and are reported as equivalent.
+
+Ten mutants of ``dshfuzz.checker._plugin``, each judged by a campaign of 40 examples (an example
+budget: the verdicts do not depend on the machine's load) drawn from the five incidents the
+plugin rules answer for, without the official layers. The planted faults remove a rule's walk,
+negate its test, or skip its findings' loop; each must be killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+if not os.environ.get("CI"):
+    pytest.importorskip("cosmic_ray", reason="dshfuzz[mutation] is not installed")
+
+from dshfuzz.harness import MutantsFinished, MutationConfig, run_mutants, summarise_mutants  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+MODULE = "dshfuzz.checker._plugin"
+
+PLANTED = {
+    f"{MODULE}:RemoveDecorator:68f8f1b6adf2:0": "P1/P2's walk never registered",
+    f"{MODULE}:ReplaceUnaryOperator_Delete_Not:65b6a8bef609:0": "P1 refuses the known marker prefixes instead",
+    f"{MODULE}:RemoveDecorator:06073b8a3280:0": "P3's walk never registered",
+    f"{MODULE}:AddNot:fe25fd6e9efb:0": "P3 keeps only the calls already answered",
+    f"{MODULE}:ZeroIterationForLoop:faa3d810b28e:0": "P3 reports no unanswered call",
+    f"{MODULE}:AddNot:845525c2a137:0": "P4 judges only the results with nothing wrong",
+    f"{MODULE}:AddNot:75b5492ec65c:0": "P4 reports nothing when something is malformed",
+    f"{MODULE}:ZeroIterationForLoop:1aa5f85efbdf:0": "P5 reports no ledger refusal",
+}
+
+EQUIVALENT = {
+    f"{MODULE}:ReplaceComparisonOperator_Is_Eq:0d7526707e27:0",  # type(value) == dict
+    f"{MODULE}:ReplaceComparisonOperator_Gt_LtE:5720be4d07c5:0",  # a message's plural
+}
+
+MUTATORS = ("unknown-marker-prefix", "self-shadowing-marker", "orphan-tool-call", "unparsable-tool-result",
+            "id-positions-disagree")
+
+
+def test_planted_faults_are_killed_and_equivalents_survive(tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parents[2] / "src" / "dshfuzz" / "checker" / "_plugin.py"
+    before = hashlib.sha256(source.read_bytes()).hexdigest()
+    config = MutationConfig(checker="builtin", modules=(MODULE,), only=(*PLANTED, *EQUIVALENT), seed=0,
+                            budget_seconds=None, budget_examples=40, jobs=2, official=False, mutators=MUTATORS,
+                            out=tmp_path / "mutants")
+    finished = list(run_mutants(config))[-1]
+    assert isinstance(finished, MutantsFinished)
+    status = {r.mutant.id: r for r in finished.results}
+    assert set(status) == set(PLANTED) | EQUIVALENT
+    survivors = {i: f"{r.status}: {r.how}" for i, r in status.items() if i in PLANTED and r.status != "killed"}
+    assert not survivors, {i: (PLANTED[i], why) for i, why in survivors.items()}
+    summary = summarise_mutants(finished, config)
+    assert {s.result.mutant.id: s.verdict for s in summary.survivors} == dict.fromkeys(EQUIVALENT, "equivalent")
+    assert summary.overall.score == 1.0 and summary.overall.equivalent == len(EQUIVALENT)
+    assert {"P1,P2", "P3", "P4", "P5"} <= set(summary.rules)
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == before  # the checker's own file never changes
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-checker"
+
+EXAMPLE_PLANTED = {
+    "checker:ReplaceUnaryOperator_Delete_Not:2a58914d27ee:1": "H1 refuses every well-formed header",
+    "checker:ReplaceUnaryOperator_USub_Not:49d9839e6a2b:0": "R1 reads no line at all (lines[1:False])",
+}
+
+
+def test_a_py_checker_is_mutated_in_a_copy_and_its_planted_faults_killed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped example checker, named as ``py:checker:check`` from its own folder (where the
+    original shadows any copy unless the judging process runs in the copy's folder)."""
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    before = hashlib.sha256((EXAMPLE / "checker.py").read_bytes()).hexdigest()
+    config = MutationConfig(checker="py:checker:check", checker_rules=("H1", "R1"), only=tuple(EXAMPLE_PLANTED),
+                            seed=0, budget_seconds=None, budget_examples=150, jobs=2, official=False,
+                            out=tmp_path / "mutants")
+    finished = list(run_mutants(config))[-1]
+    assert isinstance(finished, MutantsFinished)
+    verdicts = {r.mutant.id: f"{r.status}: {r.how}" for r in finished.results}
+    assert all(v.startswith("killed") for v in verdicts.values()), verdicts
+    assert set(verdicts) == set(EXAMPLE_PLANTED)
+    assert hashlib.sha256((EXAMPLE / "checker.py").read_bytes()).hexdigest() == before
