@@ -190,3 +190,31 @@ def test_the_last_cited_finish_with_null_replay_blocks_is_the_meters_refusal() -
             assert t2.rule is RuleId.T2 and [str(x) for x in t2.refused_by] == ["meter"], (version, replays)
         for replays in ([None], [null, {}], [null, None], [{"blocks": 5}]):
             assert not _findings(_finishes_cited(*replays, version=version)), (version, replays)
+
+
+def _replaced_twice(second: tuple[int, int], version: int = 1) -> bytes:
+    """A user message, replaced by an assistant message whose surfaceOp has a member too many (the fold
+    refuses it, the meter reads it as the replace it names), then replaced again over ``second``."""
+    message = {"role": "assistant", "id": "a", "content": [{"type": "text", "text": "hi"}],
+               "source": {"kind": "model", "provider": "deepseek-official", "model": "deepseek-v4-flash"}}
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 2, "data": {"turn": 1}},
+        {"type": "step/start", "seq": 1, "time": 3, "data": {"turn": 1, "step": 1}},
+        {"type": "user/message", "seq": 2, "time": 4, "surfaceOp": "append",
+         "data": {"id": "u", "role": "user", "content": [{"type": "text", "text": "go"}], "source": {"kind": "user"}}},
+        {"type": "assistant/message", "seq": 3, "time": 5, "sourceEventSeqs": [2],
+         "surfaceOp": {"op": "replace", "start": 2, "end": 2, "count": 1}, "data": {"turn": 1, "step": 1, "message": message}},
+        {"type": "assistant/message", "seq": 4, "time": 6, "sourceEventSeqs": [second[0]],
+         "surfaceOp": {"op": "replace", "start": second[0], "end": second[1]},
+         "data": {"turn": 1, "step": 1, "message": {**message, "id": "b"}}},
+    ]
+    return b"\n".join(dumpb(x) for x in [{**_HEADER, "version": version}, *events]) + b"\n"
+
+
+def test_the_meter_replaces_a_range_the_fold_refused_and_refuses_a_later_replace_of_it() -> None:
+    """TM foldSurfaceTokens reads a malformed op's start/end and replaces that range: node 2 is gone
+    when the second replace names it ("token surface: replace at seq 4 has invalid current range 2-2")."""
+    gone = [f for f in _findings(_replaced_twice((2, 2))) if f.seq == 4]
+    assert gone and "meter" in {str(x) for f in gone for x in f.refused_by}, gone
+    kept = [f for f in _findings(_replaced_twice((3, 3))) if f.seq == 4]
+    assert "meter" not in {str(x) for f in kept for x in f.refused_by}, kept

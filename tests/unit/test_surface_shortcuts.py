@@ -102,7 +102,12 @@ def _ref_provenance(raw: dict[str, Any], t: Any, seq: int, rule: Any, v3: bool) 
 
 def _ref_step(self: SurfaceReplay, raw: dict[str, Any], seq: int) -> None:
     t = raw.get("type", MISSING)
-    op = self.op_of(raw, t)
+    try:
+        op = self.op_of(raw, t)
+    except _Violation as v:
+        if v.rule is RuleId.S4:  # the meter reads a malformed op as a replace where its range is current
+            self._read_as_replace(raw, seq)
+        raise
     if op is None:
         return
     surface = self.surface
@@ -119,16 +124,17 @@ def _ref_step(self: SurfaceReplay, raw: dict[str, Any], seq: int) -> None:
     if not surface.ordered(start, end):
         raise _Violation(RuleId.S4, f"surface replace: start seq {start} is after end seq {end}")
     shadowed = surface.span(start, end)
-    sources = _surface._provenance(raw, t, seq, RuleId.S6, self.v3)
-    missing = [n for n in shadowed if n not in sources]
-    if missing:
-        raise _Violation(RuleId.S5, "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
-                         + ", ".join(map(str, missing)), missing=missing, shadowed=shadowed)
-    if t == "tool/result":
-        self._tool_result_rewrite(raw, shadowed)
-    if seq in surface:
-        return
-    self.shadow(shadowed, seq)
+    try:
+        sources = _surface._provenance(raw, t, seq, RuleId.S6, self.v3)
+        missing = [n for n in shadowed if n not in sources]
+        if missing:
+            raise _Violation(RuleId.S5, "surface replace: sourceEventSeqs must include every shadowed surface node; "
+                             "missing " + ", ".join(map(str, missing)), missing=missing, shadowed=shadowed)
+        if t == "tool/result":
+            self._tool_result_rewrite(raw, shadowed)
+    finally:  # the meter replaces the range whatever the fold's provenance and rewrite checks say
+        if seq not in surface:
+            self.shadow(shadowed, seq)
 
 
 def _ref_rewrite(self: SurfaceReplay, raw: dict[str, Any], shadowed: list[int]) -> None:

@@ -336,7 +336,12 @@ class SurfaceReplay:
         t = raw.get("type", MISSING)
         op: Literal["append"] | tuple[int, int] | None = raw.get("surfaceOp")
         if not (op == "append" and op.__class__ is str and t.__class__ is str and t in self.types):
-            op = self.op_of(raw, t)  # else it answers "append"
+            try:
+                op = self.op_of(raw, t)  # else it answers "append"
+            except _Violation as v:
+                if v.rule is R.S4:
+                    self._read_as_replace(raw, seq)
+                raise
         if op is None:
             return
         surface = self.surface
@@ -357,20 +362,37 @@ class SurfaceReplay:
         if not surface.ordered(start, end):
             raise _Violation(R.S4, f"surface replace: start seq {start} is after end seq {end}")
         shadowed = surface.span(start, end)
-        sources = _provenance(raw, t, seq, R.S6, self.v3)
-        missing = [n for n in shadowed if n not in sources]
-        if missing:
-            raise _Violation(
-                R.S5,
-                "surface replace: sourceEventSeqs must include every shadowed surface node; missing " + ", ".join(map(str, missing)),
-                missing=missing,
-                shadowed=shadowed,
-            )
-        if t == "tool/result":
-            self._tool_result_rewrite(raw, shadowed)
-        if seq in on_surface:
+        try:
+            sources = _provenance(raw, t, seq, R.S6, self.v3)
+            missing = [n for n in shadowed if n not in sources]
+            if missing:
+                raise _Violation(
+                    R.S5,
+                    "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
+                    + ", ".join(map(str, missing)),
+                    missing=missing,
+                    shadowed=shadowed,
+                )
+            if t == "tool/result":
+                self._tool_result_rewrite(raw, shadowed)
+        finally:
+            # the meter (TM foldSurfaceTokens) reads no provenance and no rewrite: it replaces the range all the same
+            if seq not in on_surface:
+                self.shadow(shadowed, seq)
+
+    def _read_as_replace(self, raw: dict[str, Any], seq: int) -> None:
+        """After a malformed surfaceOp (S4): the meter and the released migration read anything but
+        "append" as a replace of ``op.start``..``op.end`` and, where that range is current, replace
+        it (TM ``foldSurfaceTokens``, V01 ``applySurface``), so the surface the walk keeps for the
+        layers that read on does too. (The fold has thrown: S8 names it.)"""
+        op = raw.get("surfaceOp", MISSING)
+        if type(op) is not dict or seq in self.surface._rank:
             return
-        self.shadow(shadowed, seq)
+        s, e = op.get("start", MISSING), op.get("end", MISSING)
+        rank = self.surface._rank
+        if (type(s) in (int, float) and type(e) in (int, float) and s in rank and e in rank
+                and self.surface.ordered(int(s), int(e))):
+            self.shadow(self.surface.span(int(s), int(e)), seq)
 
     def shadow(self, shadowed: list[int], seq: int) -> None:
         """Replace ``shadowed`` by ``seq`` on the surface; their tool/results go with them."""
