@@ -218,3 +218,12 @@ def test_the_meter_replaces_a_range_the_fold_refused_and_refuses_a_later_replace
     assert gone and "meter" in {str(x) for f in gone for x in f.refused_by}, gone
     kept = [f for f in _findings(_replaced_twice((3, 3))) if f.seq == 4]
     assert "meter" not in {str(x) for f in kept for x in f.refused_by}, kept
+
+
+def test_an_event_that_is_no_object_is_the_meters_refusal_only_when_null() -> None:
+    """The meter reads ``event.type`` of every event: null throws there, an array, a number or a
+    string has none and is passed over (measured: "Cannot read properties of null (reading 'type')")."""
+    for value, meter in ((None, True), ([], False), (5, False), ("x", False)):
+        text = dumpb(_HEADER) + b"\n" + dumpb(value) + b"\n"
+        (s8,) = [f for f in _findings(text) if f.rule is RuleId.S8]
+        assert ("meter" in {str(x) for x in s8.refused_by}) is meter, (value, s8.refused_by)

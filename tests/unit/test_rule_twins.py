@@ -262,6 +262,12 @@ def _text_of(index: int, text: Any) -> Callable[[list[dict[str, Any]]], None]:
     return edit
 
 
+def _marker(session_id: str) -> dict[str, Any]:
+    """A generation-1 delivery marker after the minimal log's last event."""
+    return {"type": "session-log-deepseek/delivery-accepted", "seq": 17, "time": 18, "ignorable": True,
+            "data": {"sessionId": session_id, "throughSeq": 16, "sessionFormatVersion": 1}}
+
+
 def _set(index: int, key: str, value: Any, under: str | None = None) -> Callable[[list[dict[str, Any]]], None]:
     def edit(events: list[dict[str, Any]]) -> None:
         data = events[index]["data"]
@@ -321,6 +327,11 @@ ISSUE_20_PAIRS: list[tuple[RuleId, str, Callable[[], File], Callable[[], File]]]
      lambda: _edited(_set(3, "tools", "ls", "header"), 1), lambda: _edited(_set(3, "tools", [], "header"), 1)),
     (RuleId.E10, "a v1 request/header whose tools is null (the meter and the serializer read its length)",
      lambda: _edited(_set(3, "tools", None, "header"), 1), lambda: _edited(_set(3, "tools", [], "header"), 1)),
+    (RuleId.E6, "a v1 user/message whose data is null (the meter prices a null message as nothing)",
+     lambda: _edited(lambda e: e[2].update(data=None), 1), lambda: _edited(lambda e: None, 1)),
+    (RuleId.G4, "a v1 delivery marker of generation 1 naming another session (released's relation walk)",
+     lambda: _edited(lambda e: e.append(_marker("another-session")), 1),
+     lambda: _edited(lambda e: e.append(_marker(header()["id"])), 1)),
     (RuleId.E10, "a v0 request/header whose system is null", lambda: _edited(_set(3, "system", None, "header")),
      lambda: _edited(_set(3, "system", "", "header"))),
     (RuleId.E10, "a v1 request/header whose system is null (only the meter reads it, and refuses it: an error)",

@@ -1163,7 +1163,9 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
     message = data if t == "user/message" else (data.get("message", MISSING) if _is_record(data) else MISSING)
     content = message.get("content", MISSING) if _is_record(message) else MISSING
     uniterable = _is_record(message) and type(content) not in (list, str)
-    priced = "surfaceOp" in raw and meter_price_throws(content)  # content is MISSING where message is no object
+    # deriveEventMessage (S:278) hands the meter a null message of a user/message or tool/result as is: priced 0
+    unpriced = message is None and t != "assistant/message"
+    priced = "surfaceOp" in raw and not unpriced and meter_price_throws(content)  # content is MISSING: no object
     released = ctx.version != 1 or _released_v1_reads(t, raw, message, uniterable)
     layers = {L.SEED, L.INVARIANTS, L.LOAD, *((L.METER,) if priced else ()),
               *((L.RELEASED,) if released else ())}

@@ -6,7 +6,8 @@ Released walks every record of its inventory once, in log order, and throws at t
 relation it refuses: an out-of-order turn, step or tool lifecycle, a surface replacement off
 the current surface, an uncited title source, a delivery marker naming another session, a
 record that is no JSON object, a property read of ``null`` (V8's TypeError), or one of the
-relations G4 names (compaction, llm/retry, command and code-dispatch records). G4 reports
+relations G4 names (compaction, llm/retry, command and code-dispatch records, and a delivery
+marker of the walked generation). G4 reports
 that first refusal when it is one of the latter, and nothing otherwise: the others are other
 rules' findings, and released never reaches what comes after its first refusal.
 
@@ -38,7 +39,7 @@ _KEPT = frozenset({"user/message", "command/run", "command/done", "compaction/st
                    "session/end-seed"})
 """The records a later check reads back: a title's cited message, a command/done's source, and
 the seed boundary that leaves a compaction open (``inheritedOrphanCompactionStarts``)."""
-_G4_CODES = ("compaction-", "retry-", "command-", "ptc-")
+_G4_CODES = ("compaction-", "retry-", "command-", "ptc-", "delivery-")
 _REPAIR_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed."
 _TITLE_PROMPT = "Generate the session title from this JSON array of human messages:\n"
 
@@ -640,10 +641,12 @@ class ReleasedRelations:
         self._check(index, event, self._command_source, command_id, source)
 
     def delivery_accepted(self, index: int, event: Event, raw: dict[str, Any], data: dict[str, Any], seq: Any) -> None:
-        """A marker of a generation released reads (0, or 1 after the migration) names this session,
-        unless the parent session wrote it (a seq within the seed)."""
+        """A marker of the walked generation (1) names this session, unless the parent session wrote
+        it (a seq within the seed)."""
         version = data.get("sessionFormatVersion", MISSING)
-        if not (version is MISSING or version is None or _same(version, 0) or _same(version, 1)):
+        # ``(sessionFormatVersion ?? 0) === header.version``: the walked artifact is format 1 (a
+        # format-0 file migrated first; its generation-0 markers are assertSourceDeliveryMarker's, G5)
+        if not _same(0 if version is MISSING or version is None else version, 1):
             return
         header = self.header
         seed = header.get("seedLength", MISSING)

@@ -1450,13 +1450,16 @@ class ReleasedSchema:
 
     def _delivery_marker(self, data: dict[str, Any], seq: int) -> str | None:
         """``assertSourceDeliveryMarker`` (V01:1944-1950): a current-generation delivery marker
-        (no sessionFormatVersion) outside the inherited prefix names this session."""
+        (sessionFormatVersion absent, null or 0) outside the inherited prefix names this session;
+        a generation-1 marker is the relation walk's (G4, V01:2442-2444)."""
         assert self.ctx.log.header is not None, "a released walk runs on a log with a versioned header"
         header = self.ctx.log.header.raw
         header = header if header.__class__ is dict else {}
         seed_length = header.get("seedLength", 0)
         inherited = "parentSession" in header and seed_length.__class__ is int and seq < seed_length
-        if "sessionFormatVersion" in data or inherited or _same(data.get("sessionId", MISSING), header.get("id")):
+        accepted = data.get("sessionFormatVersion")  # ``?? 0``: absent and null are generation 0
+        if not _same(0 if accepted is None else accepted, 0) or inherited \
+                or _same(data.get("sessionId", MISSING), header.get("id")):
             return None
         return "current-generation delivery marker names the wrong Session"
 

@@ -489,7 +489,10 @@ class SurfaceWalk:
                 return None
         if raw.__class__ is not dict:
             if self.first_failure is None:
-                self.first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object", event=ev)
+                # the meter reads event.type of anything: only null throws there (an array, a number or a string has none)
+                layers = RULES[R.S8].refused_by if raw is None else tuple(x for x in RULES[R.S8].refused_by if x is not L.METER)
+                self.first_failure = ctx.finding(R.S8, f"foldSurface throws at index {index}: the event is not an object",
+                                                 event=ev, refused_by=layers)
             return None
         seq = raw.get("seq", MISSING)
         if seq.__class__ is not int or seq != index:

@@ -713,16 +713,18 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         RuleId.G4, _E, RuleLayer.MIGRATION,
-        "Migration pre-check: compaction, retry, command and code-dispatch relations",
+        "Migration pre-check: compaction, retry, command, code-dispatch and delivery-marker relations",
         "In a format-0 or format-1 file a compaction is opened, summarised at most once over an exact current "
         "surface span, and ended by one owner (compactionId, sourceCommandId) in its own turn, with no turn "
         "boundary inside it; an llm/retry names the open turn and step and the open request/header's provider "
         "and continues its policy chain (retry number, retryId); an llm/retry-started pairs one earlier "
         "scheduled attempt of its turn and step, once; a command/run's commandId is new and a command/done "
         "follows its command/run; a tool/code-dispatch-start's subCallId is new and its tool/code-dispatch "
-        "matches it.",
+        "matches it; a delivery marker of the walked generation (sessionFormatVersion 1) outside the inherited "
+        "prefix names this session.",
         "@deepseek-ai/dsh-session-format-v0-to-v1 lib/index.js:2290, 2403-2476 (assertReleasedArtifactRelationships), "
-        "2383-2398, 2425-2440, 2500-2510 (assertRetryChain), 2570-2584 (assertCompactionOwner/Turn, assertCurrentSurfaceSpan)",
+        "2383-2398, 2425-2440, 2442-2444, 2500-2510 (assertRetryChain), 2570-2584 (assertCompactionOwner/Turn, "
+        "assertCurrentSurfaceSpan)",
         _V01, (_L.RELEASED,),
         "Released stops at its first refusal, so G4 reports only a relation break reached before any other.",
         "fuzzing",
