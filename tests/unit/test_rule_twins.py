@@ -460,3 +460,31 @@ def test_every_rule_of_the_registry_has_a_pair() -> None:
     covered = {c[0] for c in PHYSICAL} | {c[0] for c in EVENT_LEVEL} | {c[0] for c in ISSUE_20_PAIRS + MIGRATION_PRECHECK_PAIRS}
     missing = sorted(map(str, set(RULES) - covered))
     assert not missing, f"rules with no fire/no-fire pair: {missing}"
+
+
+def _packed_negative_zero(*paths: tuple[str, ...]) -> File:
+    """The packed text-chunks row with ``-0`` at each of ``paths`` (``dumpb`` writes ``-0.0`` as ``0``)."""
+
+    def edit(row: dict[str, Any]) -> None:
+        for path in paths:
+            holder: Any = row
+            for key in path[:-1]:
+                holder = holder[key]
+            holder[int(path[-1]) if path[-1].lstrip("-").isdigit() else path[-1]] = "dshfuzz-negative-zero"
+
+    return File(_packed(edit).data.replace(b'"dshfuzz-negative-zero"', b"-0"))
+
+
+@pytest.mark.parametrize(("paths", "seeded"), [
+    ((("data", "dt", "0"),), (False, False, False)),
+    ((("time0",),), (True, False, False)),
+    ((("time0",), ("data", "dt", "0")), (True, True, False)),
+    ((("data", "index"),), (True, True, True)),
+])
+def test_a_negative_zero_in_a_packed_row_reaches_the_events_expandRow_copies_it_into(paths, seeded) -> None:
+    """Measured: seed and the invariants judge the expanded events, where ``time0`` is the first member's time,
+    a gap adds to the time before it (-0 + -0 is -0, any other sum is not) and turn, step and index are copied;
+    released's codec refuses the row's -0 wherever it is."""
+    e4 = [f for f in _packed_negative_zero(*paths).check().findings if f.rule is RuleId.E4]
+    assert [("seed" in {str(x) for x in f.refused_by}) for f in e4] == list(seeded), e4
+    assert all("released" in {str(x) for x in f.refused_by} for f in e4)

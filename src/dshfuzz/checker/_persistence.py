@@ -750,6 +750,49 @@ def _lossy_token(text: str) -> str | None:
     return None
 
 
+class _NegativeZero:
+    """A ``-0`` token of a packed row, told apart from 0 (Python's json reads both as 0)."""
+
+
+_NEG0 = _NegativeZero()
+
+
+def _keep_negative_zero(text: str) -> Any:
+    return _NEG0 if text.lstrip("-") == "0" and text.startswith("-") else int(text)
+
+
+def _keep_negative_zero_float(text: str) -> Any:
+    v = float(text)
+    return _NEG0 if v == 0 and text.startswith("-") else v
+
+
+@functools.lru_cache(maxsize=8)  # the members of one row are judged one after another
+def _row_members_with_negative_zero(text: str) -> tuple[bool, ...] | None:
+    """For a packed row whose only lossy numbers are ``-0``: per member, whether the event the
+    official decoder expands (S ``expandRow``: turn, step and index copied into each member, seq
+    ``seq0 + k``, time ``time0`` plus the gaps so far) holds a ``-0``; ``None`` where the row is
+    not read so (another lossy number, or no row of that shape), and every member counts."""
+    try:
+        row = json.loads(text, parse_int=_keep_negative_zero, parse_float=_keep_negative_zero_float)
+    except ValueError:
+        return None
+    data = row.get("data") if type(row) is dict else None
+    if type(data) is not dict:
+        return None
+    members = data.get("args" if row.get("type") == "tool-call-chunks" else "texts")
+    gaps = data.get("dt")
+    if type(members) is not list or type(gaps) is not list or len(gaps) < len(members) - 1:
+        return None
+    if any(data.get(k) is _NEG0 for k in ("turn", "step", "index")):
+        return (True,) * len(members)
+    out, zero = [], row.get("time0") is _NEG0  # -0 + -0 is -0; any other sum is not
+    for k in range(len(members)):
+        if k:
+            zero = zero and gaps[k - 1] is _NEG0
+        out.append(zero)
+    return tuple(out)
+
+
 @rule_walk(R.E1, R.E3, R.E4, R.E5, R.E7, R.E8, R.R2, types=EVERY_EVENT)
 class Envelope:
     """The per-event envelope checks of seed and load (S:1193-1282, SP:499-750): the envelope's
@@ -1016,18 +1059,23 @@ def _envelope_defects(
             context={"keys": extra},
         )
     if ev.line in lossy_lines:
-        token = _lossy_token(ctx.log.lines[ev.line - 1].text) or ""
+        text = ctx.log.lines[ev.line - 1].text
+        token = _lossy_token(text) or ""
         shown = token if len(token) <= 40 else f"{token[:24]}...({len(token)} characters)"
+        # released refuses only a number where its validator reads one; its codec reads every number of a
+        # packed row (seq0, time0, dt, turn, step, index: V01:1741-1777), and counts refuse -0 as they do 1e400
+        released = released_refuses_lossy(ctx.version, raw) or (ev.member is not None and ctx.version in (0, 1))
+        # seed and the invariants judge the expanded events: a row's -0 reaches one only where expandRow copies it
+        expanded = _row_members_with_negative_zero(text) if ev.member is not None else None
+        reaches = expanded is None or ev.member is None or ev.member >= len(expanded) or expanded[ev.member]
         yield ctx.finding(
             R.E4,
             f"event is not losslessly JSON-serializable: number {shown} parses to a non-finite or negative-zero value",
             event=ev,
             context={"token": shown},
-            # released refuses only a number where its validator reads one; its codec reads every number of a
-            # packed row (seq0, time0, dt, turn, step, index: V01:1741-1777), and counts refuse -0 as they do 1e400
-            refused_by=(L.SEED, L.INVARIANTS, L.RELEASED)
-            if released_refuses_lossy(ctx.version, raw) or (ev.member is not None and ctx.version in (0, 1))
-            else (L.SEED, L.INVARIANTS),
+            refused_by=(layers := tuple(x for x in (L.SEED, L.INVARIANTS, L.RELEASED)
+                                        if (x is L.RELEASED and released) or (x is not L.RELEASED and reaches))),
+            severity=None if layers else Severity.WARNING,
         )
 
 
