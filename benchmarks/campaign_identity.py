@@ -2,20 +2,23 @@
 
     .venv/bin/python benchmarks/campaign_identity.py --before main [--after TREE] [--seeds 1 2 3 4 5]
         [--budget 300examples] [--workers 1] [--checker builtin --checker builtin:-S5,-E2]
-        [--official] [--cluster local]
+        [--official] [--cluster local] [--control]
 
 A refactoring that moves code must not change what a campaign finds. For each checker and
 seed, this runs ``dshfuzz fuzz --budget B --workers W --seed S --out DIR`` (``--no-official``
 unless ``--official``) once with each version's ``src`` on ``PYTHONPATH``, and compares from
 each ``summary.json`` the example count, the count of each signature, and each finding: its
 signature, count, stage, and its witness (events and bytes). It prints each campaign's
-difference, or ``identical``, and exits 1 when any differs.
+difference, or ``identical``, and exits 1 when any differs. ``--control`` runs the before
+version a second time and prints how that run differs from its first: a difference that shows
+there too comes from the machine, not from the change.
 
 ``--before`` (and ``--after``) is a source tree (a directory holding ``src/dshfuzz``) or a
 commit, checked out into a temporary worktree that shares this checkout's pinned Node
 packages; ``--after`` is this checkout by default. An example budget makes a campaign
-deterministic for its seed; only a minimisation cut by its time box (stage ``cut``) depends on
-the machine's speed, and shows as a difference of that finding's stage and witness.
+deterministic for its seed up to what depends on time: with the official layers, the logs judged
+after the budget is reached and before the worker stops (its verdicts arrive in flight), and which
+witness a minimisation keeps (a time box, the server's answers under load).
 """
 
 from __future__ import annotations
@@ -108,6 +111,8 @@ def main() -> None:
     parser.add_argument("--checker", action="append", help="a --checker SPEC (repeatable; default builtin)")
     parser.add_argument("--official", action="store_true", help="judge with the official layers too")
     parser.add_argument("--cluster", help="run the workers on a Dask cluster (local: one started for the run)")
+    parser.add_argument("--control", action="store_true",
+                        help="run the before version twice too: a difference it shows with itself is the machine's")
     args = parser.parse_args()
     checkers = args.checker or ["builtin"]
     differing = 0
@@ -118,7 +123,8 @@ def main() -> None:
             for number, checker in enumerate(checkers):
                 for seed in args.seeds:
                     got = {}
-                    for name, src in (("before", before), ("after", after)):
+                    runs = [("before", before), ("after", after)] + ([("again", before)] if args.control else [])
+                    for name, src in runs:
                         out = scratch / "runs" / f"{name}-{number}-{seed}"
                         out.parent.mkdir(exist_ok=True)
                         got[name] = campaign(src, out, seed, args, checker)
@@ -127,6 +133,10 @@ def main() -> None:
                     head = (f"{checker}, seed {seed}: {got['after']['examples']} examples, "
                             f"{len(counts)} signatures shown by {sum(counts.values())} logs")
                     print(f"{head}: " + ("identical" if not found else "DIFFERS\n  " + "\n  ".join(found)), flush=True)
+                    if args.control:
+                        noise = differences(got["before"], got["again"])
+                        print("  before run again: " + ("identical" if not noise else "DIFFERS\n    " + "\n    ".join(noise)),
+                              flush=True)
                     differing += bool(found)
     print("identical" if not differing else f"{differing} campaign(s) differ")
     sys.exit(1 if differing else 0)
