@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from read_200k import cached_log
 
 from dshfuzz.generators import generate
-from dshfuzz.harness import Example, Judge, _minimise, minimise
+from dshfuzz.harness import Example, Judge, _ddmin, _log_units, _minimise, minimise
 from dshfuzz.harness._judges import BuiltinChecker, CheckerVerdict
 from dshfuzz.model import DEFAULT_LIMITS, decode_frame, dumps, parse_log, read_log, scan_frames
 from dshfuzz.mutators import MUTATORS, DrawAdapter, apply_seeded
@@ -211,7 +211,7 @@ def run_case(
         "events_after": events_of(final),
         "bytes_before": len(example.data),
         "bytes_after": len(minimal),
-        "lines_after": len(_minimise._layout(final).units) + 1,
+        "lines_after": len(_log_units._layout(final).units) + 1,
         "one_minimal": one_minimal,
         "witness": witness(final),
     }
@@ -220,8 +220,8 @@ def run_case(
 def is_one_minimal(example: Example, keeps: Any) -> bool:
     """Whether no single unit of ``example`` can go: one removal per run of identical units,
     which is the same candidate as removing any other unit of the run."""
-    layout = _minimise._layout(example)
-    runs = _minimise._runs(range(len(layout.units)), lambda i: _minimise._same_unit(layout.units[i]))
+    layout = _log_units._layout(example)
+    runs = _ddmin._runs(range(len(layout.units)), lambda i: _minimise._same_unit(layout.units[i]))
     return not any(keeps(layout.render([i for i in range(len(layout.units)) if i != run[0]])) for run in runs)
 
 

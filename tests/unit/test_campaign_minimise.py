@@ -11,7 +11,7 @@ from dshfuzz.harness import CampaignConfig, Disagreement, DisagreementFound, Exa
 from dshfuzz.harness._campaign import SETTLED
 from dshfuzz.harness._judge import EVERY_JUDGE, scope_of
 from dshfuzz.harness._judges import BuiltinChecker
-from dshfuzz.harness._minimise import _layout
+from dshfuzz.harness._log_units import _layout
 from dshfuzz.harness._strategy import examples
 from dshfuzz.model import parse_log
 

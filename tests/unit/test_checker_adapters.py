@@ -256,6 +256,7 @@ def test_a_plugin_object_gets_a_vocabulary_check_many_and_close(monkeypatch, log
     import types
 
     from dshfuzz.harness import _judges
+    from dshfuzz.harness._judges import _spec
 
     class Bare:
         name = "bare"
@@ -272,7 +273,7 @@ def test_a_plugin_object_gets_a_vocabulary_check_many_and_close(monkeypatch, log
 
     points = [types.SimpleNamespace(name="bare", value="x:Bare", load=lambda: Bare),
               types.SimpleNamespace(name="declaring", value="x:Declaring", load=lambda: Declaring)]
-    monkeypatch.setattr(_judges, "entry_points", lambda group: points)
+    monkeypatch.setattr(_spec, "entry_points", lambda group: points)
     bare = load_checker("bare")
     assert bare.rules == _judges.catalog_rules() and bare.name == "bare"
     assert bare.check_many([log_file, log_file]) == [CheckerVerdict((ReportedFinding("H1"),))] * 2

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from dshfuzz.generators import GeneratedLog, generate
 from dshfuzz.harness import Example, ddmin, minimise
-from dshfuzz.harness._minimise import _layout, _runs, _same_unit
+from dshfuzz.harness._ddmin import _runs
+from dshfuzz.harness._log_units import _layout
+from dshfuzz.harness._minimise import _same_unit
 from dshfuzz.model import (
     DEFAULT_LIMITS,
     compress_frame,

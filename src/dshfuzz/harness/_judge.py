@@ -6,17 +6,10 @@ that must read a file (the official layers, an external checker) get one, writte
 once per log to a private scratch directory (in RAM where the platform offers
 one) and removed after judging.
 
-:meth:`Judge.submit` leaves the official verdicts in flight (a :class:`PendingJudgement`)
-so that a campaign draws its next logs while the server judges; judgements resolve in
-the order they were submitted, because the server answers in order.
-
-Minimising a finding judges hundreds of candidates, so the minimiser's predicate
-(:meth:`Judge.still_fails`) runs only the judges the finding's signature depends on
-(:func:`scope_of`): the checker always, a ``miss`` of one layer that layer's official
-judge and the reference oracle only when a model stands for it, ``wrong-place`` the
-reference checker, ``false-alarm`` everyone. The signature is a function of exactly
-those verdicts, so the narrowed predicate agrees with a full judgement; the campaign
-still judges the minimal log in full once.
+:meth:`Judge.submit` leaves the official verdicts in flight (a :class:`PendingJudgement`,
+:mod:`._pending`). The minimiser's predicate (:meth:`Judge.still_fails`) runs only the
+judges a finding's signature depends on (:func:`scope_of`, :mod:`._scope`). The log and
+its judgement are in :mod:`._example`.
 """
 
 from __future__ import annotations
@@ -28,25 +21,19 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from dshfuzz.contracts.layers import CAMPAIGN_LAYERS
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-from ._classify import Disagreement, Truth, classify, metamorphic_disagreement, official_verdict_key, truth_from
+from ._classify import Disagreement, classify, metamorphic_disagreement, official_verdict_key, truth_from
 from ._events import charge
-from ._judges import (
-    BATCH_LOGS,
-    BatchCommandChecker,
-    BuiltinChecker,
-    CheckerUnderTest,
-    CheckerVerdict,
-    ReportedFinding,
-    registry_rules,
-)
-from ._reference import MODEL_LAYERS
+from ._example import Example, FreshCoverage, JudgedExample, Shape, StillFails
+from ._judges import BATCH_LOGS, BatchCommandChecker, BuiltinChecker, CheckerUnderTest, CheckerVerdict, registry_rules
+from ._pending import PendingJudgement, _Heard
+from ._scope import _CHECKER_ALONE, EVERY_JUDGE, LATER_FORMAT_LAYERS, Scope, official_layers_for, scope_of
 
 if TYPE_CHECKING:
     from dshfuzz.model import Compression
@@ -65,224 +52,10 @@ __all__ = [
     "PendingJudgement",
     "Scope",
     "Shape",
+    "StillFails",
     "official_layers_for",
     "scope_of",
 ]
-
-LATER_FORMAT_LAYERS = tuple(layer for layer in CAMPAIGN_LAYERS if layer not in (L.SEED, L.LOAD))
-"""The layers whose verdict on a format-1 log means something: the rc.8 ``seed`` and
-``load`` refuse any version but 0 by the version alone; the released layer restores v1.
-See :func:`official_layers_for` for formats 2 and 3."""
-
-
-def official_layers_for(format_version: int | None) -> tuple[str, ...]:
-    """The official layers whose verdict on a log of ``format_version`` means something.
-
-    Released refuses formats 2 and 3 by the version alone (measured: "stored Session uses
-    newer format v3; this build writes v1"). Format 3 changed what the rc.8 fold reads
-    (catalog S-rules: ``system/message`` joins the surface, replaces name
-    ``startSeq``/``endSeq``), so the fold, the invariant companion that folds, and the
-    meter (it reads ``op.start``/``op.end``) refuse valid v3 logs; only the inbox still
-    reads a v3 log as it is meant. The reference oracle judges every format.
-    """
-    if format_version in (0, None):
-        return CAMPAIGN_LAYERS
-    if format_version == 1:
-        return LATER_FORMAT_LAYERS
-    if format_version == 2:
-        return tuple(layer for layer in LATER_FORMAT_LAYERS if layer != L.RELEASED)
-    return (str(L.INBOX),)
-
-
-_ORACLE_LAYERS = frozenset(MODEL_LAYERS.values()) | {str(L.WIRE), str(L.PROVIDER)}
-"""The layers a reference model speaks for (the wire model for ``wire`` and ``provider``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """The judges one judgement runs besides the checker under test.
-
-    ``layers`` are the official layers consulted (``None``: every campaign layer);
-    ``oracle`` the reference models (without them the judgement's shape is empty);
-    ``reference`` the reference checker (``wrong-place``); ``twin`` the untransformed
-    twin of a metamorphic example.
-    """
-
-    layers: tuple[str, ...] | None = None
-    oracle: bool = True
-    reference: bool = True
-    twin: bool = True
-
-
-EVERY_JUDGE = Scope()
-_CHECKER_ALONE = Scope(layers=(), oracle=False, reference=False, twin=False)
-
-
-def scope_of(defect: Disagreement) -> Scope:
-    """The judges ``defect``'s signature depends on (see the module docstring)."""
-    if defect.kind in ("miss", "miss-model-only", "rule-id", "attribution", "not-implemented"):
-        if defect.layer == "expected":  # the declaration travels with the example
-            return _CHECKER_ALONE
-        layer = str(defect.layer)
-        # the reference checker reads a refusal as rules: one the checker does not claim is no miss
-        return replace(
-            _CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else (), oracle=layer in _ORACLE_LAYERS,
-            reference=True,
-        )
-    if defect.kind in ("crash", "timeout", "unparsable-output"):
-        return _CHECKER_ALONE
-    if defect.kind == "wrong-place":
-        return replace(_CHECKER_ALONE, reference=True)
-    if defect.kind == "wrong-layer":  # the claim is judged by the one layer it is wrong about
-        layer = str(defect.layer).partition(":")[0]
-        return replace(_CHECKER_ALONE, layers=(layer,) if layer in CAMPAIGN_LAYERS else ())
-    if defect.kind == "silent-loss":  # the checker's count against the loader's
-        return replace(_CHECKER_ALONE, layers=(str(L.LOAD),))
-    if defect.kind == "metamorphic":
-        return replace(_CHECKER_ALONE, twin=True)
-    if defect.kind == "oracle-crash":
-        return replace(_CHECKER_ALONE, oracle=True)
-    return EVERY_JUDGE
-
-
-@dataclass(frozen=True, slots=True)
-class Example:
-    """One log to judge: its bytes, container, and what the mutator promised."""
-
-    data: bytes
-    compression: Compression
-    mutator: str | None = None
-    expects: frozenset[str] = frozenset()
-    description: str = ""
-    format_version: int | None = 0
-    transform: str | None = None
-    original: bytes | None = None
-    original_compression: Compression = "none"
-    framing_only: bool = False
-
-    @property
-    def suffix(self) -> str:
-        return ".jsonl.zstd" if self.compression == "zstd" else ".jsonl"
-
-    def __repr__(self) -> str:
-        """What the log is, not its bytes: Hypothesis writes the repr of every failing example it
-        replays in a campaign round, and a log's bytes run to tens of kilobytes."""
-        what = self.mutator if self.mutator is not None else "valid"
-        via = f" via {self.transform}" if self.transform is not None else ""
-        return f"<Example {what}{via}: {len(self.data)} bytes {self.compression}, format {self.format_version}>"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        """IPython's pretty-printing protocol, which Hypothesis' reports follow (else they spell a
-        dataclass out field by field): the short repr."""
-        printer.text(repr(self))
-
-
-@dataclass(frozen=True, slots=True)
-class StillFails:
-    """Whether candidate logs still show the finding: ``one`` asks about one, ``first``
-    (when the checker answers many logs for about the price of one) about up to ``width``
-    at once, answering the index of the first that does. ddmin takes the first that holds
-    either way, so ``first`` changes the cost of a minimisation, never its result."""
-
-    one: Callable[[Example], bool]
-    first: Callable[[Sequence[Example]], int | None] | None = None
-    width: int = 1
-
-    def __call__(self, candidate: Example) -> bool:
-        return self.one(candidate)
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """What makes a log hard, for Hypothesis ``target()``: open calls, frames, replaces."""
-
-    events: int
-    frames: int
-    replaces: int
-    open_tool_calls: int
-
-
-@dataclass(frozen=True, slots=True)
-class JudgedExample:
-    example: Example
-    verdict: CheckerVerdict
-    truth: Truth
-    official: Mapping[str, Any]
-    disagreements: tuple[Disagreement, ...]
-    shape: Shape
-    reference: CheckerVerdict | None = None
-    vocabulary: frozenset[str] | None = None
-    checker_seconds: float = 0.0
-    """How long the checker under test took on this log (its process start-up included)."""
-    layers: frozenset[str] | None = None
-    """The official layers the checker answers for (``None``: every layer)."""
-    reached: ReachedFirst | None = None
-    """The official refusal sites and code this log reached first on its worker's oracle
-    (official coverage on; ``None`` otherwise, or when the official layers were not asked)."""
-    checker_lines: tuple[tuple[str, int], ...] = ()
-    """The checker's own lines this log ran first on its worker (checker coverage on)."""
-
-
-    @property
-    def events(self) -> int:
-        return self.shape.events
-
-    @property
-    def defects(self) -> tuple[Disagreement, ...]:
-        """The disagreements a campaign hunts (checker defects and oracle crashes)."""
-        return tuple(d for d in self.disagreements if d.is_reportable)
-
-    def defects_without(self, rules: frozenset[str]) -> tuple[Disagreement, ...]:
-        """The defects, in the same order, had the checker reported none of ``rules``:
-        what ``builtin:-RULE,...`` shows on this example when the checker was ``builtin``
-        (switching rules off only drops their findings), without judging again.
-
-        A metamorphic disagreement keeps the rules it names outside ``rules`` (the
-        verdicts' difference less those rules); its detail still names them all.
-        """
-        findings = _findings_without(self.verdict, rules)
-        out = classify(
-            replace(self.verdict, findings=findings), self.truth, reference=self.reference, vocabulary=self.vocabulary,
-            layers=self.layers,
-        )
-        for d in self.disagreements:
-            if d.kind == "oracle-crash":
-                out.append(d)
-            elif d.kind == "metamorphic" and (kept := tuple(r for r in d.rules if r not in rules)):
-                out.append(replace(d, rules=kept))
-        return tuple(d for d in out if d.is_reportable)
-
-
-@dataclass(frozen=True, slots=True)
-class FreshCoverage:
-    """Coverage some judgement reached first on a worker, for the campaign to report: the
-    stratum (``mutator``) of the log that reached it, official sites and code, checker lines.
-    Collected from every judgement (the hunt's and the minimiser's alike), so none is lost."""
-
-    mutator: str | None
-    official_sites: tuple[str, ...] = ()
-    official_code: int = 0
-    checker_lines: tuple[tuple[str, int], ...] = ()
-
-
-def _findings_without(verdict: CheckerVerdict, rules: frozenset[str]) -> tuple[ReportedFinding, ...]:
-    """``verdict``'s findings had the checker reported none of ``rules``, their root causes
-    attributed again: exactly, from the built-in checker's own findings (it attributes after
-    its rules ran); for any other checker, a finding whose root was dropped becomes a root."""
-    if verdict.checked:
-        from dshfuzz.checker import attribute
-
-        kept = attribute([replace(f, caused_by=None) for f in verdict.checked if str(f.rule) not in rules])
-        return tuple(ReportedFinding(str(f.rule), str(f.severity), f.seq, f.caused_by, tuple(map(str, f.refused_by)))
-                     for f in kept)
-    at: dict[int, int] = {}
-    for i, f in enumerate(verdict.findings):
-        if f.rule not in rules:
-            at[i] = len(at)
-    return tuple(
-        replace(f, caused_by=None if f.caused_by is None else at.get(f.caused_by))
-        for f in verdict.findings if f.rule not in rules
-    )
 
 
 JUDGE_PARTS = ("checker", "reference checker", "official layers", "reference oracle", "files")
@@ -662,111 +435,6 @@ class Judge:
         if self._batch_width is not None:
             return self._batch_width
         return BATCH_LOGS if isinstance(self.checker, BatchCommandChecker) else 1
-
-
-class _Heard(NamedTuple):
-    """What every judge but the official layers said of one log."""
-
-    checked: tuple[CheckerVerdict, float]
-    reference: CheckerVerdict | None
-    twin: CheckerVerdict | None
-    model: tuple[Shape, frozenset[str], bool] | Disagreement | None
-    checker_lines: tuple[tuple[str, int], ...] = ()
-
-
-class _Abandoned(Exception):
-    """Closes a judgement's flight without collecting it (:meth:`PendingJudgement.abandon`)."""
-
-
-class PendingJudgement:
-    """A judgement of some logs whose official verdicts may still be on their way
-    (:meth:`Judge.submit`): every other judge has spoken. :meth:`result` waits for the
-    official layers and classifies; it is idempotent, and resolves every judgement
-    submitted before this one first, so the server's in-order replies reach their owners."""
-
-    def __init__(
-        self,
-        judge: Judge,
-        examples: tuple[Example, ...],
-        heard: list[_Heard],
-        stack: ExitStack,
-        official: Flight[list[tuple[dict[str, Any], ReachedFirst | None]]],
-        asked: list[bool],
-    ) -> None:
-        self.examples = examples
-        self._judge = judge
-        self._heard = heard
-        self._stack = stack
-        self._official = official
-        self._asked = asked
-        self._result: list[JudgedExample] | None = None
-        self.server_seconds = 0.0
-        """The official server's own seconds on these logs, once resolved."""
-
-    @property
-    def shapes(self) -> list[Shape]:
-        """Each log's shape, as the reference oracle read it (known before the official verdicts)."""
-        return [h.model[0] if isinstance(h.model, tuple) else Shape(0, 0, 0, 0) for h in self._heard]
-
-    @property
-    def checker_lines(self) -> tuple[tuple[str, int], ...]:
-        """The checker lines these logs ran first (checker coverage on): known before the
-        official verdicts, so a family left in flight still steers by them."""
-        return tuple(line for h in self._heard for line in h.checker_lines)
-
-    @property
-    def resolved(self) -> bool:
-        return self._result is not None
-
-    def ready(self) -> bool:
-        """Whether :meth:`result` would return without waiting for the server (exact for the
-        oldest judgement not yet resolved: the server answers in order)."""
-        return self._result is not None or self._official.ready()
-
-    def abandon(self) -> None:
-        """Give up on the official verdicts (a stopping campaign): the server, still judging,
-        is discarded rather than waited for, and the logs count as never judged."""
-        if self._result is None:
-            self._close(_Abandoned())
-
-    def provisional(self) -> list[JudgedExample]:
-        """The judgement as it stands without the official layers: what the checker, the
-        reference checker, the reference oracle and the mutator's declaration say. A campaign
-        reads it to decide whether a log is worth waiting for; it is never a finding."""
-        return [self._judge._judged(e, h, {}) for e, h in zip(self.examples, self._heard)]
-
-    def result(self) -> list[JudgedExample]:
-        """Every disagreement on each log among the judges, the official layers included."""
-        if self._result is None:
-            opened = self._judge._open
-            while opened and opened[0] is not self:
-                opened[0].result()
-            served = self._judge.server_seconds
-            try:
-                answers = iter(self._official())
-                verdicts = [next(answers) if asked else ({}, None) for asked in self._asked]
-                self.server_seconds = self._judge.server_seconds - served
-            except BaseException as exc:
-                self._close(exc)
-                raise
-            self._close(None)
-            self._result = [
-                self._judge._judged(e, h, v, reached) for e, h, (v, reached) in zip(self.examples, self._heard, verdicts)
-            ]
-            self._judge._unreported.extend(
-                FreshCoverage(e.mutator, reached.sites, reached.code)
-                for e, (_, reached) in zip(self.examples, verdicts) if reached is not None and (reached.sites or reached.code)
-            )
-        return self._result
-
-    def _close(self, exc: BaseException | None) -> None:
-        opened = self._judge._open
-        if self in opened:
-            opened.remove(self)
-        if exc is None:
-            self._stack.close()
-        else:
-            self._stack.__exit__(type(exc), exc, exc.__traceback__)
 
 
 def _ask(checker: CheckerUnderTest, example: Example, path: Path | None) -> CheckerVerdict:

@@ -131,7 +131,8 @@ def resolve_target(spec: str) -> Target:
     (read as JSONL), imported from the current directory too, as checkers are."""
     if spec in TARGETS:
         return TARGETS[spec]
-    from dshfuzz.harness._judges import CheckerSpecError, _resolve_callable
+    from dshfuzz.harness._judges import CheckerSpecError
+    from dshfuzz.harness._judges._python import _resolve_callable
 
     if not spec.startswith("py:"):
         raise KeyError(f"unknown atheris target {spec!r}")
