@@ -91,13 +91,21 @@ _OFFICIAL_FIXTURES = frozenset({"official", "node24"})
 """Fixtures that run the official layers' Node: a test requesting one is an ``official`` test."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test that requests the official layers (directly or through another
     fixture) ``official``, so that ``-m "not official"`` runs without Node and no test
-    has to remember the mark."""
+    has to remember the mark. Deselect the ``nightly`` tests unless the nightly profile
+    runs (``make nightly``): they need what only nightly sets up, and are not skips."""
+    from dshfuzz._pytest_plugin import profile_name
+
     for item in items:
         if _OFFICIAL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.official)
+    if profile_name(config) != "nightly":
+        nightly = [item for item in items if item.get_closest_marker("nightly") is not None]
+        if nightly:
+            config.hook.pytest_deselected(items=nightly)
+            items[:] = [item for item in items if item.get_closest_marker("nightly") is None]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

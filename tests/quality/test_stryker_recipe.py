@@ -9,7 +9,8 @@ survive; a recipe that killed every mutant for another reason (a campaign that c
 2, which Stryker reads as a kill) fails here.
 
 The recipe's npm packages are installed only where it runs (``make stryker-setup``, which ``make
-nightly`` runs): without them the test is skipped, CI's ``make test`` included.
+nightly`` runs first): the test is ``nightly``, deselected in ``make test``; under the nightly
+profile without that set-up it is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ EXAMPLE = REPO / "examples" / "node-checker"
 STRYKER = EXAMPLE / "node_modules" / "@stryker-mutator" / "core" / "bin" / "stryker.js"
 RECIPE = ("checker.mjs", "dshfuzz-test.mjs", "stryker.config.json", "package.json")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.nightly]
 
 MUTATE = ("checker.mjs:19-19", "checker.mjs:30-30")
 
