@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from perturbed_logs import builtin_judge, seeded_mutants
 
 from dshfuzz.generators import generate
 from dshfuzz.harness import Example, Judge
 from dshfuzz.harness._judge import official_layers_for
-from dshfuzz.harness._judges import BuiltinChecker
 from dshfuzz.mutators import PERTURBATIONS, Inapplicable, Mutant, apply_seeded, incident_weights
 from dshfuzz.mutators._boundary import BOUNDARIES, PLAIN_BOUNDARIES
 from dshfuzz.mutators._schema import DUPLICATIONS, SEQ_ENCODINGS
@@ -33,23 +33,12 @@ PER_FAMILY = 12
 
 
 def _mutants(name: str, format_version: int) -> list[Mutant]:
-    made: list[Mutant] = []
-    logs = generate(3 * PER_FAMILY, seed=29 + format_version, turns=(1, 2), max_events=60,
-                    weights=incident_weights(), format_version=format_version)
-    for i, log in enumerate(logs):
-        try:
-            made.append(apply_seeded(PERTURBATIONS[name], log, i))
-        except Inapplicable:
-            continue
-        if len(made) == PER_FAMILY:
-            break
-    return made
+    return seeded_mutants(PERTURBATIONS[name], format_version, wanted=PER_FAMILY, drawn=3 * PER_FAMILY, seed=29)
 
 
 @pytest.fixture(scope="module")
 def judge(official: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with Judge(BuiltinChecker(), official=official, scratch=tmp_path_factory.mktemp("judge")) as j:
-        yield j
+    yield from builtin_judge(official, tmp_path_factory.mktemp("judge"))
 
 
 @pytest.mark.parametrize("format_version", [0, 1])

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from perturbed_logs import builtin_judge, seeded_mutants
 
-from dshfuzz.generators import generate
 from dshfuzz.harness import Example, Judge
 from dshfuzz.harness._judge import official_layers_for
-from dshfuzz.harness._judges import BuiltinChecker
-from dshfuzz.mutators import Inapplicable, Level, Mutant, apply_seeded, incident_weights
+from dshfuzz.mutators import Level, Mutant
 from dshfuzz.mutators._perturb import TYPE_CONFUSIONS, Perturbation, confuse
 
 pytestmark = pytest.mark.official
@@ -36,23 +35,12 @@ def _variant(name: str) -> Perturbation:
 
 
 def _mutants(name: str, format_version: int) -> list[Mutant]:
-    made: list[Mutant] = []
-    logs = generate(12, seed=17 + format_version, turns=(1, 2), max_events=60, weights=incident_weights(),
-                    format_version=format_version)
-    for i, log in enumerate(logs):
-        try:
-            made.append(apply_seeded(_variant(name), log, i))
-        except Inapplicable:
-            continue
-        if len(made) == PER_VARIANT:
-            break
-    return made
+    return seeded_mutants(_variant(name), format_version, wanted=PER_VARIANT, drawn=12, seed=17)
 
 
 @pytest.fixture(scope="module")
 def judge(official: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with Judge(BuiltinChecker(), official=official, scratch=tmp_path_factory.mktemp("judge")) as j:
-        yield j
+    yield from builtin_judge(official, tmp_path_factory.mktemp("judge"))
 
 
 @pytest.mark.parametrize("format_version", [0, 1])
