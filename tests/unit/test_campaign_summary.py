@@ -68,3 +68,26 @@ def test_recall_stays_within_the_checkers_vocabulary():
     assert summary.recall("orphan-tool-call") == 1.0 and summary.low_recall() == []
     assert summary.recall("inbox-orphan-splice") is None  # it expects nothing the checker claims
     assert summary.to_json()["expectedRules"]["orphan-tool-call"] == ["P3"]
+
+
+def test_a_py_checkers_reproduce_line_runs_the_checker_on_the_witness(tmp_path) -> None:
+    """A finding's reproduce line is a shell line a user pastes: for a ``py:`` checker it calls the
+    function as the campaign does and prints its report (it once named a command that takes no log)."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dshfuzz.generators import generate
+    from dshfuzz.report._summary import reproduce_command
+
+    witness = tmp_path / "witness one.jsonl"  # a space: the line quotes the path
+    witness.write_bytes(next(generate(1, seed=3, max_events=20)).to_jsonl())
+    line = reproduce_command("py:tests.broken_checkers.three_misses:check", str(witness))
+    argv = shlex.split(line)
+    assert argv[0] == "python"
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, *argv[1:]], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "findings" in json.loads(proc.stdout), proc.stdout

@@ -99,7 +99,14 @@ def reproduce_command(checker: str, witness: str) -> str:
     if checker.startswith("serve:"):
         request = shlex.quote(json.dumps({"id": 1, "path": witness}))
         return f"echo {request} | {unquoted(checker[6:])}"
-    return f"dshfuzz corpus replay --checker {shlex.quote(checker)} {quoted}"
+    if checker.startswith("py:"):  # the function called as the campaign calls it, its report printed
+        call = ("import importlib, json, sys; m, f = sys.argv[1].rsplit(':', 1); "
+                "print(json.dumps(getattr(importlib.import_module(m), f)(sys.argv[2]), default=str))")
+        return f"python -c {shlex.quote(call)} {shlex.quote(checker[3:])} {quoted}"
+    # a plugin: loaded by its entry point, as the campaign loads it, and its verdict printed
+    call = ("import sys; from pathlib import Path; from dshfuzz.harness import load_checker; "
+            "print(load_checker(sys.argv[1]).check(Path(sys.argv[2])))")
+    return f"python -c {shlex.quote(call)} {shlex.quote(checker)} {quoted}"
 
 
 def rule_order(rule: str) -> tuple[str, int, str]:
