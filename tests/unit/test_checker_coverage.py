@@ -118,3 +118,19 @@ def test_what_runs_at_import_is_no_statement_of_the_check_path(tmp_path: Path) -
                       '    return 2\n\n\nclass C:\n    y = 2\n\n    def g(self):\n        return os.sep\n')
     coverage = CheckerCoverage(tmp_path, [source])
     assert coverage.statements() == {"mod.py": (8, 9, 10, 17)}
+
+
+def test_a_node_checkers_scripts_are_its_entry_and_the_local_modules_it_imports(tmp_path) -> None:
+    """A tool's script beside the checker (a mutation-testing wrapper, say) is not the checker's code,
+    nor is a package under node_modules: only what the entry script imports by relative path."""
+    from dshfuzz.harness._checker_coverage import _local_scripts
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "checker.mjs").write_text('import { a } from "./lib/a.mjs";\nimport fs from "node:fs";\n')
+    (tmp_path / "lib" / "a.mjs").write_text('const b = require("../b.cjs");\nawait import("../node_modules/x.mjs");\n')
+    (tmp_path / "b.cjs").write_text("module.exports = 1;\n")
+    (tmp_path / "node_modules" / "x.mjs").write_text("export default 1;\n")
+    (tmp_path / "wrapper.mjs").write_text('import "./checker.mjs";\n')
+    found = _local_scripts((tmp_path / "checker.mjs").resolve(), tmp_path.resolve())
+    assert [p.relative_to(tmp_path.resolve()).as_posix() for p in found] == ["b.cjs", "checker.mjs", "lib/a.mjs"]

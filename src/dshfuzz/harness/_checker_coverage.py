@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -156,14 +157,37 @@ def coverage_for(checker: CheckerUnderTest, scratch: Path) -> CheckerCoverage | 
     """The checker's coverage, measured in process (Python) or by V8 (Node), or why neither can."""
     script = node_script(checker)
     if script is not None:
-        return NodeCheckerCoverage(script.parent, scratch)
+        return NodeCheckerCoverage(script.parent, scratch, entry=script)
     sources = checker_sources(checker)
     return sources if isinstance(sources, str) else CheckerCoverage(*sources)
 
 
+_LOCAL_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"']+)["']""")
+"""A relative module specifier in an import, a dynamic import or a require."""
+
+
+def _local_scripts(entry: Path, root: Path) -> list[Path]:
+    """``entry`` and the scripts under ``root`` it imports by relative specifier, transitively:
+    the checker's own code (a tool's script beside it, a test wrapper say, is not)."""
+    found, todo = {entry}, [entry]
+    while todo:
+        script = todo.pop()
+        try:
+            text = script.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        for spec in _LOCAL_IMPORT.findall(text):
+            target = (script.parent / spec).resolve()
+            if (target.suffix in _JS_SUFFIXES and target.is_file() and target not in found
+                    and target.is_relative_to(root) and "node_modules" not in target.relative_to(root).parts):
+                found.add(target)
+                todo.append(target)
+    return sorted(found)
+
+
 class NodeCheckerCoverage:
-    """V8's coverage of a Node checker's own scripts (those in its script's folder, outside
-    ``node_modules``), through ``NODE_V8_COVERAGE``: every checker process the campaign starts
+    """V8's coverage of a Node checker's own scripts (its script and the local modules it imports,
+    outside ``node_modules``), through ``NODE_V8_COVERAGE``: every checker process the campaign starts
     writes its coverage into ``directory`` when it exits (a ``cmd:`` checker after each log,
     a ``serve:`` checker when the campaign closes it), and :meth:`fresh` reads what is there.
 
@@ -171,12 +195,12 @@ class NodeCheckerCoverage:
     run when the innermost V8 range around its first code character ran.
     """
 
-    def __init__(self, root: Path, directory: Path) -> None:
+    def __init__(self, root: Path, directory: Path, *, entry: Path | None = None) -> None:
         self.root = root
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.files = sorted(p for suffix in _JS_SUFFIXES for p in root.rglob(f"*{suffix}")
-                            if "node_modules" not in p.relative_to(root).parts)
+        self.files = _local_scripts(entry, root) if entry is not None else sorted(
+            p for suffix in _JS_SUFFIXES for p in root.rglob(f"*{suffix}") if "node_modules" not in p.relative_to(root).parts)
         self._seen: dict[str, set[int]] = {}
         self._code: dict[str, list[tuple[int, int]]] = {}  # per file: (line, offset of its first code)
 
