@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dshfuzz.contracts.js import strict_equal
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.model import MISSING
 
@@ -83,23 +84,9 @@ def tools_reading(header: Any) -> ToolsReading:
     return ToolsReading(header.get("tools", MISSING) if type(header) is dict else MISSING)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JavaScript ``===`` on two JSON values (objects and arrays compare by identity: never equal
-    here, but for the one value read twice)."""
-    if a is MISSING or b is MISSING:
-        return a is b
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and a == b
-    if type(a) in (int, float) and type(b) in (int, float):
-        return float(a) == float(b)
-    if type(a) is str and type(b) is str:
-        return a == b
-    return a is None and b is None
-
-
 def _config_equal(a: Any, b: Any) -> bool:
     """dsh-llm's ``callConfigEquals`` (LLM:68-72) on two configs that are objects."""
-    if not all(_same(a.get(k, MISSING), b.get(k, MISSING))
+    if not all(strict_equal(a.get(k, MISSING), b.get(k, MISSING))
                for k in ("provider", "model", "reasoningEffort", "temperature", "maxTokens")):
         return False
     stop_a, stop_b = a.get("stop", MISSING), b.get("stop", MISSING)
@@ -107,7 +94,7 @@ def _config_equal(a: Any, b: Any) -> bool:
         return stop_a is stop_b
     if type(stop_a) is not list or type(stop_b) is not list:
         return False  # a stop that is no array: the comparison's outcome is not ours to guess
-    return len(stop_a) == len(stop_b) and all(_same(x, stop_b[i]) for i, x in enumerate(stop_a))
+    return len(stop_a) == len(stop_b) and all(strict_equal(x, stop_b[i]) for i, x in enumerate(stop_a))
 
 
 def _canonical_system(header: dict[str, Any]) -> Any:
@@ -134,9 +121,9 @@ def meter_trips_on_tools(anchor: Any, last: Any) -> bool:
     a_config, b_config = anchor.get("config"), last.get("config")
     if type(a_config) is not dict or type(b_config) is not dict or not _config_equal(a_config, b_config):
         return False
-    if not all(_same(_defaults(anchor, k), _defaults(last, k)) for k in ("reasoningEffort", "maxTokens")):
+    if not all(strict_equal(_defaults(anchor, k), _defaults(last, k)) for k in ("reasoningEffort", "maxTokens")):
         return False
-    if not _same(_canonical_system(anchor), _canonical_system(last)):
+    if not strict_equal(_canonical_system(anchor), _canonical_system(last)):
         return False
     at, bt = tools_reading(anchor).kept, tools_reading(last).kept
     if at is MISSING or type(at) is list:
