@@ -27,29 +27,56 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from dshfuzz.harness import CampaignConfig, ExampleJudged, run_campaign
 from dshfuzz.report import CampaignSummary
 
 
-def rate(workers: int, seconds: float, *, cluster: str | None, official: bool) -> tuple[int, float, float]:
-    """One campaign: judged logs, logs/s over its elapsed time, and logs/s from its first
-    judged log to its last (start-up left out)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        config = CampaignConfig(workers=workers, budget_seconds=seconds, seed=11, out=Path(tmp),
-                                official=official, cluster=cluster)
-        summary = CampaignSummary()
-        stamps: list[float] = []
+@dataclass
+class Measured:
+    """One campaign as the benchmark sees it: its summary, when each log was judged, and this
+    process's CPU seconds over it (the coordinator's; with ``cluster="local"`` its scheduler's too)."""
+
+    summary: CampaignSummary
+    stamps: list[float]
+    cpu: float
+
+
+def measure(config: CampaignConfig, *, slot_work: Callable[..., None] | None = None) -> Measured:
+    """The benchmark's one campaign loop, through the public API; ``slot_work`` replaces what each
+    cluster slot runs (``_cluster.SLOT_WORK``, the worker loop), for synthetic slots."""
+    import dshfuzz.harness._cluster as cluster
+
+    real = cluster.SLOT_WORK
+    if slot_work is not None:
+        cluster.SLOT_WORK = slot_work
+    try:
+        summary, stamps = CampaignSummary(), []
+        cpu = time.process_time()
         for event in run_campaign(config):
             summary.add(event)
             if isinstance(event, ExampleJudged):
                 stamps.append(time.time())
+        return Measured(summary, stamps, time.process_time() - cpu)
+    finally:
+        cluster.SLOT_WORK = real
+
+
+def rate(workers: int, seconds: float, *, cluster: str | None, official: bool) -> tuple[int, float, float]:
+    """One campaign: judged logs, logs/s over its elapsed time, and logs/s from its first
+    judged log to its last (start-up left out)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = measure(CampaignConfig(workers=workers, budget_seconds=seconds, seed=11, out=Path(tmp),
+                                     official=official, cluster=cluster))
+    stamps = run.stamps
     steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
-    return summary.examples, summary.examples / summary.elapsed, steady
+    return run.summary.examples, run.summary.examples / run.summary.elapsed, steady
 
 
-def synthetic(config, worker, put, should_stop, inbox=None, **resume) -> None:  # noqa: ANN001 - _guarded's shape
+def synthetic(config, worker, put, should_stop, inbox=None, **resume) -> None:  # noqa: ANN001 - run_guarded's shape
     """A worker slot that judges nothing: it sends a typical ``ExampleJudged`` as fast as it can."""
     rules = frozenset({"S5", "E2", "T3"})
     try:
@@ -62,7 +89,7 @@ def synthetic(config, worker, put, should_stop, inbox=None, **resume) -> None:  
         put(("done", worker))
 
 
-def paced(config, worker, put, should_stop, inbox=None, **resume) -> None:  # noqa: ANN001 - _guarded's shape
+def paced(config, worker, put, should_stop, inbox=None, **resume) -> None:  # noqa: ANN001 - run_guarded's shape
     """A worker slot that sends ``PACE`` typical ``ExampleJudged`` a second: a real slot's rate."""
     rules = frozenset({"S5", "E2", "T3"})
     try:
@@ -85,42 +112,21 @@ def many_slots(slots: int, seconds: float) -> tuple[float, float]:
 
     import distributed
 
-    import dshfuzz.harness._cluster as cluster
-
-    cluster.SLOT_WORK = paced
-    try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=slots // 2, host="127.0.0.1",
-                                      dashboard_address="127.0.0.1:0",
-                                      silence_logs=logging.ERROR) as local, tempfile.TemporaryDirectory() as tmp:
-            config = CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
-                                    cluster=local.scheduler_address)
-            summary = CampaignSummary()
-            cpu = time.process_time()
-            for event in run_campaign(config):
-                summary.add(event)
-            cpu = time.process_time() - cpu
-    finally:
-        cluster.SLOT_WORK = cluster._guarded
-    return summary.examples / summary.elapsed, 1000 * cpu / summary.elapsed / slots
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=slots // 2, host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0",
+                                  silence_logs=logging.ERROR) as local, tempfile.TemporaryDirectory() as tmp:
+        run = measure(CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
+                                     cluster=local.scheduler_address), slot_work=paced)
+    return run.summary.examples / run.summary.elapsed, 1000 * run.cpu / run.summary.elapsed / slots
 
 
 def absorption(slots: int, seconds: float) -> tuple[int, float, float]:
     """Events absorbed, events/s and coordinator CPU microseconds per event."""
-    import dshfuzz.harness._cluster as cluster
-
-    cluster.SLOT_WORK = synthetic
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            config = CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
-                                    cluster="local")
-            summary = CampaignSummary()
-            cpu = time.process_time()
-            for event in run_campaign(config):
-                summary.add(event)
-            cpu = time.process_time() - cpu
-    finally:
-        cluster.SLOT_WORK = cluster._guarded
-    return summary.examples, summary.examples / summary.elapsed, 1e6 * cpu / max(1, summary.examples)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = measure(CampaignConfig(workers=slots, budget_seconds=seconds, official=False, out=Path(tmp),
+                                     cluster="local"), slot_work=synthetic)
+    examples = run.summary.examples
+    return examples, examples / run.summary.elapsed, 1e6 * run.cpu / max(1, examples)
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ def mixed_round_reach(examples: int, seed: int) -> int:
     from hypothesis import find
     from hypothesis.errors import NoSuchExample
 
-    from dshfuzz.harness._campaign import round_settings
+    from dshfuzz.harness._rounds import round_settings
     from dshfuzz.harness._strategy import examples as mixed
 
     reached: set[str] = set()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dshfuzz.harness import CampaignConfig, DisagreementFound, run_campaign
-from dshfuzz.harness._campaign import SETTLED
+from dshfuzz.harness._events import SETTLED
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_MINIMAL_EVENTS = 12

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from dshfuzz.harness import CampaignConfig, DisagreementFound, ExampleJudged, run_campaign
-from dshfuzz.harness._campaign import SETTLED
+from dshfuzz.harness._events import SETTLED
 from rich.console import Console
 
 from dshfuzz.report import LiveReporter, write_reports

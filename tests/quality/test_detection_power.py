@@ -30,7 +30,8 @@ import pytest
 
 from dshfuzz._pytest_plugin import profile_name
 from dshfuzz.harness import CampaignConfig
-from dshfuzz.harness._campaign import ROUND_EXAMPLES, _InProcess, _worker, round_settings
+from dshfuzz.harness._rounds import ROUND_EXAMPLES, round_settings
+from dshfuzz.harness._worker import InProcess, run_worker
 from dshfuzz.harness._power import crippled_checker, detection_trial, needs_official, shared_trials
 from dshfuzz.mutators import MUTATORS
 
@@ -103,7 +104,7 @@ def test_campaign_rounds_label_incident_classes_and_score_targets_in_hypothesis_
     config = CampaignConfig(checker="builtin", seed=3, official=False, mutators=("orphan-tool-call",), valid_fraction=0)
     rounds: list[dict] = []
     with collector.with_value(rounds.append):
-        _worker(config, 0, lambda event: None, lambda: False, _InProcess(budget=12))
+        run_worker(config, 0, lambda event: None, lambda: False, InProcess(budget=12))
     assert rounds, "no round reported statistics"
     for stats in rounds:
         text = describe_statistics(stats)

@@ -19,7 +19,7 @@ import pytest
 
 from dshfuzz.contracts.layers import OfficialLayer
 from dshfuzz.harness import CampaignConfig, CampaignSetupError, DisagreementFound, ExampleJudged, run_campaign
-from dshfuzz.harness._campaign import SETTLED
+from dshfuzz.harness._events import SETTLED
 from dshfuzz.model import parse_log
 from dshfuzz.report._summary import cause_of
 

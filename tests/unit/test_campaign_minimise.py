@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dshfuzz.harness import CampaignConfig, Disagreement, DisagreementFound, Example, Judge, run_campaign
-from dshfuzz.harness._campaign import SETTLED
+from dshfuzz.harness._events import SETTLED
 from dshfuzz.harness._judge import EVERY_JUDGE, scope_of
 from dshfuzz.harness._judges import BuiltinChecker
 from dshfuzz.harness._log_units import _layout

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dshfuzz.harness import CampaignConfig, ExampleJudged, RoundCut, run_campaign
-from dshfuzz.harness import _campaign
-from dshfuzz.harness._campaign import ROUND_FLOOR_SECONDS, ROUND_SLACK, round_cap
+from dshfuzz.harness import _worker
+from dshfuzz.harness._rounds import ROUND_FLOOR_SECONDS, ROUND_SLACK, round_cap
 
 
 def test_the_cap_is_slack_times_the_rounds_cost_at_the_recent_median_and_never_under_the_floor():
@@ -17,7 +17,7 @@ def test_the_cap_is_slack_times_the_rounds_cost_at_the_recent_median_and_never_u
 
 
 def _events(monkeypatch, **budget) -> list:
-    monkeypatch.setattr(_campaign, "round_cap", lambda size, costs: 0.0)
+    monkeypatch.setattr(_worker, "round_cap", lambda size, costs: 0.0)
     config = CampaignConfig(workers=0, official=False, mutators=("seq-gap", "torn-tail-line"), seed=3, **budget)
     return list(run_campaign(config))
 

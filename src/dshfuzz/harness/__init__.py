@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from dshfuzz._lazy import lazy_attributes
 
-from ._campaign import CampaignConfig, CampaignSetupError, default_workers, parse_budget, preflight, run_campaign
+from ._campaign import run_campaign
+from ._config import CampaignConfig, CampaignSetupError, default_workers, parse_budget
+from ._preflight import preflight
 from ._classify import Disagreement, Truth, classify
 from ._corpus import CORPUS_FORMAT, Corpus, CorpusEntry, CorpusFormatError, FindingRecorder
 from ._events import (

@@ -3,7 +3,7 @@
 The coordinator (where :func:`run_campaign` runs) stays the one place that deduplicates
 findings, decides which slot minimises a signature, and writes the reports and the corpus;
 only the workers move. Each slot is one task running the same worker as a local process
-(``_campaign._worker``), with the same per-slot seed stream, so a campaign on a cluster
+(``_worker.run_worker``), with the same per-slot seed stream, so a campaign on a cluster
 judges, slot by slot, the examples the same seed and slot count judge on processes.
 
 Transport: every slot sends its events, pickled in small batches, to one Dask ``Queue``
@@ -43,7 +43,8 @@ from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
-from ._campaign import CampaignConfig, CampaignSetupError, _guarded, default_workers, drain_queue
+from ._backends import drain_queue, run_guarded
+from ._config import CampaignConfig, CampaignSetupError, default_workers
 from ._events import ExampleJudged, RoundCut, TimeSpent, WorkerFailed, WorkerLost
 
 __all__ = ["ClusterWorkers"]
@@ -79,8 +80,8 @@ PLACE_SECONDS = 0.5
 """While a lost slot waits for a free worker thread, the coordinator asks the scheduler this often."""
 
 
-SLOT_WORK: Callable[..., None] = _guarded
-"""What a slot task runs (``_campaign._guarded``'s signature): the campaign's worker;
+SLOT_WORK: Callable[..., None] = run_guarded
+"""What a slot task runs (``_backends.run_guarded``'s signature): the campaign's worker;
 ``benchmarks/cluster.py`` puts a synthetic one here to measure what a coordinator absorbs."""
 
 
@@ -399,7 +400,7 @@ _ROUTINE = (ExampleJudged, TimeSpent, RoundCut)
 
 
 def _slot_main(
-    config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = _guarded, attempt: int = 0
+    config: CampaignConfig, slot: int, prefix: str, work: Callable[..., None] = run_guarded, attempt: int = 0
 ) -> None:
     """One attempt at a worker slot, as a task on a Dask worker: say hello, learn where to
     resume (or that this attempt is stale and must stop), then run the worker with its events
@@ -480,7 +481,7 @@ def _slot_main(
     try:
         work(config, slot, outgoing.put, stop.is_set, inbox=claims, resume_round=start[0],
              on_round=lambda n: outgoing.put(("round", slot, n)))
-    except BaseException:  # noqa: BLE001 - _guarded reports; this is only the pump's own failure
+    except BaseException:  # noqa: BLE001 - run_guarded reports; this is only the pump's own failure
         outgoing.put(WorkerFailed(slot, traceback.format_exc(limit=10)))
     finally:
         finished.set()

@@ -112,6 +112,9 @@ waiting its turn), ``minimising`` the best so far while minimisation runs, ``min
 1-minimal, ``cut`` minimisation stopped at its time box or the campaign's end (best so
 far), ``off`` minimisation switched off."""
 
+SETTLED: frozenset[MinimiseStage] = frozenset({"minimal", "cut", "off"})
+"""The stages after which a finding's witness no longer changes."""
+
 
 @dataclass(frozen=True, slots=True)
 class DisagreementFound:

@@ -289,7 +289,8 @@ def matrix_preflight(config: MatrixConfig) -> None:
     """Everything the matrix needs, checked before its first mutant, cheapest first: the
     mutator names, the number of examples, the official layers when they judge, the checker
     run once on a valid log (the campaign's own probe). Raises :class:`MatrixSetupError`."""
-    from ._campaign import CampaignConfig, CampaignSetupError, preflight
+    from ._config import CampaignConfig, CampaignSetupError
+    from ._preflight import preflight
     from ._strategy import unknown_mutators
 
     names = config.mutators

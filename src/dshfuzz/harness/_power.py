@@ -29,7 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._campaign import SIBLINGS, CampaignConfig, run_campaign
+from ._campaign import run_campaign
+from ._config import SIBLINGS, CampaignConfig
 from ._classify import Disagreement, classify
 from ._events import WorkerFailed
 from ._judge import JudgedExample
