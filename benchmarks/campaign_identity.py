@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/campaign_identity.py --before main [--after TREE] [--seeds 1 2 3 4 5]
         [--budget 300examples] [--workers 1] [--checker builtin --checker builtin:-S5,-E2]
-        [--official] [--cluster local] [--control]
+        [--official] [--cluster local | --in-process] [--control]
 
 A refactoring that moves code must not change what a campaign finds. For each checker and
 seed, this runs ``dshfuzz fuzz --budget B --workers W --seed S --out DIR`` (``--no-official``
@@ -57,10 +57,20 @@ def source_tree(spec: str, scratch: Path, name: str) -> Iterator[Path]:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
+IN_PROCESS = ("import sys, dshfuzz.harness as h; h.default_workers = lambda: 0; "
+              "from dshfuzz.cli import main; sys.exit(main(sys.argv[1:]))")
+"""``dshfuzz fuzz`` with its default worker count made 0: one worker on a thread of the process,
+which every version stops exactly at an example budget (a version whose worker processes do not
+stop themselves judges a few logs past it, as many as the machine's timing lets through)."""
+
+
 def campaign(src: Path, out: Path, seed: int, args: argparse.Namespace, checker: str) -> dict[str, Any]:
     """One campaign of the version at ``src``: what of its summary must not change."""
-    command = [sys.executable, "-m", "dshfuzz", "fuzz", "--budget", args.budget, "--workers", str(args.workers),
-               "--seed", str(seed), "--checker", checker, "--out", str(out)]
+    if args.in_process:  # the one worker on a thread, stopping itself at the budget in every version
+        command = [sys.executable, "-c", IN_PROCESS, "fuzz", "--budget", args.budget]
+    else:
+        command = [sys.executable, "-m", "dshfuzz", "fuzz", "--budget", args.budget, "--workers", str(args.workers)]
+    command += ["--seed", str(seed), "--checker", checker, "--out", str(out)]
     if not args.official:
         command.append("--no-official")
     if args.cluster:
@@ -111,6 +121,8 @@ def main() -> None:
     parser.add_argument("--checker", action="append", help="a --checker SPEC (repeatable; default builtin)")
     parser.add_argument("--official", action="store_true", help="judge with the official layers too")
     parser.add_argument("--cluster", help="run the workers on a Dask cluster (local: one started for the run)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the one worker on a thread of the campaign's process (--workers is ignored)")
     parser.add_argument("--control", action="store_true",
                         help="run the before version twice too: a difference it shows with itself is the machine's")
     args = parser.parse_args()

@@ -64,3 +64,14 @@ def test_a_malformed_budget_is_one_line(tmp_path, budget):
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )
     _one_line_and_no_report(proc, tmp_path, "budget must look like")
+
+
+@pytest.mark.parametrize("workers", ["0", "-2"])
+def test_a_worker_count_under_one_without_a_cluster_is_one_line(tmp_path, workers):
+    """``--workers 0`` once ran one per core, silently; a negative count ran no worker at all."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--budget", "5s", "--workers", workers, "--no-official",
+         "--out", str(tmp_path / "run")],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )
+    _one_line_and_no_report(proc, tmp_path, "--workers must be at least 1")

@@ -7,6 +7,7 @@ import pytest
 
 from dshfuzz.harness import CampaignConfig, ExampleJudged, RoundCut, run_campaign
 from dshfuzz.harness import _worker
+from dshfuzz.harness._config import slot_share
 from dshfuzz.harness._rounds import ROUND_FLOOR_SECONDS, ROUND_SLACK, round_cap
 
 
@@ -36,3 +37,24 @@ def test_a_campaign_on_an_example_budget_is_never_cut(monkeypatch):
     events = _events(monkeypatch, budget_seconds=None, budget_examples=12)
     assert not [e for e in events if isinstance(e, RoundCut)]
     assert len([e for e in events if isinstance(e, ExampleJudged)]) == 12
+
+
+@pytest.mark.parametrize("budget, slots", [(400, 2), (7, 3), (2, 5), (1000, 8), (0, 1)])
+def test_an_example_budget_splits_into_shares_that_add_up_and_differ_by_at_most_one(budget, slots):
+    shares = [slot_share(budget, slots, slot) for slot in range(slots)]
+    assert sum(shares) == budget
+    assert max(shares) - min(shares) <= 1
+
+
+def test_worker_processes_on_an_example_budget_judge_exactly_the_budget_the_same_logs_each_run(tmp_path):
+    """Each worker process stops itself at its share: no log is judged past the budget while the
+    coordinator's stop travels, so two runs of the same seed judge the same logs."""
+
+    def judged(out: str) -> list[tuple[int, str, int]]:
+        config = CampaignConfig(workers=2, official=False, mutators=("seq-gap", "torn-tail-line"), seed=3,
+                                budget_seconds=None, budget_examples=30, out=tmp_path / out)
+        return sorted((e.worker, e.mutator or "", e.events) for e in run_campaign(config) if isinstance(e, ExampleJudged))
+
+    first = judged("a")
+    assert len(first) == 30
+    assert first == judged("b")

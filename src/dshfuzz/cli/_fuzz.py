@@ -23,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     })
     parser.add_argument(
         "--budget", default="60s",
-        help="60s, 5m, 1h, or 500examples (default 60s); the campaign ends within a few seconds of it, report written",
+        help="60s, 5m, 1h, or 500examples (default 60s): a time ends the campaign within a few seconds of it; "
+             "an example budget is exact, each worker judging its share (the same logs for the same seed "
+             "and --workers); either way the report is written",
     )
     parser.add_argument("--seed", type=int, default=0, help="the campaign's seed: the same seed replays the same examples")
     parser.add_argument(
@@ -128,13 +130,16 @@ def run(args: argparse.Namespace) -> int:
         layers = None if args.checker_layers is None else tuple(sorted(parse_checker_layers(args.checker_layers)))
         baseline = None if args.baseline is None else load_baseline(args.baseline)
         exits = () if args.checker_exit is None else tuple(sorted(parse_checker_exits(args.checker_exit).items()))
+        if args.workers is not None and args.workers < (0 if args.cluster else 1):
+            raise ValueError(f"--workers must be at least 1 (0 only with --cluster: every thread it offers), "
+                             f"not {args.workers}")
     except ValueError as exc:
         print(f"dshfuzz fuzz: {exc}", file=sys.stderr)
         return 2
     config = CampaignConfig(
         checker=args.checker,
         seed=args.seed,
-        workers=args.workers or (0 if args.cluster else default_workers()),
+        workers=(0 if args.cluster else default_workers()) if args.workers is None else args.workers,
         budget_seconds=seconds,
         budget_examples=examples,
         official=not args.no_official,

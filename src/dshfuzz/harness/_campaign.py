@@ -13,8 +13,10 @@ A campaign is a few named parts (the README's layout lists them):
 
 The coordinator is the one place that deduplicates: the first worker to send a signature owns it
 (minimises it), and every worker hears so and never hunts it again. It counts judged examples,
-stops the workers at the budget, on ``--stop-after`` or on Ctrl-C, and kills what has not ended
-``STOP_GRACE_SECONDS`` later. The campaign never prints: :func:`run_campaign` yields the event
+stops the workers at a time budget, on ``--stop-after`` or on Ctrl-C, and kills what has not ended
+``STOP_GRACE_SECONDS`` later. On an example budget it stops no one: each slot stops itself at its
+share (``_config.slot_share``), so the logs a slot judges do not depend on how fast a stop travels
+to it (a process, a thread, a cluster task). The campaign never prints: :func:`run_campaign` yields the event
 stream and reporters consume it.
 
 ``workers=0`` runs the one worker on a thread of the calling process, with an exact example budget
@@ -156,14 +158,13 @@ def run_campaign(
             if not stop.is_set():
                 if deadline is not None and time.time() >= deadline:
                     stop.set()
-                elif config.budget_examples is not None and judged >= config.budget_examples:
-                    reason = "examples"
-                    if config.workers:  # the in-process worker stops itself, after its last finding
+                else:
+                    if config.budget_examples is not None and judged >= config.budget_examples:
+                        reason = "examples"  # each slot stops itself at its share, after its last finding
+                    if config.stop_after_findings is not None and found >= config.stop_after_findings:
+                        reason = "findings"
                         stop.set()
-                elif config.stop_after_findings is not None and found >= config.stop_after_findings:
-                    reason = "findings"
-                    stop.set()
-            if stop.is_set() and not (config.workers == 0 and reason == "examples"):
+            if stop.is_set():
                 stopping_since = stopping_since or time.time()
                 if time.time() - stopping_since > STOP_GRACE_SECONDS:
                     break

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dshfuzz.oracle.official import CoverageGranularity
 
-__all__ = ["CampaignConfig", "CampaignSetupError", "default_workers", "parse_budget"]
+__all__ = ["CampaignConfig", "CampaignSetupError", "default_workers", "parse_budget", "slot_share"]
 
 SIBLINGS = 4
 """The most examples a campaign draws from one valid log (``_strategy.sibling_examples``):
@@ -100,6 +100,13 @@ def parse_budget(text: str) -> tuple[float | None, int | None]:
     if t.isdigit():
         return None, int(t)
     raise ValueError(f"budget must look like 60s, 5m, 1h or 500examples, not {text!r}")
+
+
+def slot_share(budget: int, slots: int, slot: int) -> int:
+    """Slot ``slot``'s share of an example budget of ``budget`` logs split among ``slots``: the
+    shares differ by at most one and add up to the budget. Each slot stops itself at its share,
+    so a slot judges the same logs whatever its backend and however fast the stop would travel."""
+    return budget // slots + (1 if slot < budget % slots else 0)
 
 
 class CampaignSetupError(RuntimeError):

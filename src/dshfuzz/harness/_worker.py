@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._classify import claimed_rules
-from ._config import CampaignConfig, checker_kw, minimise_box, planned_mutators
+from ._config import CampaignConfig, checker_kw, minimise_box, planned_mutators, slot_share
 from ._events import (
     SETTLED,
     CampaignEvent,
@@ -430,7 +430,10 @@ def run_worker(
                    checker_coverage=checker_coverage) as judge:
             unreported.append(judge.unreported_coverage)
             round_no = 0
-            budget = local.budget
+            # an example budget: this slot's share of it, at which it stops itself (its logs then
+            # depend on the seed and slot count alone, not on how fast the coordinator's stop travels)
+            budget = local.budget if local.budget is not None or config.budget_examples is None else (
+                slot_share(config.budget_examples, max(1, config.workers), worker))
             for _ in range(resume_round - 1):  # a restarted slot: its earlier rounds are done
                 round_no += 1
                 exploring.unreached.discard(next(rounds)[0])
