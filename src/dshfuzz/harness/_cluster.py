@@ -47,7 +47,7 @@ from ._backends import drain_queue, run_guarded
 from ._config import CampaignConfig, CampaignSetupError, default_workers
 from ._events import ExampleJudged, RoundCut, TimeSpent, WorkerFailed, WorkerLost
 
-__all__ = ["ClusterWorkers"]
+__all__ = ["ClusterWorkers", "close_local", "connect"]
 
 CONNECT_SECONDS = 10.0
 """How long reaching the scheduler may take before ``--cluster`` is a usage error."""
@@ -110,6 +110,47 @@ def _knock(address: str) -> None:
         socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
 
 
+def connect(cluster: str, workers: int) -> tuple[Any, Any, str]:
+    """A Dask client of ``cluster``, the ``LocalCluster`` started for it (``None`` for an
+    address) and the scheduler's address. ``cluster`` is a scheduler's address, or ``local``:
+    a ``LocalCluster`` of ``workers`` single-threaded processes (``0``: one per core) listening
+    on 127.0.0.1 only. Raises :class:`CampaignSetupError` with one line when the cluster cannot
+    be had (``dshfuzz fuzz --cluster`` and ``dshfuzz mutants --cluster`` both connect here)."""
+    distributed = _distributed()
+    local: Any = None
+    address = cluster
+    if cluster == "local":
+        # one single-threaded process per slot (threads would share a GIL), listening on this machine only
+        try:
+            local = distributed.LocalCluster(
+                n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+                host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+            )
+        except Exception as exc:  # noqa: BLE001 - Dask says why in its own words: one line of them
+            raise CampaignSetupError(f"cannot start a local Dask cluster: {exc}") from None
+        address = str(local.scheduler_address)
+    try:
+        _knock(address)
+        client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        close_local(local)
+        why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise CampaignSetupError(
+            f"cannot reach a Dask scheduler at {address} ({why}); start one with `dask scheduler` "
+            "and workers with `dask worker ADDRESS`, or pass --cluster local"
+        ) from None
+    return client, local, address
+
+
+def close_local(local: Any) -> None:
+    """Close a ``LocalCluster`` that :func:`connect` started (``None``: nothing to close)."""
+    if local is not None:
+        try:
+            local.close(timeout=20)
+        except Exception:  # noqa: BLE001 - its worker processes die with it either way
+            pass
+
+
 class _StopAll:
     """The coordinator's stop: set here at once (a signal handler may set it), then told to
     every slot's inbox by the receiver thread."""
@@ -137,28 +178,7 @@ class ClusterWorkers:
 
     def __init__(self, config: CampaignConfig) -> None:
         distributed = _distributed()
-        self._local: Any = None
-        address = config.cluster
-        if config.cluster == "local":
-            # one single-threaded process per slot (threads would share a GIL), listening on this machine only
-            try:
-                self._local = distributed.LocalCluster(
-                    n_workers=config.workers or default_workers(), threads_per_worker=1, processes=True,
-                    host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
-                )
-            except Exception as exc:  # noqa: BLE001 - Dask says why in its own words: one line of them
-                raise CampaignSetupError(f"cannot start a local Dask cluster: {exc}") from None
-            address = self._local.scheduler_address
-        try:
-            _knock(str(address))
-            self.client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            self._close_local()
-            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            raise CampaignSetupError(
-                f"cannot reach a Dask scheduler at {address} ({why}); start one with `dask scheduler` "
-                "and workers with `dask worker ADDRESS`, or pass --cluster local"
-            ) from None
+        self.client, self._local, address = connect(str(config.cluster), config.workers)
         threads = sum(self.client.nthreads().values())
         slots = config.workers or threads
         if slots < 1:
@@ -248,12 +268,8 @@ class ClusterWorkers:
         self._close_local()
 
     def _close_local(self) -> None:
-        if self._local is not None:
-            try:
-                self._local.close(timeout=20)
-            except Exception:  # noqa: BLE001 - its worker processes die with it either way
-                pass
-            self._local = None
+        close_local(self._local)
+        self._local = None
 
     # ---- messages ----
 
