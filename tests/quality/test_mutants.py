@@ -4,14 +4,19 @@ short campaigns, and reviewed equivalent mutants survive and are reported as equ
 Ten mutants of ``dshfuzz.checker._plugin``, each judged by a campaign of 40 examples (an example
 budget: the verdicts do not depend on the machine's load) drawn from the five incidents the
 plugin rules answer for, without the official layers. The planted faults remove a rule's walk,
-negate its test, or skip its findings' loop; each must be killed.
+negate its test, or skip its findings' loop; each must be killed. The shipped example ``py:``
+checker's planted faults are killed too, and judged on a Dask cluster (``--cluster``: a
+``LocalCluster`` on 127.0.0.1 started by the test) they get the verdicts local processes give them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +92,44 @@ def test_a_py_checker_is_mutated_in_a_copy_and_its_planted_faults_killed(
     assert all(v.startswith("killed") for v in verdicts.values()), verdicts
     assert set(verdicts) == set(EXAMPLE_PLANTED)
     assert hashlib.sha256((EXAMPLE / "checker.py").read_bytes()).hexdigest() == before
+
+
+@pytest.fixture
+def example_cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A LocalCluster of 2 single-threaded worker processes on 127.0.0.1, started in the example
+    checker's folder (so ``py:checker:check`` imports there as in a local run), stopped after."""
+    import logging
+
+    distributed = pytest.importorskip("distributed",
+                                      reason="the cluster extra: pip install 'dshfuzz[cluster]'")
+    monkeypatch.chdir(EXAMPLE)
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+    ) as cluster:
+        yield cluster
+
+
+def test_mutants_judged_on_a_cluster_get_the_verdicts_they_get_locally(
+        example_cluster: Any, tmp_path: Path) -> None:
+    """``--cluster``: the same two mutants, judged as tasks on a Dask cluster (as many at once as
+    it has threads), get the statuses and causes the same run judged by local processes gets, and
+    the coordinator's results file records them."""
+    base = {"checker": "py:checker:check", "checker_rules": ("H1", "R1"), "only": tuple(EXAMPLE_PLANTED),
+            "seed": 0, "budget_seconds": None, "budget_examples": 150, "official": False}
+    verdicts = {}
+    for where, cluster in (("local", None), ("cluster", example_cluster.scheduler_address)):
+        config = MutationConfig(**base, jobs=2 if cluster is None else 0, cluster=cluster,
+                                out=tmp_path / where)
+        finished = list(run_mutants(config))[-1]
+        assert isinstance(finished, MutantsFinished)
+        verdicts[where] = {r.mutant.id: (r.status, r.how, r.cause) for r in finished.results}
+    assert set(verdicts["cluster"]) == set(EXAMPLE_PLANTED)
+    assert verdicts["cluster"] == verdicts["local"]
+    # each mutant was a task the cluster ran to its end, not a thread of this process
+    ran = {key for key, _, finish, *_ in example_cluster.scheduler.transition_log if finish == "memory"}
+    assert all(any(str(key).endswith(mutant_id) for key in ran) for mutant_id in EXAMPLE_PLANTED), ran
+    records = [json.loads(line) for line in (tmp_path / "cluster" / "results.jsonl").read_text().splitlines()]
+    assert {r["mutant"]["id"]: r["status"] for r in records if "mutant" in r} == {
+        mutant_id: status for mutant_id, (status, _, _) in verdicts["cluster"].items()}

@@ -250,6 +250,40 @@ def test_a_broken_results_file_is_one_line_and_exit_2(toy: Path, tmp_path: Path,
     assert "results record" in err and err.count("\n") == 1
 
 
+def test_a_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
+        toy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--cluster`` at a closed port: one usage line, before any judging (no results file)."""
+    import socket
+
+    pytest.importorskip("distributed", reason="the cluster extra: pip install 'dshfuzz[cluster]'")
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    assert main(["mutants", "--checker", "py:toychk:check", "--cluster", address,
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dshfuzz mutants: cannot reach a Dask scheduler at {address}"), err
+    assert err.count("\n") == 1 and "--cluster local" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cluster_task_judges_only_the_checker_files_the_coordinator_sees(
+        toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mutant's task on a cluster worker (``_judge_remote``) judges when the worker sees the
+    coordinator's checker files, and is an ``error`` (never a verdict of other code) when not."""
+    judge = FakeJudge(kill=())
+    monkeypatch.setattr(_mutation_run, "_run_child", judge)
+    target = resolve_target("py:toychk:check")
+    mutant = next(m for m in enumerate_mutants(target) if m.skip is None)
+    config = MutationConfig(checker="py:toychk:check")
+    seen = _mutation_run._fingerprint(target)
+    assert _mutation_run._judge_remote(target, config, mutant, [], seen)["status"] == "survived"
+    toy.write_text(CHECKER.replace("LIMIT: int = 3", "LIMIT: int = 4"), encoding="utf-8")  # the worker's copy
+    other = _mutation_run._judge_remote(target, config, mutant, [], seen)
+    assert other["status"] == "error" and "other checker files" in other["how"]
+    assert judge.calls == [mutant.id]
+
+
 def test_without_the_library_the_command_says_how_to_install_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util

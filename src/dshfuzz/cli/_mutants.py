@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         0: "every non-equivalent mutant judged was killed",
         1: "a blind spot: a mutant survived (or was never reached) and is not in the equivalents file",
         2: "bad input (a checker that is not Python, an unknown --module or --only, a results file of "
-           "another run or broken, the mutation library not installed: one line), or the unmutated "
-           "checker's own campaign failed",
+           "another run or broken, the mutation library not installed, a --cluster that cannot be reached: "
+           "one line), or the unmutated checker's own campaign failed",
     }, description=(
         "Mutation analysis of a Python checker (builtin, or py:module:function): cosmic-ray's mutants of its "
         "code, each a copy in a temporary folder (nothing of yours is modified), each judged by a short "
@@ -36,7 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", default="20s",
                         help="each mutant's campaign: a time (default 20s), or 60examples for campaigns whose "
                              "verdicts do not depend on the machine's load")
-    parser.add_argument("--jobs", type=int, default=None, help="mutants judged at once (default: one per core)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="mutants judged at once (default: one per core; with --cluster, every thread "
+                             "the cluster offers, and for local one process per core)")
+    parser.add_argument("--cluster", default=None, metavar="tcp://HOST:8786|local",
+                        help="judge each mutant as a task on a Dask cluster: a scheduler's address, or local "
+                             "for a LocalCluster of processes started here (pip install 'dshfuzz[cluster]'); "
+                             "its workers need the same dshfuzz and checker files at the same paths; the "
+                             "baseline and the results file stay here (default: local processes, no Dask)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds one checker run may take (default 5)")
     parser.add_argument("--out", type=Path, default=Path("reports/mutants"),
                         help="folder of results.jsonl and summary.json (default reports/mutants)")
@@ -87,11 +94,12 @@ def run(args: argparse.Namespace) -> int:
     if args.sample is not None and args.sample < 1:
         return _refused("--sample must be at least 1")
     mutators = None if args.mutators is None else tuple(m.strip() for m in args.mutators.split(",") if m.strip())
+    jobs = args.jobs or (0 if args.cluster else default_workers())  # 0 on a cluster: its thread count
     config = MutationConfig(
         checker=args.checker, modules=tuple(args.module), sample=args.sample, seed=args.seed,
-        budget_seconds=seconds, budget_examples=examples, jobs=args.jobs or default_workers(), out=args.out,
+        budget_seconds=seconds, budget_examples=examples, jobs=jobs, out=args.out,
         timeout=args.timeout, official=not args.no_official, only=tuple(args.only), equivalents=args.equivalents,
-        checker_rules=rules, mutators=mutators,
+        checker_rules=rules, mutators=mutators, cluster=args.cluster,
     )
     err = Console(stderr=True, highlight=False)
     finished: MutantsFinished | None = None

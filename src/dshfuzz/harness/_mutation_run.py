@@ -18,10 +18,19 @@ approximation (a timed campaign's examples depend on the machine's load, and the
 ``jobs`` at a time while the baseline ran alone); it errs toward a lower score, never a
 higher one, and an example budget (``--budget 60examples``) removes it. A module the baseline
 never imported is not on the check path: its mutants are skipped, with that reason.
+
+With ``cluster`` (``--cluster tcp://HOST:8786`` or ``local``) each mutant's judgement (the same
+judging process, started the same way) runs as a task on a Dask ``distributed`` worker instead
+of a thread of this process; the baseline, the plan, the results file and the events stay here.
+The cluster's workers must run the same dshfuzz (with ``dshfuzz[mutation]``) and see the
+checker's files at the same paths, and a ``py:`` checker's folder as their working folder, as a
+local run does: a task whose worker sees other checker files records an ``error`` (judged again
+on a re-run), never a verdict of other code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -32,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -85,6 +95,9 @@ finding (killed) well within a short budget."""
 EXAMPLES_WALL_SECONDS = 600.0
 """What a campaign on an example budget may take before its process is killed (an error)."""
 
+POLL_SECONDS = 1.0
+"""A thread waiting on a mutant's cluster task looks this often whether the run is stopping."""
+
 _BOOT = ("import sys; from dshfuzz.harness._mutation_judge import judge_child; "
          "sys.exit(judge_child(sys.argv[1]))")
 
@@ -118,6 +131,12 @@ class MutationConfig:
     checker's registry, or the catalog's ids for another checker."""
     equivalents: Path | None = None
     reach: bool = True
+    cluster: str | None = None
+    """A Dask scheduler's address (``tcp://HOST:8786``), or ``local`` for a ``LocalCluster`` of
+    ``jobs`` single-threaded processes on 127.0.0.1 started for the run: the mutants are judged as
+    tasks there, ``jobs`` at once (``0``: as many as the cluster has threads). ``None``: on local
+    threads, each judging process a child of this one. Not part of :meth:`identity`: where a
+    mutant is judged does not change its verdict."""
 
     def identity(self) -> dict[str, Any]:
         """What two runs must share for one's verdicts to stand for the other's."""
@@ -391,6 +410,117 @@ def _judge_mutant(target: MutationTarget, config: MutationConfig, mutant: Mutant
         return {"status": "error", "how": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
+def _fingerprint(target: MutationTarget) -> str:
+    """A hash of the checker's files as a copy takes them (``materialise``): what a cluster worker
+    must see the same as the coordinator for its verdicts to be of the same code."""
+    digest = hashlib.sha256()
+    root = target.root
+    if root.is_dir():
+        files = sorted(p for p in root.rglob("*")
+                       if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    else:
+        files = [root] if root.is_file() else []
+    for path in files:
+        digest.update(str(path.relative_to(root) if root.is_dir() else path.name).encode("utf-8") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest() if files else "missing"
+
+
+def _judge_remote(target: MutationTarget, config: MutationConfig, mutant: Mutant, known: list[str],
+                  fingerprint: str) -> dict[str, Any]:
+    """A mutant's judgement as a task on a Dask worker: :func:`_judge_mutant` there, its judging
+    process a child of the worker, after checking that the worker sees the coordinator's checker
+    files. A cancelled task's judging process is not killed (Dask does not interrupt a running
+    task): it ends on its own, at its campaign's budget, or is killed at its deadline (the budget,
+    or ``EXAMPLES_WALL_SECONDS`` for an example budget, plus ``CHILD_GRACE_SECONDS``)."""
+    import socket
+
+    try:
+        here = _fingerprint(target)
+    except OSError as exc:
+        here = f"unreadable ({exc.strerror or exc})"
+    if here != fingerprint:
+        return {"status": "error",
+                "how": f"the cluster worker on {socket.gethostname()} sees other checker files at "
+                       f"{target.root} than the coordinator (the cluster's workers must see the same "
+                       "checker at the same path)"}
+    return _judge_mutant(target, config, mutant, known, _Children())
+
+
+class _Remote:
+    """The Dask cluster judging the mutants (``config.cluster``): connected (or a ``LocalCluster``
+    started) at construction, which raises :class:`MutationSetupError` with one line when the
+    cluster cannot be had. :meth:`judge` runs one mutant's judgement as a task and waits for it,
+    on a thread of the coordinator's pool; :meth:`stop` cancels the tasks in flight."""
+
+    def __init__(self, cluster: str, jobs: int) -> None:
+        from ._cluster import close_local, connect
+        from ._config import CampaignSetupError
+
+        try:
+            self.client, self._local, address = connect(cluster, jobs)
+        except CampaignSetupError as exc:
+            raise MutationSetupError(str(exc)) from None
+        self._close_local = close_local
+        try:
+            threads = sum(self.client.nthreads().values())
+        except Exception as exc:  # noqa: BLE001 - a scheduler that went away at once: one line
+            self.close()
+            raise MutationSetupError(f"the Dask scheduler at {address} stopped answering: {exc}") from None
+        self.jobs = jobs or threads
+        if self.jobs < 1:
+            self.close()
+            raise MutationSetupError(
+                f"the Dask cluster at {address} has no workers yet; start some with `dask worker {address}`")
+        self._prefix = f"dshfuzz-mutant-{uuid.uuid4().hex[:8]}"
+        self._lock = threading.Lock()
+        self._futures: set[Any] = set()
+        self._stopping = threading.Event()
+
+    def judge(self, target: MutationTarget, config: MutationConfig, mutant: Mutant, known: list[str],
+              fingerprint: str) -> dict[str, Any]:
+        with self._lock:
+            if self._stopping.is_set():
+                return {"status": "error", "how": "stopped"}
+            future = self.client.submit(_judge_remote, target, config, mutant, known, fingerprint,
+                                        key=f"{self._prefix}-{mutant.id}", pure=False, retries=0)
+            self._futures.add(future)
+        try:
+            while True:
+                try:
+                    result: dict[str, Any] = future.result(timeout=POLL_SECONDS)
+                    return result
+                except TimeoutError:
+                    if self._stopping.is_set():
+                        return {"status": "error", "how": "stopped"}
+        except Exception as exc:  # noqa: BLE001 - a lost worker, a cancelled task: this mutant's error
+            why = str(exc).splitlines()[0][:200] if str(exc) else ""
+            return {"status": "error", "how": f"the cluster task failed: {type(exc).__name__}: {why}"}
+        finally:
+            with self._lock:
+                self._futures.discard(future)
+
+    def stop(self) -> None:
+        """Cancel the tasks in flight; none is submitted after."""
+        with self._lock:
+            self._stopping.set()
+            futures = list(self._futures)
+        if futures:
+            try:
+                self.client.cancel(futures, force=True)
+            except Exception:  # noqa: BLE001 - a scheduler already gone has nothing left to cancel
+                pass
+
+    def close(self) -> None:
+        self.stop()
+        try:
+            self.client.close(timeout=10)
+        except Exception:  # noqa: BLE001 - closing what may already be gone
+            pass
+        self._close_local(self._local)
+        self._local = None
+
+
 def _baseline(target: MutationTarget, config: MutationConfig, store: _Store, children: _Children) -> MutationBaseline:
     """The unmutated checker's campaign, as every mutant's is run (its causes), then, with
     coverage.py, its reach: a second campaign under coverage of as many examples as the first
@@ -446,8 +576,9 @@ def _plan(
 
 def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
     """Judge the run's mutants and yield its events; closing the iterator (or Ctrl-C) kills
-    the judging processes in flight, and everything judged before stays in the results file.
-    Raises :class:`MutationSetupError` before the first event on bad input."""
+    the judging processes in flight (on a cluster: cancels their tasks; see :func:`_judge_remote`),
+    and everything judged before stays in the results file. Raises :class:`MutationSetupError`
+    before the first event on bad input (an unreachable ``cluster`` too)."""
     missing = mutation_library_missing()
     if missing is not None:
         raise MutationSetupError(missing)
@@ -456,9 +587,19 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
     equivalents = load_equivalents(equivalents_path) if equivalents_path is not None else {}
     if config.equivalents is not None and not config.equivalents.exists():
         raise MutationSetupError(f"--equivalents {config.equivalents}: no such file")
+    remote = _Remote(config.cluster, config.jobs) if config.cluster is not None else None
+    try:
+        yield from _run(config, target, equivalents, remote)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _run(config: MutationConfig, target: MutationTarget, equivalents: dict[str, str],
+         remote: _Remote | None) -> Generator[MutationEvent, None, None]:
     store = _Store(config.out / "results.jsonl", config.identity())
     children = _Children()
-    baseline = _baseline(target, config, store, children)
+    baseline = _baseline(target, config, store, children)  # on this machine, with a cluster too
     mutants, total, skipped = _plan(target, config, baseline)
     results: dict[str, MutantResult] = {}
     for mutant in mutants:
@@ -469,7 +610,9 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
     plan = MutantsPlanned(config.checker, total, dict(skipped), len(mutants), len(results), baseline)
     yield plan
     pending = [m for m in mutants if m.id not in results]
-    pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="dshfuzz-mutant")
+    jobs = remote.jobs if remote is not None else config.jobs
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="dshfuzz-mutant")
+    fingerprint = _fingerprint(target) if remote is not None else ""
     try:
         futures: dict[Future[dict[str, Any]], Mutant] = {}
         for mutant in pending:
@@ -479,7 +622,11 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
                 results[mutant.id] = result
                 yield MutantJudged(result, len(results), len(mutants))
                 continue
-            futures[pool.submit(_judge_mutant, target, config, mutant, list(baseline.causes), children)] = mutant
+            if remote is None:
+                future = pool.submit(_judge_mutant, target, config, mutant, list(baseline.causes), children)
+            else:
+                future = pool.submit(remote.judge, target, config, mutant, list(baseline.causes), fingerprint)
+            futures[future] = mutant
         while futures:
             done, _ = wait(futures, return_when=FIRST_COMPLETED)
             for future in done:
@@ -492,7 +639,10 @@ def run_mutants(config: MutationConfig) -> Generator[MutationEvent, None, None]:
                 yield MutantJudged(result, len(results), len(mutants))
     finally:
         children.kill_all()
-        # the threads in flight end at once (their processes are killed, none starts after the kill)
+        if remote is not None:
+            remote.stop()
+        # the threads in flight end at once (their processes are killed or their tasks cancelled,
+        # none starts after)
         pool.shutdown(wait=True, cancel_futures=True)
     ordered = tuple(results[m.id] for m in mutants if m.id in results)
     yield MutantsFinished(ordered, plan, target, equivalents)
