@@ -75,3 +75,16 @@ def test_a_worker_count_under_one_without_a_cluster_is_one_line(tmp_path, worker
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )
     _one_line_and_no_report(proc, tmp_path, "--workers must be at least 1")
+
+
+@pytest.mark.parametrize("body, says", [
+    ("Alias = list[str] << list[str]\n", "importing broken_at_import raised TypeError: unsupported operand"),
+    ("import sys\nsys.exit(3)\n", "importing broken_at_import raised SystemExit: 3"),
+    ("def check(path):\n    return {\n", "importing broken_at_import raised SyntaxError"),
+])
+def test_a_py_checker_whose_module_fails_as_it_imports_is_one_line(tmp_path, body, says):
+    """The module's own error, in one line: once a traceback (a mutant of an annotation did it)."""
+    (tmp_path / "broken_at_import.py").write_text(body)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    proc = _fuzz(tmp_path, "--checker", "py:broken_at_import:check", "--no-official", env={"PYTHONPATH": path})
+    _one_line_and_no_report(proc, tmp_path, says)

@@ -79,6 +79,11 @@ def _resolve_callable(target: str) -> Callable[..., Any]:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
         raise CheckerSpecError(f"cannot load py:{target}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed as it imported: one line
+        shown = " ".join(str(exc).split())[:200]
+        raise CheckerSpecError(
+            f"cannot load py:{target}: importing {module_name} raised {type(exc).__name__}" + (f": {shown}" if shown else "")
+        ) from None
     if not callable(obj):
         raise CheckerSpecError(f"py:{target} is not callable")
     function: Callable[..., Any] = obj
