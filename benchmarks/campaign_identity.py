@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/campaign_identity.py --before main [--after TREE] [--seeds 1 2 3 4 5]
         [--budget 300examples] [--workers 1] [--checker builtin --checker builtin:-S5,-E2]
-        [--official] [--cluster local | --in-process] [--control]
+        [--official] [--cluster local | --after-cluster local | --in-process] [--control]
 
 A refactoring that moves code must not change what a campaign finds. For each checker and
 seed, this runs ``dshfuzz fuzz --budget B --workers W --seed S --out DIR`` (``--no-official``
@@ -64,7 +64,8 @@ which every version stops exactly at an example budget (a version whose worker p
 stop themselves judges a few logs past it, as many as the machine's timing lets through)."""
 
 
-def campaign(src: Path, out: Path, seed: int, args: argparse.Namespace, checker: str) -> dict[str, Any]:
+def campaign(src: Path, out: Path, seed: int, args: argparse.Namespace, checker: str,
+             cluster: str | None = None) -> dict[str, Any]:
     """One campaign of the version at ``src``: what of its summary must not change."""
     if args.in_process:  # the one worker on a thread, stopping itself at the budget in every version
         command = [sys.executable, "-c", IN_PROCESS, "fuzz", "--budget", args.budget]
@@ -73,8 +74,8 @@ def campaign(src: Path, out: Path, seed: int, args: argparse.Namespace, checker:
     command += ["--seed", str(seed), "--checker", checker, "--out", str(out)]
     if not args.official:
         command.append("--no-official")
-    if args.cluster:
-        command += ["--cluster", args.cluster]
+    if cluster:
+        command += ["--cluster", cluster]
     run = subprocess.run(command, env={**os.environ, "PYTHONPATH": str(src)}, cwd=out.parent,
                          capture_output=True, text=True)
     if run.returncode not in (0, 1):  # 1: findings
@@ -121,6 +122,8 @@ def main() -> None:
     parser.add_argument("--checker", action="append", help="a --checker SPEC (repeatable; default builtin)")
     parser.add_argument("--official", action="store_true", help="judge with the official layers too")
     parser.add_argument("--cluster", help="run the workers on a Dask cluster (local: one started for the run)")
+    parser.add_argument("--after-cluster", help="run only the after version's workers on this Dask cluster: "
+                        "the same version on both sides compares local processes with a cluster")
     parser.add_argument("--in-process", action="store_true",
                         help="run the one worker on a thread of the campaign's process (--workers is ignored)")
     parser.add_argument("--control", action="store_true",
@@ -139,7 +142,8 @@ def main() -> None:
                     for name, src in runs:
                         out = scratch / "runs" / f"{name}-{number}-{seed}"
                         out.parent.mkdir(exist_ok=True)
-                        got[name] = campaign(src, out, seed, args, checker)
+                        cluster = args.after_cluster if name == "after" and args.after_cluster else args.cluster
+                        got[name] = campaign(src, out, seed, args, checker, cluster)
                     found = differences(got["before"], got["after"])
                     counts = got["after"]["signatureCounts"]
                     head = (f"{checker}, seed {seed}: {got['after']['examples']} examples, "

@@ -220,7 +220,9 @@ def run_worker(
     strata: set[str | None] = set(planned_mutators(config))
     if config.valid_fraction > 0 or not strata:
         strata.add(VALID)
-    exploring = Exploration(strata)
+    # exploration's priority is a share of time: on an example budget minimisation waits for no clock,
+    # so that its witnesses, like its logs, do not depend on the machine's load
+    exploring = Exploration(set(strata) if config.budget_seconds is not None else set())
     pending: deque[OwnedFinding] = deque()
     # round numbers start at 1: "round 0" seeds the order of the strata
     rounds = RepeatOnFreshCoverage(schedule(config.mutators, valid_fraction=config.valid_fraction,
