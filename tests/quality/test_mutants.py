@@ -133,3 +133,28 @@ def test_mutants_judged_on_a_cluster_get_the_verdicts_they_get_locally(
     records = [json.loads(line) for line in (tmp_path / "cluster" / "results.jsonl").read_text().splitlines()]
     assert {r["mutant"]["id"]: r["status"] for r in records if "mutant" in r} == {
         mutant_id: status for mutant_id, (status, _, _) in verdicts["cluster"].items()}
+
+
+def test_the_unmutated_checkers_own_causes_come_with_their_witnesses(tmp_path: Path) -> None:
+    """A checker that misses S5 before any mutant: the baseline's cause is no mutant's doing, so the
+    run keeps its witness (named by its content's hash) and the summary names it, for the user to
+    read and fix. The checker lives in a namespace package (``tests`` has no ``__init__.py``): its
+    original files load beside the copy all the same."""
+    from dshfuzz.harness import load_checker
+
+    spec = "py:tests.broken_checkers.miss_rule:check"
+    config = MutationConfig(checker=spec, sample=1, seed=1, budget_seconds=None, budget_examples=60, jobs=1,
+                            official=False, mutators=("partial-coverage",), out=tmp_path / "mutants")
+    finished = list(run_mutants(config))[-1]
+    assert isinstance(finished, MutantsFinished)
+    assert not [r for r in finished.results if r.status == "error"], finished.results
+    summary = summarise_mutants(finished, config).to_json()["baseline"]
+    assert summary["causes"] == ["rule-id|expected|S5"]
+    [witness] = summary["witnesses"]
+    path = tmp_path / "mutants" / witness["file"]
+    assert path.name.startswith(hashlib.sha256(path.read_bytes()).hexdigest()[:16])
+    with load_checker("builtin") as builtin:
+        builtin_rules = {f.rule for f in builtin.check(path).findings}
+    with load_checker(spec) as checker:
+        its_rules = {f.rule for f in checker.check(path).findings}
+    assert "S5" in builtin_rules and "S5" not in its_rules, path.read_text()

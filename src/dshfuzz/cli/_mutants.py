@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _refused(f"cannot write to --out {args.out}: {exc.strerror or exc}")
     out = Console()
-    render_mutants(summary, out, diffs=not args.no_diffs)
+    render_mutants(summary, out, diffs=not args.no_diffs, folder=args.out)
     out.print(f"report: {paths['html']} (also {paths['json'].name}; results: {args.out / 'results.jsonl'})",
               highlight=False, soft_wrap=True)
     return 1 if summary.blind_spots else 0

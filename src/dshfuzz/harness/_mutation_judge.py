@@ -23,7 +23,9 @@ Node).
 
 from __future__ import annotations
 
+import base64
 import importlib
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -84,8 +86,9 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
         official.ping()  # the Node server started now: the budget is the campaign's, not its start-up's
     causes: set[str] = set()
     examples = [0]
+    witnesses: dict[str, Any] = {}
     try:
-        result = _hunt(job, config, official, known, started, causes, examples)
+        result = _hunt(job, config, official, known, started, causes, examples, witnesses)
     finally:
         if official is not None:
             official.close()
@@ -95,13 +98,19 @@ def _judge(job: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"status": "baseline", "causes": sorted(causes), "examples": examples[0], "seconds": seconds,
                            "imported": sorted(name for name in sys.modules if name.split(".")[0] == job["copy_name"])}
     out["reach"] = None if coverage is None else _reach(coverage, Path(job["copy"]))
+    out["witnesses"] = [
+        {"cause": cause, "signature": event.signature, "stage": event.stage, "detail": event.detail[:500],
+         "compression": event.compression, "data": base64.b64encode(event.data).decode("ascii")}
+        for cause, event in sorted(witnesses.items())
+    ]
     return out
 
 
 def _hunt(job: dict[str, Any], config: Any, official: Any, known: set[str] | None, started: float,
-          causes: set[str], examples: list[int]) -> dict[str, Any] | None:
+          causes: set[str], examples: list[int], witnesses: dict[str, Any]) -> dict[str, Any] | None:
     """The campaign: a mutant's result as soon as it is killed (or at the end, survived); for the
-    baseline, ``None``. Every cause found goes into ``causes``, the examples judged into ``examples[0]``."""
+    baseline, ``None``. Every cause found goes into ``causes``, the examples judged into ``examples[0]``,
+    and (baseline) each cause's latest witness, its most minimised, into ``witnesses``."""
     from . import CampaignFinished, DisagreementFound, WorkerFailed, run_campaign
     from ._baseline import cause_of
 
@@ -116,7 +125,10 @@ def _hunt(job: dict[str, Any], config: Any, official: Any, known: set[str] | Non
                 continue
             cause = cause_of(event.signature)
             causes.add(cause)
-            if known is None or cause in known:
+            if known is None:
+                witnesses[cause] = event
+                continue
+            if cause in known:
                 continue
             if not _verdicts_differ(job, event):
                 known.add(cause)  # the unmutated checker says the same on this log: not the mutant's doing
@@ -213,14 +225,19 @@ def _original(job: dict[str, Any]) -> Callable[[str], Any]:
     root = Path(job["original"])
     alias = f"_dshfuzz_original_{job['copy_name']}"
     if alias not in sys.modules:
-        if root.is_dir():
+        spec: importlib.machinery.ModuleSpec | None
+        if root.is_dir() and not (root / "__init__.py").exists():  # a namespace package: only its folder
+            spec = importlib.machinery.ModuleSpec(alias, None, is_package=True)
+            spec.submodule_search_locations = [str(root)]
+        elif root.is_dir():
             spec = importlib.util.spec_from_file_location(alias, root / "__init__.py",
                                                           submodule_search_locations=[str(root)])
         else:
             spec = importlib.util.spec_from_file_location(alias, root)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[alias] = module
-        spec.loader.exec_module(module)
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
     target = job["entry"][3:]
     return _callable(alias + target[len(job["copy_name"]):])

@@ -30,6 +30,7 @@ on a re-run), never a verdict of other code.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.util
 import json
@@ -198,6 +199,9 @@ class MutationBaseline:
     examples: int
     seconds: float
     cached: bool = False
+    witnesses: tuple[tuple[str, str], ...] = ()
+    """Each cause's witness: the file (relative to the run's folder) that shows it, so that a cause
+    the unmutated checker already has can be read and fixed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,13 +538,38 @@ def _baseline(target: MutationTarget, config: MutationConfig, store: _Store, chi
         if config.reach and importlib.util.find_spec("coverage") is not None:
             examples = config.budget_examples or max(1, int(record.get("examples", 0)))
             reach = _baseline_child(target, replace(config, budget_seconds=None, budget_examples=examples), children)
+        kept = _keep_witnesses([*record.pop("witnesses", ()), *reach.pop("witnesses", ())], config.out / "baseline")
         record = {**record, "causes": sorted({*record["causes"], *reach.get("causes", ())}),
                   "imported": sorted({*record["imported"], *reach.get("imported", ())}), "reach": reach.get("reach"),
-                  "reachExamples": reach.get("examples")}
+                  "reachExamples": reach.get("examples"), "witnesses": kept}
         store.append({"baseline": record})
         store.baseline = record
+    witnesses = tuple((str(w["cause"]), str(w["file"])) for w in record.get("witnesses", ())
+                      if isinstance(w, dict) and "cause" in w and "file" in w)
     return MutationBaseline(tuple(record["causes"]), tuple(record["imported"]), record.get("reach"),
-                            int(record.get("examples", 0)), float(record.get("seconds", 0.0)), cached)
+                            int(record.get("examples", 0)), float(record.get("seconds", 0.0)), cached, witnesses)
+
+
+def _keep_witnesses(found: list[dict[str, Any]], folder: Path) -> list[dict[str, str]]:
+    """Write each baseline cause's witness into ``folder``, named by its content's hash (the first
+    campaign's witness of a cause is kept; the reach campaign's only for a cause the first lacked);
+    the causes with their files, relative to the run's folder."""
+    kept: dict[str, dict[str, str]] = {}
+    for witness in found:
+        cause = str(witness["cause"])
+        if cause in kept:
+            continue
+        data = base64.b64decode(witness["data"])
+        name = hashlib.sha256(data).hexdigest()[:16] + (".jsonl.zstd" if witness.get("compression") == "zstd" else ".jsonl")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / name
+        if not path.exists():
+            scratch = path.with_name(path.name + ".tmp")
+            scratch.write_bytes(data)
+            os.replace(scratch, path)  # atomic: a stopped run leaves no half witness
+        kept[cause] = {"cause": cause, "file": f"{folder.name}/{name}", "signature": str(witness.get("signature", "")),
+                       "stage": str(witness.get("stage", "")), "detail": str(witness.get("detail", ""))}
+    return [kept[c] for c in sorted(kept)]
 
 
 def _baseline_child(target: MutationTarget, config: MutationConfig, children: _Children) -> dict[str, Any]:

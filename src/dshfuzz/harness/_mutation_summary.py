@@ -85,6 +85,9 @@ class MutationSummary:
     errors: tuple[MutantResult, ...]
     baseline_causes: tuple[str, ...]
     reach_measured: bool
+    baseline_witnesses: tuple[tuple[str, str], ...] = ()
+    """Each cause of the unmutated checker's own campaign, and the file (in the run's folder) that
+    shows it: defects of the checker itself, before any mutant."""
 
     @property
     def blind_spots(self) -> tuple[Survivor, ...]:
@@ -104,7 +107,8 @@ class MutationSummary:
             "killed": [{"id": r.mutant.id, "where": f"{r.mutant.module}:{r.mutant.line}", "rule": r.mutant.rule,
                         "how": r.how, "cause": r.cause} for r in self.killed],
             "errors": [{"id": r.mutant.id, "how": r.how, "detail": r.detail} for r in self.errors],
-            "baseline": {"causes": list(self.baseline_causes), "reachMeasured": self.reach_measured},
+            "baseline": {"causes": list(self.baseline_causes), "reachMeasured": self.reach_measured,
+                         "witnesses": [{"cause": c, "file": f} for c, f in self.baseline_witnesses]},
         }
 
 
@@ -143,5 +147,5 @@ def summarise_mutants(finished: MutantsFinished, config: MutationConfig) -> Muta
         modules={k: _tally(v, eq) for k, v in by_module.items()}, rules={k: _tally(v, eq) for k, v in by_rule.items()},
         survivors=survivors, killed=tuple(r for r in results if r.status == "killed"),
         errors=tuple(r for r in results if r.status == "error"), baseline_causes=plan.baseline.causes,
-        reach_measured=plan.baseline.reach is not None,
+        reach_measured=plan.baseline.reach is not None, baseline_witnesses=plan.baseline.witnesses,
     )

@@ -79,6 +79,12 @@ def render_mutants_html(summary: MutationSummary) -> str:
              "<h2>Per module</h2>", _html_table("module", data["modules"], score)]
     if data["rules"]:
         parts += ["<h2>Per rule</h2>", _html_table("rule", data["rules"], score)]
+    own = data["baseline"]["witnesses"]
+    if own:
+        parts.append(f"<h2>The unmutated checker's own causes ({len(own)})</h2><p>Its campaign found these "
+                     "before any mutant (no mutant is killed by them): defects of the checker itself.</p><ul>"
+                     + "".join(f"<li><code>{e(w['cause'])}</code>: <a href=\"{e(w['file'])}\">{e(w['file'])}</a></li>"
+                               for w in own) + "</ul>")
     survivors = sorted(data["survivors"], key=lambda s: s["verdict"] != "blind spot")
     parts.append(f"<h2>Survivors ({len(survivors)})</h2>")
     for s in survivors:
@@ -100,8 +106,9 @@ def _tally_row(name: str, tally: dict[str, Any]) -> list[str]:
             str(tally["errors"]), _pct(tally["score"])]
 
 
-def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = True) -> None:
-    """The score overall, per module and per rule, then every survivor (its diff and replay)."""
+def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = True, folder: Path | None = None) -> None:
+    """The score overall, per module and per rule, then every survivor (its diff and replay), and
+    the unmutated checker's own causes with their witnesses (files in ``folder``, the run's)."""
     from rich.table import Table
 
     data = summary.to_json()
@@ -126,6 +133,10 @@ def render_mutants(summary: MutationSummary, console: Console, *, diffs: bool = 
         console.print(f"  replay: {s['replay']}", highlight=False, markup=False, soft_wrap=True)
     for e in data["errors"]:
         console.print(f"[red]error[/red] {e['id']}: {e['how']}", highlight=False)
+    for w in data["baseline"]["witnesses"]:
+        shown = str(folder / w["file"]) if folder is not None else w["file"]
+        console.print(f"[bold]the unmutated checker's own cause[/bold] {w['cause']}: witness {shown}",
+                      highlight=False, soft_wrap=True)
     counted = score["killed"] + score["survived"] + score["unreached"]
     console.print(
         f"mutation score {_pct(score['score'])}: {score['killed']} of {counted} non-equivalent mutants killed "
