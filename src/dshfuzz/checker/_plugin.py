@@ -131,6 +131,14 @@ def _unparseable(blocks: Any, path: str, out: list[str]) -> None:
         stack.extend(reversed(nested))
 
 
+def reports_fragments(content: Any) -> bool:
+    """Whether P4 reports ``content`` (a well-shaped tool/result message's): some fragment of it,
+    through nested tool results, is not text."""
+    paths: list[str] = []
+    _unparseable(content, "message.content", paths)
+    return bool(paths)
+
+
 def _released_content_problem(blocks: Any) -> bool:
     """Whether the released codec's ``contentBlocksValue`` (V01:647-700) refuses these blocks."""
     stack = [blocks]

@@ -44,7 +44,7 @@ from ._context import CheckContext
 from ._finding import Finding
 from ._migration import RELEASED_V0_EVENT_TYPES, released_refuses_lossy
 from ._persistence import _legacy_upgrade, _nonempty_str, message_shape_error, request_header_problems
-from ._plugin import _released_content_problem
+from ._plugin import _released_content_problem, reports_fragments
 from ._run import rule_walk
 
 __all__ = ["DISPOSITIONS", "ReleasedSchema", "released_payload_refusal"]
@@ -1530,8 +1530,9 @@ class ReleasedSchema:
             if message_shape_error(kind, data) is not None:
                 return True  # E6's shape check
             message = data if kind == "user/message" else data["message"]  # the shape check found it
-            if kind == "tool/result":  # the blocks inside the tool-result block are P4's
-                return _released_content_problem(message.get("content"))
+            if kind == "tool/result":  # the fragments inside the tool-result block are P4's, when P4 reports them
+                content = message.get("content")
+                return _released_content_problem(content) and reports_fragments(content)
             return content_element_defect(message.get("content")) is not None
         if kind == "request/header":
             return bool(request_header_problems(0, data))
