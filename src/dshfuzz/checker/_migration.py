@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dshfuzz.contracts import is_event_seq
-from dshfuzz.contracts.js import number_key, strict_equal
+from dshfuzz.contracts.js import is_array_index, js_string, number_key, strict_equal
 from dshfuzz.contracts.rules import RuleId
 from dshfuzz.model import MISSING, Event, dumps
 
@@ -237,10 +237,15 @@ def _payload_problem(event: Event, seqs: Any) -> str | None:
 
 
 def _cited_position(seq: Any) -> int | None:
-    """The array index JavaScript reads for ``events[seq]`` (a number or a canonical digit string)."""
-    if type(seq) is str and seq.isascii() and seq.isdigit() and (seq == "0" or not seq.startswith("0")):
-        seq = int(seq)
-    return int(seq) if is_event_seq(seq) else None
+    """The array index JavaScript reads for ``events[seq]``: its property key, ``String(seq)``, when
+    that is a canonical index (a number, ``-0`` too, a digit string, and an array such as ``[5]``,
+    whose key is ``"5"``)."""
+    if type(seq) is int and seq >= 0:  # the common seq, decided without building its key
+        return seq
+    if seq.__class__ is dict:
+        return None  # "[object Object]"
+    key = js_string(seq)
+    return int(key) if is_array_index(key) else None
 
 
 _TITLE_FRAME = "Generate the session title from this JSON array of human messages:\n"
