@@ -143,3 +143,23 @@ def test_workers_end_on_their_own_when_the_coordinator_is_killed(tmp_path):
     while time.monotonic() < deadline and any(_alive(p) for p in workers):
         time.sleep(0.5)
     assert not any(_alive(p) for p in workers), "a worker outlived its killed coordinator"
+
+
+@pytest.mark.slow
+def test_ctrl_c_before_any_finding_exits_130_and_still_writes_the_report(tmp_path):
+    """An interrupted campaign that found nothing has not shown the checker agrees with every judge:
+    it exits 130 (the help's interrupted status), not 0, and its report says why it stopped."""
+    out = tmp_path / "run"
+    slow_but_right = f"cmd:'{sys.executable} {REPO / 'tests' / 'broken_checkers' / 'slow.py'} {{log}}'"
+    proc = _fuzz("--checker", slow_but_right, "--budget", "10m", "--workers", "1", "--seed", "1",
+                 "--no-official", "--out", str(out))
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # the first progress line: the campaign is judging
+    assert line.startswith("dshfuzz:"), line
+    sent = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - sent <= 5, stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop"] == "interrupted" and not summary["findings"], summary["findings"]
+    assert proc.returncode == 130, stdout + stderr

@@ -133,7 +133,7 @@ def explain(parser: argparse.ArgumentParser, exits: Mapping[int, str], descripti
     parser.formatter_class = HelpFormatter
     if description is not None:
         parser.description = description
-    codes = {**exits, 130: "interrupted (Ctrl-C)"}
+    codes = {**exits, 130: exits.get(130, "interrupted (Ctrl-C)")}  # a command may say more of its 130
     parser.epilog = "exit status:\n" + "\n".join(f"  {code:<3}  {text}" for code, text in codes.items())
 
 

@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
            "set up, an --out that cannot be written, a bad --budget, a --cluster that cannot be reached: one "
            "line, no report), a worker that "
            "failed, or the reference oracle crashing (a dshfuzz bug; the report keeps its witness)",
+        130: "interrupted (Ctrl-C) before any checker finding (with findings: 1); the report is written either way",
     })
     parser.add_argument(
         "--budget", default="60s",
@@ -182,4 +183,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]the reference oracle crashed[/red] (a dshfuzz bug; witness in the report)\n{f.detail}")
     if summary.worker_errors or summary.oracle_crashes:
         return 2
-    return 1 if summary.failing else 0
+    if summary.failing:
+        return 1
+    # an interrupted campaign that found nothing has not shown the checker agrees with every judge
+    return 130 if summary.finished is not None and summary.finished.reason == "interrupted" else 0
