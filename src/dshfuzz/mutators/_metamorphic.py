@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -115,7 +115,11 @@ def unpack_chunks(rows: RowDraft, data: Any) -> str:
     return f"{count} packed row(s) unpacked"
 
 
-_ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "messageId"})
+_ID_KEYS = frozenset({"id", "callId", "toolCallId", "compactionId", "sourceCommandId", "messageId",
+                      "goalId", "commandId", "rootCallId", "parentCallId", "subCallId", "ownerId", "targetId"})
+"""Every key whose value is an id the events name or cite: each is renamed with the others, so that
+a reference (a legacy goal source's ``goalId``, a team task's ``ownerId``) still names its object.
+Not ``sessionId``: it names the header's session, which the rename leaves as it is."""
 
 
 def _rename(value: JsonValue, mapping: Callable[[str], str]) -> None:
@@ -135,16 +139,48 @@ def rename_ids(draft: EventDraft, data: Any) -> str:
     """Appends one drawn suffix to every id in every event, so that equal ids stay equal,
     distinct ids stay distinct and known prefixes (``retrace-`` ...) survive."""
     suffix = data.draw(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=6), label="suffix")
+    # an id some text quotes (a legacy goal message's content renders its change, goal id and all)
+    # stays as it is: renaming it would need the text rewritten in that text's own format
+    texts = "\0".join(_texts(draft.events))
+    quoted = {value for value in _id_values(draft.events) if value in texts}
 
     def renamed(old: str) -> str:
+        if old in quoted:
+            return old
         repair = _REPAIR_ID.fullmatch(old)
         if repair is not None:  # the loader's repair message names its call: renamed with it
-            return f"interrupted-tool-result-{repair.group(1)}-{suffix}-{repair.group(2)}"
+            return f"interrupted-tool-result-{renamed(repair.group(1))}-{repair.group(2)}"
         return f"{old}-{suffix}"
 
     for event in draft.events:
         _rename(event, renamed)
-    return f"ids suffixed with -{suffix}"
+    return f"ids suffixed with -{suffix}" + (f" ({len(quoted)} quoted in a text kept)" if quoted else "")
+
+
+def _id_values(value: JsonValue) -> Iterator[str]:
+    if type(value) is dict:
+        for key, item in value.items():
+            if key in _ID_KEYS and type(item) is str:
+                yield item
+            else:
+                yield from _id_values(item)
+    elif type(value) is list:
+        for item in value:
+            yield from _id_values(item)
+
+
+def _texts(value: JsonValue) -> Iterator[str]:
+    """Every string of ``value`` that is not an id (keys included: a key can quote an id too)."""
+    if type(value) is dict:
+        for key, item in value.items():
+            yield key
+            if not (key in _ID_KEYS and type(item) is str):
+                yield from _texts(item)
+    elif type(value) is list:
+        for item in value:
+            yield from _texts(item)
+    elif type(value) is str:
+        yield value
 
 
 _REPAIR_ID = re.compile(r"interrupted-tool-result-(.+)-(\d+)")
