@@ -921,7 +921,7 @@ LIFECYCLE_REFUSED: list[tuple[str, Edit, str, int, str]] = [
     (
         "code dispatch between turns",
         lambda e: add(e, *dispatch("tool/code-dispatch-start", "s1")),
-        "outside-turn",
+        "ptc-outside-turn",
         17,
         "tool/code-dispatch-start is outside an open turn",
     ),

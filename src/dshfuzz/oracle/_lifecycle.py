@@ -508,7 +508,7 @@ class RelationWalk:
 
     def _code_dispatch(self, etype: str, data: dict[str, Any]) -> None:
         if self.open_turn is None:
-            raise _Fail("outside-turn", f"{etype} is outside an open turn")
+            raise _Fail("ptc-outside-turn", f"{etype} is outside an open turn")  # a code-dispatch relation: G4's
         root, parent, child = (data.get(k, MISSING) for k in ("rootCallId", "parentCallId", "subCallId"))
         child_key = _js.number_key(child)
         known = self.ptc_roots.get(child_key, MISSING)  # a root stored as undefined is `known === void 0`: no check
