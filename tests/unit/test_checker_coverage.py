@@ -72,9 +72,73 @@ def test_unexercised_lines_read_as_ranges() -> None:
     reach = CheckerReach()
     reach.mapped({"checker/a.py": (1, 2, 3, 7)})
     reach.reached((("checker/a.py", 2), ("checker/a.py", 99)))  # 99 is no statement: never counted
-    assert reach.to_json() == {"exercised": 1, "statements": 4, "percent": 25.0,
+    assert reach.to_json() == {"exercised": 1, "statements": 4, "percent": 25.0, "offPathLines": 0, "percentOnPath": 25.0,
                                "byFile": [{"file": "checker/a.py", "statements": 4, "exercised": 1,
-                                           "unexercised": "1, 3, 7"}]}
+                                           "unexercised": "1, 3, 7", "offPath": "", "notReached": "1, 3, 7"}],
+                               "offPathEntries": [], "listedButRun": []}
+
+
+def test_lines_listed_off_a_campaigns_path_stay_unexercised_and_are_shown_apart() -> None:
+    """A listed line still counts against the percentage; the report says which unexercised
+    lines are listed (with why) and which no log reached yet, and names a listed line a log ran."""
+    from dshfuzz.harness import OffPathLines
+
+    reach = CheckerReach()
+    listed = (OffPathLines("checker/a.py", "f", None, "api", "a library entry point", (3, 4, 5)),
+              OffPathLines("checker/a.py", "g", "raise", "defensive", "a guard", (2,)))
+    reach.mapped({"checker/a.py": (1, 2, 3, 7)}, listed)
+    reach.reached((("checker/a.py", 2),))
+    got = reach.to_json()
+    assert (got["exercised"], got["percent"], got["offPathLines"], got["percentOnPath"]) == (1, 25.0, 1, 33.3)
+    assert got["byFile"][0] | {} == {"file": "checker/a.py", "statements": 4, "exercised": 1, "unexercised": "1, 3, 7",
+                                     "offPath": "3", "notReached": "1, 7"}
+    assert got["offPathEntries"] == [{"where": "checker/a.py: f", "reason": "api", "why": "a library entry point",
+                                      "lines": "3"}]
+    assert got["listedButRun"] == ["checker/a.py:2"]
+    from dshfuzz.report._reach import checker_reach_html, checker_reach_markdown
+
+    markdown = "\n".join(checker_reach_markdown(got))
+    assert "1 of the unexercised lines are listed" in markdown and "a library entry point" in markdown
+    assert "the list is wrong there" in markdown and "checker/a.py:2" in markdown
+    assert "a library entry point" in checker_reach_html(got) and "checker/a.py:2" in checker_reach_html(got)
+
+
+def test_the_builtin_checkers_off_path_list_resolves_and_is_used_only_for_the_whole_checker(tmp_path: Path) -> None:
+    """Every entry of checker-off-path.json names code that is there (an entry whose function or
+    statement moved raises, naming it), each resolves to lines coverage measures, and only the
+    whole built-in checker's coverage carries the list (with rules off, other lines idle)."""
+    from dshfuzz.harness import off_path_lines
+    from dshfuzz.harness._checker_coverage import coverage_for
+
+    coverage = coverage_for(load_checker("builtin"), tmp_path)
+    assert isinstance(coverage, CheckerCoverage)
+    statements = coverage.statements()
+    entries = coverage.off_path()
+    assert entries and entries == off_path_lines(coverage.root)
+    for entry in entries:
+        assert set(entry.lines) & set(statements[entry.file]), f"{entry.where} lists no measured statement"
+    without = coverage_for(load_checker("builtin:-S5"), tmp_path)
+    assert isinstance(without, CheckerCoverage) and without.off_path() == ()
+
+
+def test_an_off_path_entry_whose_code_is_gone_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from dshfuzz.harness import _off_path
+
+    (tmp_path / "checker").mkdir()
+    (tmp_path / "checker" / "m.py").write_text("def f():\n    if x:\n        raise ValueError\n    return 1\n")
+    listing = tmp_path / "list.json"
+    monkeypatch.setattr(_off_path, "OFF_PATH_FILE", listing)
+    entry = {"file": "checker/m.py", "function": "f", "statement": "if x", "reason": "defensive", "why": "w"}
+    listing.write_text(json.dumps({"format": "dshfuzz-checker-off-path/1", "entries": [entry]}))
+    assert _off_path.off_path_lines.__wrapped__(tmp_path)[0].lines == (3,)  # an if lists its body
+    listing.write_text(json.dumps({"format": "dshfuzz-checker-off-path/1", "entries": [{**entry, "function": "g"}]}))
+    with pytest.raises(ValueError, match="entry 1: checker/m.py has no function 'g'.*moved or is gone"):
+        _off_path.off_path_lines.__wrapped__(tmp_path)
+    listing.write_text(json.dumps({"format": "dshfuzz-checker-off-path/1", "entries": [{**entry, "reason": "hard"}]}))
+    with pytest.raises(ValueError, match="reason 'hard' is not one of api, defensive, limit"):
+        _off_path.off_path_lines.__wrapped__(tmp_path)
 
 
 def test_the_scratch_folder_is_not_measured(tmp_path: Path) -> None:

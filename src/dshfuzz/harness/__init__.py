@@ -45,6 +45,7 @@ from ._judges import (
 )
 from ._matrix import KillMatrix, MatrixConfig, MatrixRow, MatrixSetupError, build_matrix, matrix_preflight, run_matrix
 from ._minimise import StillFails, ddmin, minimise
+from ._off_path import OffPathLines, off_path_lines
 from ._replay import ReplayResult, ReplayStatus, load_entry_checker, replay, replay_entry
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ __all__ = [
     "DisagreementFound",
     "Example",
     "ExampleJudged",
+    "OffPathLines",
     "OfficialSitesMapped",
     "FindingRecorder",
     "Judge",
@@ -140,6 +142,7 @@ __all__ = [
     "matrix_preflight",
     "minimise",
     "minimise_entry",
+    "off_path_lines",
     "parse_budget",
     "parse_checker_exits",
     "parse_checker_layers",

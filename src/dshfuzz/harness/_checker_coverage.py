@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ._judges import CheckerUnderTest
+    from ._off_path import OffPathLines
 
 __all__ = ["CHECK_PATH_EXCLUDED", "CheckerCoverage", "CheckerLines", "NodeCheckerCoverage", "checker_sources", "coverage_for", "node_script"]
 
@@ -54,6 +55,10 @@ class CheckerLines(Protocol):
 
     def fresh(self) -> tuple[tuple[str, int], ...]:
         """The statements run since the last call that no earlier call saw, as ``(file, line)``."""
+        ...
+
+    def off_path(self) -> tuple[OffPathLines, ...]:
+        """The lines listed as off a campaign's path, with why (the built-in checker's; none for others)."""
         ...
 
 
@@ -86,11 +91,12 @@ def checker_sources(checker: CheckerUnderTest) -> tuple[Path, list[Path]] | str:
 class CheckerCoverage:
     """coverage.py over ``files``, switched on only while the checker runs (:meth:`measuring`)."""
 
-    def __init__(self, root: Path, files: list[Path]) -> None:
+    def __init__(self, root: Path, files: list[Path], *, off_path: tuple[OffPathLines, ...] = ()) -> None:
         import coverage
 
         self.root = root
         self.files = files
+        self._off_path = off_path
         self._cov = coverage.Coverage(data_file=None, include=[str(f) for f in files], branch=False, config_file=False)
         self._seen: dict[str, set[int]] = {}
         self._statements: dict[str, frozenset[int]] | None = None  # by measured (absolute) path
@@ -110,6 +116,9 @@ class CheckerCoverage:
     def statements(self) -> Mapping[str, tuple[int, ...]]:
         """Every measured file's statements (the lines coverage.py can see run)."""
         return {self.name(path): tuple(sorted(lines)) for path, lines in self._by_path().items()}
+
+    def off_path(self) -> tuple[OffPathLines, ...]:
+        return self._off_path
 
     @contextmanager
     def measuring(self) -> Iterator[None]:
@@ -158,8 +167,15 @@ def coverage_for(checker: CheckerUnderTest, scratch: Path) -> CheckerCoverage | 
     script = node_script(checker)
     if script is not None:
         return NodeCheckerCoverage(script.parent, scratch, entry=script)
+    from ._judges import BuiltinChecker
+    from ._off_path import off_path_lines
+
     sources = checker_sources(checker)
-    return sources if isinstance(sources, str) else CheckerCoverage(*sources)
+    if isinstance(sources, str):
+        return sources
+    # the list is of the built-in checker's lines, whole: with rules switched off more of them idle
+    listed = off_path_lines(sources[0]) if isinstance(checker, BuiltinChecker) and not checker.without else ()
+    return CheckerCoverage(*sources, off_path=listed)
 
 
 _LOCAL_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}/[^"']+)["']""")
@@ -220,6 +236,9 @@ class NodeCheckerCoverage:
 
     def statements(self) -> Mapping[str, tuple[int, ...]]:
         return {self.name(f): tuple(line for line, _ in self._code_lines(f)) for f in self.files}
+
+    def off_path(self) -> tuple[OffPathLines, ...]:
+        return ()
 
     @contextmanager
     def measuring(self) -> Iterator[None]:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from dshfuzz.oracle.official import RefusalSite
 
+    from ._off_path import OffPathLines
+
 __all__ = [
     "CampaignEvent",
     "CampaignFinished",
@@ -92,6 +94,8 @@ class CheckerLinesMapped:
 
     worker: int
     statements: dict[str, tuple[int, ...]]
+    off_path: tuple[OffPathLines, ...] = ()
+    """The lines listed as off a campaign's path, with why (the built-in checker's, :mod:`._off_path`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,7 +186,7 @@ def run_worker(
     coverage_scratch = Path(tempfile.mkdtemp(prefix="dshfuzz-checker-coverage-")) if config.checker_coverage else None
     checker_coverage = None if coverage_scratch is None else _checker_coverage(checker, coverage_scratch)
     if checker_coverage is not None:
-        emit(CheckerLinesMapped(worker, dict(checker_coverage.statements())))
+        emit(CheckerLinesMapped(worker, dict(checker_coverage.statements()), checker_coverage.off_path()))
     unreported: list[Callable[[], list[FreshCoverage]]] = []  # the judge's, once it runs
 
     def report_coverage() -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from dshfuzz.harness import OffPathLines
     from dshfuzz.oracle.official import RefusalSite, UnreachableSite
 
 __all__ = [
@@ -209,10 +210,14 @@ class CheckerReach:
 
     statements: dict[str, frozenset[int]] = field(default_factory=dict)
     run: dict[str, set[int]] = field(default_factory=dict)
+    off_path: tuple[OffPathLines, ...] = ()
+    """The lines listed as off a campaign's path (the built-in checker's): still counted as
+    unexercised, and shown apart from the lines no log reached yet."""
 
-    def mapped(self, statements: Mapping[str, tuple[int, ...]]) -> None:
+    def mapped(self, statements: Mapping[str, tuple[int, ...]], off_path: tuple[OffPathLines, ...] = ()) -> None:
         if not self.statements:
             self.statements = {f: frozenset(lines) for f, lines in statements.items()}
+            self.off_path = off_path
 
     def reached(self, lines: tuple[tuple[str, int], ...]) -> None:
         for file, line in lines:
@@ -229,17 +234,43 @@ class CheckerReach:
     def exercised(self) -> int:
         return sum(len(self._exercised(f)) for f in self.statements)
 
+    def _listed(self, entry: OffPathLines) -> frozenset[int]:
+        return self.statements.get(entry.file, frozenset()).intersection(entry.lines)
+
+    def _off_path_by_file(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for entry in self.off_path:
+            out.setdefault(entry.file, set()).update(self._listed(entry))
+        return out
+
     def to_json(self) -> dict[str, Any]:
+        """``unexercised`` lists every statement no log ran; ``offPath`` the part of them the
+        checker's list says no campaign runs (``offPathEntries`` says why), and ``listedButRun``
+        the listed lines a log ran after all (the list is wrong there)."""
         total, exercised = self.total, self.exercised
+        listed = self._off_path_by_file()
+        off = {f: lines - self._exercised(f) for f, lines in listed.items()}
+        run_listed = {f: sorted(lines & self._exercised(f)) for f, lines in listed.items()}
+        off_count = sum(len(v) for v in off.values())
         return {
             "exercised": exercised,
             "statements": total,
             "percent": round(100 * exercised / total, 1) if total else None,
+            "offPathLines": off_count,
+            "percentOnPath": round(100 * exercised / (total - off_count), 1) if total - off_count else None,
             "byFile": [
                 {"file": f, "statements": len(lines), "exercised": len(self._exercised(f)),
-                 "unexercised": line_ranges(sorted(lines - self._exercised(f)))}
+                 "unexercised": line_ranges(sorted(lines - self._exercised(f))),
+                 "offPath": line_ranges(sorted(off.get(f, ()))),
+                 "notReached": line_ranges(sorted(lines - self._exercised(f) - off.get(f, set())))}
                 for f, lines in sorted(self.statements.items())
             ],
+            "offPathEntries": [
+                {"where": e.where, "reason": e.reason, "why": e.why,
+                 "lines": line_ranges(sorted(self._listed(e) - self._exercised(e.file)))}
+                for e in self.off_path if self._listed(e) - self._exercised(e.file)
+            ],
+            "listedButRun": [f"{f}:{line_ranges(lines)}" for f, lines in sorted(run_listed.items()) if lines],
         }
 
 
@@ -254,17 +285,39 @@ def line_ranges(lines: list[int]) -> str:
     return ", ".join(out)
 
 
+def _off_path_sentence(reach: Mapping[str, Any]) -> str:
+    """What the listed lines change, in one sentence ("" when the checker has no list)."""
+    off = reach.get("offPathLines") or 0
+    if not off:
+        return ""
+    return (f" {off} of the unexercised lines are listed as off a campaign's path (an API it does not call, a guard "
+            f"only a broken checker trips, a bound past its logs); of the other lines, {reach['exercised']} of "
+            f"{reach['statements'] - off} ({reach['percentOnPath']}%).")
+
+
+def _not_reached(f: Mapping[str, Any]) -> str:
+    return str(f.get("notReached", f["unexercised"]))
+
+
 def checker_reach_markdown(reach: Mapping[str, Any]) -> list[str]:
     """The "Checker coverage" section of ``report.md``, from :meth:`CheckerReach.to_json`."""
     out = [
         "## Checker coverage",
         "",
-        f"Checker lines exercised: **{reach['exercised']} of {reach['statements']}** ({reach['percent']}%).",
+        f"Checker lines exercised: **{reach['exercised']} of {reach['statements']}** ({reach['percent']}%)."
+        + _off_path_sentence(reach),
         "",
-        "| file | statements | exercised | unexercised lines |",
-        "| --- | ---: | ---: | --- |",
+        "| file | statements | exercised | not reached yet | listed off a campaign's path |",
+        "| --- | ---: | ---: | --- | --- |",
     ]
-    out += [f"| `{f['file']}` | {f['statements']} | {f['exercised']} | {f['unexercised'] or '—'} |" for f in reach["byFile"]]
+    out += [f"| `{f['file']}` | {f['statements']} | {f['exercised']} | {_not_reached(f) or '—'} | {f.get('offPath') or '—'} |"
+            for f in reach["byFile"]]
+    if reach.get("offPathEntries"):
+        out += ["", "### Lines off a campaign's path", "", "| where | reason | why | lines |", "| --- | --- | --- | --- |"]
+        out += [f"| `{e['where']}` | {e['reason']} | {e['why']} | {e['lines']} |" for e in reach["offPathEntries"]]
+    if reach.get("listedButRun"):
+        out += ["", "Listed as off a campaign's path, but a log ran them (the list is wrong there): "
+                + ", ".join(f"`{x}`" for x in reach["listedButRun"]) + "."]
     return [*out, ""]
 
 
@@ -273,12 +326,22 @@ def checker_reach_html(reach: Mapping[str, Any]) -> str:
     e = html.escape
     rows = "".join(
         f"<tr><td><code>{e(f['file'])}</code></td><td>{f['statements']}</td><td>{f['exercised']}</td>"
-        f"<td class=why>{e(f['unexercised']) or '—'}</td></tr>" for f in reach["byFile"]
+        f"<td class=why>{e(_not_reached(f)) or '—'}</td><td class=why>{e(f.get('offPath') or '') or '—'}</td></tr>"
+        for f in reach["byFile"]
     )
+    listed = "".join(
+        f"<tr><td><code>{e(x['where'])}</code></td><td>{e(x['reason'])}</td><td class=why>{e(x['why'])}</td>"
+        f"<td>{e(x['lines'])}</td></tr>" for x in reach.get("offPathEntries") or ()
+    )
+    wrong = reach.get("listedButRun") or ()
     return (
         f"<h2>Checker coverage</h2><p>Checker lines exercised: <b>{reach['exercised']} of {reach['statements']}</b> "
-        f"({reach['percent']}%).</p><table><tr><th>file</th><th>statements</th><th>exercised</th>"
-        f"<th>unexercised lines</th></tr>{rows}</table>"
+        f"({reach['percent']}%).{e(_off_path_sentence(reach))}</p><table><tr><th>file</th><th>statements</th>"
+        f"<th>exercised</th><th>not reached yet</th><th>listed off a campaign's path</th></tr>{rows}</table>"
+        + (f"<h3>Lines off a campaign's path</h3><table><tr><th>where</th><th>reason</th><th>why</th><th>lines</th></tr>"
+           f"{listed}</table>" if listed else "")
+        + (f"<p>Listed as off a campaign's path, but a log ran them (the list is wrong there): "
+           f"{e(', '.join(wrong))}.</p>" if wrong else "")
     )
 
 
@@ -286,13 +349,24 @@ def render_checker_reach(reach: Mapping[str, Any], console: Console) -> None:
     """``dshfuzz coverage``'s checker table, from :meth:`CheckerReach.to_json`."""
     from rich.table import Table
 
-    console.print(f"checker lines exercised: {reach['exercised']} of {reach['statements']} ({reach['percent']}%)",
-                  highlight=False)
+    console.print(f"checker lines exercised: {reach['exercised']} of {reach['statements']} ({reach['percent']}%)."
+                  + _off_path_sentence(reach), highlight=False)
     table = Table(title="checker coverage per file", title_justify="left")
     table.add_column("file", no_wrap=True)
     table.add_column("statements", justify="right")
     table.add_column("exercised", justify="right")
-    table.add_column("unexercised lines", overflow="fold")
+    table.add_column("not reached yet", overflow="fold")
+    table.add_column("listed off path", overflow="fold")
     for f in reach["byFile"]:
-        table.add_row(f["file"], str(f["statements"]), str(f["exercised"]), f["unexercised"] or "—")
+        table.add_row(f["file"], str(f["statements"]), str(f["exercised"]), _not_reached(f) or "—", f.get("offPath") or "—")
     console.print(table)
+    if reach.get("offPathEntries"):
+        listed = Table(title="lines off a campaign's path", title_justify="left")
+        for column in ("where", "reason", "why", "lines"):
+            listed.add_column(column, overflow="fold")
+        for x in reach["offPathEntries"]:
+            listed.add_row(x["where"], x["reason"], x["why"], x["lines"])
+        console.print(listed)
+    if reach.get("listedButRun"):
+        console.print("listed as off a campaign's path, but a log ran them (the list is wrong there): "
+                      + ", ".join(reach["listedButRun"]), highlight=False)

@@ -247,7 +247,7 @@ class CampaignSummary:
         elif isinstance(event, CheckerLinesMapped):
             if self.checker_reach is None:
                 self.checker_reach = CheckerReach()
-            self.checker_reach.mapped(event.statements)
+            self.checker_reach.mapped(event.statements, event.off_path)
         elif isinstance(event, CoverageReached):
             if self.official_reach is not None:
                 self.official_reach.reached(event.official_sites, event.official_code, event.mutator or "valid",

@@ -284,8 +284,11 @@ def final_summary(summary: CampaignSummary, width: int | None = None) -> Group:
                     f"`dshfuzz coverage` lists the {len(reach.unreached())} unreached")
     lines = summary.checker_reach
     if lines is not None and lines.total:
+        off = lines.to_json()["offPathLines"]
         run.add_row("checker lines exercised", f"{lines.exercised} of {lines.total} "
-                    f"({100 * lines.exercised / lines.total:.1f}%); `dshfuzz coverage` lists the rest")
+                    f"({100 * lines.exercised / lines.total:.1f}%)"
+                    + (f"; {off} of the rest listed as off a campaign's path" if off else "")
+                    + "; `dshfuzz coverage` lists the rest")
     if summary.out_of_scope:
         run.add_row("out of scope", ", ".join(f"{k} {v}" for k, v in summary.out_of_scope.most_common())
                     + " (refused only by layers the checker does not answer for: never a miss)")
