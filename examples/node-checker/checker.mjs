@@ -1,7 +1,7 @@
 // A minimal serve-protocol checker (dshfuzz-checker/1) in Node, no dependencies.
 //
 // It implements two rules of the contract catalog, and declares exactly those:
-//   H1: the first line is a JSON object whose type is "session";
+//   H1: the first line ends with a newline and is a JSON object whose type is "session";
 //   R1: every later line that ends with a newline is valid JSON (a last line without
 //       its newline is a torn tail, not a corrupt line).
 // It reads plain .jsonl logs; a .jsonl.zstd log it answers as not assessable.
@@ -26,7 +26,7 @@ function check(path) {
   const findings = [];
   const header = parses(lines[0]);
   const h = header.value;
-  if (!header.ok || h === null || typeof h !== "object" || Array.isArray(h) || h.type !== "session") {
+  if (lines.length < 2 || !header.ok || h === null || typeof h !== "object" || Array.isArray(h) || h.type !== "session") {
     findings.push({ rule: "H1", severity: "error", seq: null });
   }
   for (const line of lines.slice(1, -1)) { // the last piece is what follows the last newline

@@ -2,7 +2,8 @@
 
 It implements two rules of the contract catalog, and declares exactly those:
 
-- H1: the first line is a JSON object whose type is "session";
+- H1: the first line is a complete line (it ends with a newline) holding a JSON object whose
+  type is "session";
 - R1: every later line that ends with a newline is valid JSON (a last line without
   its newline is a torn tail, not a corrupt line).
 
@@ -34,7 +35,7 @@ def check(path):
         lines = log.read().decode("utf-8", "replace").split("\n")
     findings = []
     ok, header = parses(lines[0])
-    if not ok or not isinstance(header, dict) or header.get("type") != "session":
+    if len(lines) < 2 or not ok or not isinstance(header, dict) or header.get("type") != "session":
         findings.append({"rule": "H1", "severity": "error", "seq": None})
     for line in lines[1:-1]:  # lines[-1] is what follows the last newline
         if not parses(line)[0]:

@@ -43,6 +43,10 @@ def test_an_example_declares_h1_and_r1_and_judges_a_valid_and_a_broken_log(examp
         for path in (valid, broken):  # what the built-in checker says of the same rules
             ours = sorted((f.rule, f.seq) for f in builtin.check(path).findings if f.rule in checker.rules)
             assert sorted((f.rule, f.seq) for f in checker.check(path).findings) == ours
+        headless = tmp_path / "header-without-newline.jsonl"  # no complete line: the header is torn
+        headless.write_text(HEADER.rstrip("\n"))
+        assert checker.check(headless) == CheckerVerdict((ReportedFinding("H1"),)), "H1 as the built-in checker says"
+        assert [f.rule for f in builtin.check(headless).findings if f.rule in checker.rules] == ["H1"]
         assert checker.check(compressed) == CheckerVerdict(assessable=False)
         missing = checker.check(tmp_path / "missing.jsonl")
         assert missing.failure == "crash" and "missing.jsonl" in missing.detail
