@@ -195,6 +195,27 @@ def test_fuzz_cluster_local_finds_the_planted_miss_once_and_saves_it_as_it_arriv
     assert saved == {f["signature"]: f["stage"] for f in findings}
 
 
+def test_ctrl_c_ends_a_local_cluster_campaign_with_130_and_no_worker_traceback(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group, the local Dask workers included:
+    the coordinator closes them, exits 130 as an interrupt, and no worker prints a traceback."""
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dshfuzz", "fuzz", "--cluster", "local", "--workers", "2", "--budget", "240s",
+         "--no-official", "--seed", "1", "--out", str(tmp_path / "run")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # the first progress line: the cluster judges logs
+    assert first.startswith("dshfuzz: "), first
+    os.killpg(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, first + stdout + stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
+    assert time.monotonic() - sent < 60, "Ctrl-C must end the campaign, not wait for its budget"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

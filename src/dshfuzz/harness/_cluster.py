@@ -139,7 +139,21 @@ def connect(cluster: str, workers: int) -> tuple[Any, Any, str]:
             f"cannot reach a Dask scheduler at {address} ({why}); start one with `dask scheduler` "
             "and workers with `dask worker ADDRESS`, or pass --cluster local"
         ) from None
+    if local is not None:
+        try:
+            client.run(_leave_interrupts_to_the_coordinator)
+        except Exception:  # noqa: BLE001 - a worker that missed it only prints a traceback at Ctrl-C
+            pass
     return client, local, address
+
+
+def _leave_interrupts_to_the_coordinator() -> None:
+    """Run on each worker of a ``LocalCluster``: a terminal's Ctrl-C reaches its whole process
+    group, the local workers included, and the coordinator closes them itself (without this
+    each worker prints a ``KeyboardInterrupt`` traceback as it dies)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def close_local(local: Any) -> None:
