@@ -18,7 +18,8 @@ inserted structure without the defect: a log every official layer accepts.
 from ._base import CompressionPolicy, DrawAdapter, Edit, Level, LogShape, Mutant, Mutator, applicable_rules, mutator
 from ._draft import DraftSource, Inapplicable
 from ._metamorphic import METAMORPHIC, Transform, variants
-from ._perturb import PERTURBATIONS, Perturbation, perturbed
+from ._perturb import Perturbation
+from ._perturbations import PERTURBATIONS, perturbed
 from ._registry import ENTRY_POINT_GROUP, MUTATORS, get, get_edit, load_mutators
 from ._strategy import apply_seeded, incident_logs, incident_weights, logs_for, mutants, twins
 

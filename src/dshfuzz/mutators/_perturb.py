@@ -13,26 +13,26 @@ each perturbed log is, and a checker that crashes on it, or accepts what a layer
 is a finding. Its variants cover what ``not-an-event``, ``wrong-type-envelope`` and
 ``wrong-type-field`` do, at every depth and with more shapes. The perturbations by schema
 (:mod:`._schema`: values just outside a domain, duplicated identifiers, seq-reference
-encodings) and the framing boundaries (:mod:`._boundary`) register here too and run the same
-way.
+encodings), the framing boundaries (:mod:`._boundary`) and the aimed families (:mod:`._aimed`)
+register through :func:`perturbation` too and run the same way; :mod:`._perturbations` holds
+the table of them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from hypothesis import strategies as st
 
 from dshfuzz.model import ENVELOPE_KEYS, JsonDecodeError, JsonValue, dumpb, loads
 
-from ._base import CompressionPolicy, DrawAdapter, Edit, Level, Mutant, MutateFn
+from ._base import CompressionPolicy, Edit, Level, MutateFn
 from ._draft import ByteDraft, EventDraft, Inapplicable, LineDraft
 from ._select import choose
 
-__all__ = ["PERTURBATIONS", "TYPE_CONFUSIONS", "Confusion", "Perturbation", "confuse", "perturbed"]
+__all__ = ["TYPE_CONFUSIONS", "Confusion", "Perturbation", "confuse", "perturbation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,20 +375,3 @@ def confuse(draft: EventDraft, data: Any, variant: str) -> Confusion:
     long = variant == "long-string"
     shown = f"{len(value)}-character string" if long else repr(value)
     return Confusion(variant, i, path, value, f"seq {i}: {_show(path)} = {shown}")
-
-
-# the schema, boundary and aimed families register through ``perturbation`` too: import them before the table is built
-from . import _aimed, _boundary, _schema  # noqa: E402,F401
-
-PERTURBATIONS: Mapping[str, Perturbation] = MappingProxyType({p.name: p for p in _PERTURBATIONS})
-
-
-def perturbed(perturbation_: Perturbation | str, logs: st.SearchStrategy[Any]) -> st.SearchStrategy[Mutant]:
-    """Perturbed logs drawn from ``logs``."""
-    p = PERTURBATIONS[perturbation_] if isinstance(perturbation_, str) else perturbation_
-
-    @st.composite
-    def draw_one(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Mutant:
-        return p.apply(draw(logs), DrawAdapter(draw))
-
-    return draw_one()

@@ -19,7 +19,7 @@ from types import MappingProxyType, ModuleType
 from . import _engine, _envelope, _framing, _hostile, _lines, _migration, _shapes, _surface, _wire
 from ._base import Edit, Mutator
 from ._metamorphic import METAMORPHIC
-from ._perturb import PERTURBATIONS
+from ._perturbations import PERTURBATIONS
 
 __all__ = ["ENTRY_POINT_GROUP", "MUTATORS", "builtin_mutators", "get", "get_edit", "load_mutators"]
 
