@@ -7,8 +7,9 @@ because the server answers in order.
 
 from __future__ import annotations
 
+from collections import deque
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ._classify import Disagreement
 from ._example import Example, FreshCoverage, JudgedExample, Shape
@@ -16,8 +17,6 @@ from ._judges import CheckerVerdict
 
 if TYPE_CHECKING:
     from dshfuzz.oracle.official import Flight, ReachedFirst
-
-    from ._judge import Judge
 
 __all__ = ["PendingJudgement"]
 
@@ -32,6 +31,19 @@ class _Heard(NamedTuple):
     checker_lines: tuple[tuple[str, int], ...] = ()
 
 
+class _Court(Protocol):
+    """What a pending judgement needs of the judge that submitted it (:class:`._judge.Judge`):
+    its judgements still open, in submission order, the official coverage not yet reported,
+    the official server's seconds so far, and its classification of what every judge said."""
+
+    _open: deque[PendingJudgement]
+    _unreported: list[FreshCoverage]
+    server_seconds: float
+
+    def _judged(self, example: Example, heard: _Heard, official: dict[str, Any],
+                reached: ReachedFirst | None = None) -> JudgedExample: ...
+
+
 class _Abandoned(Exception):
     """Closes a judgement's flight without collecting it (:meth:`PendingJudgement.abandon`)."""
 
@@ -44,7 +56,7 @@ class PendingJudgement:
 
     def __init__(
         self,
-        judge: Judge,
+        judge: _Court,
         examples: tuple[Example, ...],
         heard: list[_Heard],
         stack: ExitStack,
