@@ -35,7 +35,6 @@ __all__ = [
     "effective_version",
     "is_nonneg_safe_int",
     "is_safe_int",
-    "safe_int",
 ]
 
 KNOWN_VERSIONS = frozenset({0, 1, 2, 3})
@@ -62,11 +61,6 @@ class Shared(Generic[T]):
 
 is_safe_int = is_safe_integer
 is_nonneg_safe_int = is_event_seq
-
-
-def safe_int(v: Any) -> int | None:
-    """The value as an ``int`` when it is a safe integer, else ``None``."""
-    return int(v) if is_safe_int(v) else None
 
 
 @dataclass(frozen=True, slots=True)
