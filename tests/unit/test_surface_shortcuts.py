@@ -56,17 +56,41 @@ def _ref_js_equal(a: Any, b: Any) -> bool:
 
 
 def _ref_masked(data: Any) -> Any:
+    """``{...data, message: {...message, content: [{...content[0], content: null}]}}``, or ``None``
+    where JavaScript throws reading ``data.message.content[0]``."""
     if type(data) is not dict:
         return None
     message = data.get("message", MISSING)
     if type(message) is not dict:
         return None
     content = message.get("content", MISSING)
-    if type(content) is not list:
+    if content is None or content is MISSING:
         return None
-    first = content[0] if content else MISSING
-    first_rest = dict(first) if type(first) is dict else {}
+    if type(content) is list:
+        first = content[0] if content else MISSING
+    elif type(content) is str:
+        first = _js.utf16_units(content)[0] if content else MISSING
+    elif type(content) is dict:
+        first = content.get("0", MISSING)
+    else:
+        first = MISSING
+    if type(first) is dict:
+        first_rest = dict(first)
+    elif type(first) is list:
+        first_rest = {str(i): v for i, v in enumerate(first)}
+    elif type(first) is str:
+        first_rest = {str(i): c for i, c in enumerate(_js.utf16_units(first))}
+    else:
+        first_rest = {}
     return {**data, "message": {**message, "content": [{**first_rest, "content": None}]}}
+
+
+def _message_parts(data: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A tool/result data's message and first block, when both are objects."""
+    message = data.get("message") if type(data) is dict else None
+    content = message.get("content") if type(message) is dict else None
+    first = content[0] if type(content) is list and content else None
+    return (message, first) if type(message) is dict and type(first) is dict else None
 
 
 def _ref_provenance(raw: dict[str, Any], t: Any, seq: int, rule: Any, v3: bool) -> set[int]:
@@ -475,7 +499,7 @@ def test_the_masked_comparison_answers_as_comparing_the_masked_copies(data: st.D
     b = data.draw(st.one_of(st.just(copy.deepcopy(a)), st.builds(lambda: _tool_result_data(data.draw))), label="other")
     if data.draw(st.booleans(), label="edit a copy"):
         b = copy.deepcopy(a)
-        parts = _surface._masked_parts(b)
+        parts = _message_parts(b)
         if parts is not None:
             target = data.draw(st.sampled_from([b, parts[0], parts[1], parts[1]]), label="level")
             key = data.draw(st.sampled_from(["content", "message", "turn", "isError", "new"]), label="key")
@@ -542,6 +566,30 @@ def test_the_masked_comparison_reads_every_level() -> None:
     for b in (_tool_data({}, id=1), {**_tool_data({}), "turn": 1.0}, {**_tool_data({}), "turn": True}, _tool_data(3),
               {"turn": 1, "message": {"role": "user", "content": []}}, {**_tool_data({}), "extra": None}):
         assert _surface._masked_equal(a, b) == _ref_js_equal(_ref_masked(a), _ref_masked(b)), b
+
+
+_SPREAD_CASES = {
+    # JavaScript spreads a string or an array first entry into index keys, so they are compared
+    "string entries differ": (["ab"], ["cd"], False),
+    "array entries differ": ([["a"]], [["b"]], False),
+    "string entries alike": (["ab"], ["ab"], True),
+    # a string content is indexed (its first character), any other non-null content reads as undefined
+    "string contents share the first character": ("ab", "ac", True),
+    "string contents differ at the first character": ("ab", "bc", False),
+    "a number content and a bare content block": ([{"content": [{"type": "text", "text": "x"}]}], 5, True),
+    "an object content's key 0": ({"0": {"isError": False}}, [{"isError": False, "content": "x"}], True),
+    # null content throws reading its first entry
+    "a null content": (None, [{}], False),
+}
+
+
+def test_the_masked_comparison_spreads_and_indexes_as_javascript_does() -> None:
+    for name, (content_a, content_b, equal) in _SPREAD_CASES.items():
+        a = {"turn": 1, "message": {"role": "user", "content": content_a}}
+        b = {"turn": 1, "message": {"role": "user", "content": content_b}}
+        assert _surface._masked_equal(a, b) is equal, name
+        assert (_ref_masked(a) is not None and _ref_masked(b) is not None
+                and _ref_js_equal(_ref_masked(a), _ref_masked(b))) is equal, name
 
 
 class _Ctx:

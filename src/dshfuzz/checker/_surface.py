@@ -32,6 +32,8 @@ from collections.abc import Container, Iterator
 from typing import Any, Literal
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, deep_equal_json
+from dshfuzz.contracts.js import get as js_get
+from dshfuzz.contracts.js import spread
 from dshfuzz.contracts.rules import RULES
 from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
@@ -238,40 +240,30 @@ def _provenance(raw: dict[str, Any], t: Any, seq: int, rule: R, v3: bool) -> Con
     return sources
 
 
-def _masked_parts(data: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The message and the first block (``{}`` when it is no object) of a tool/result's data, or
-    ``None`` where JavaScript would throw reading a property of undefined/null."""
+def _masked(data: Any) -> dict[str, Any] | None:
+    """The masked copy ``assertToolResultRewrite`` (S:369-396) makes of a tool/result's data,
+    ``{...data, message: {...message, content: [{...content[0], content: null}]}}``, or ``None``
+    where JavaScript throws making it: reading ``data.message.content[0]`` throws unless the
+    data and its message are objects and the content is neither null nor missing. The content
+    is indexed as JavaScript indexes it (a string's first UTF-16 unit, an object's ``"0"``, a
+    number's or boolean's nothing) and the first entry spread as JavaScript spreads it (a
+    string or an array into index keys, a number, boolean or null into nothing)."""
     if type(data) is not dict:
         return None
     message = data.get("message", MISSING)
-    if type(message) is not dict:
+    if type(message) is not dict:  # any other value's .content is undefined (or it throws)
         return None
     content = message.get("content", MISSING)
-    if type(content) is not list:
+    if content is None or content is MISSING:
         return None
-    first = content[0] if content else MISSING
-    return message, first if type(first) is dict else {}
+    return {**data, "message": {**message, "content": [{**spread(js_get(content, 0)), "content": None}]}}
 
 
 def _masked_equal(a: Any, b: Any) -> bool:
-    """``isDeepEqualJson`` of the two masked copies ``assertToolResultRewrite`` compares,
-    ``{...data, message: {...message, content: [{...content[0], content: null}]}}``, and
-    ``False`` where either copy would throw; read off ``a`` and ``b`` without making the copies:
-    the masked data and message hold the keys of the data and its message, the masked first
-    block those of the first block plus ``content`` (null on both sides), and the masked
-    content array is that one block."""
-    parts_a, parts_b = _masked_parts(a), _masked_parts(b)
-    if parts_a is None or parts_b is None:
-        return False
-    (message_a, first_a), (message_b, first_b) = parts_a, parts_b
-    if (len(a) != len(b) or len(message_a) != len(message_b)
-            or len(first_a) + ("content" not in first_a) != len(first_b) + ("content" not in first_b)):
-        return False
-    for whole_a, whole_b, masked in ((a, b, "message"), (message_a, message_b, "content"), (first_a, first_b, "content")):
-        for k, v in whole_a.items():
-            if k != masked and (k not in whole_b or not deep_equal_json(v, whole_b[k])):
-                return False
-    return True
+    """``isDeepEqualJson`` of the two masked copies ``assertToolResultRewrite`` compares
+    (:func:`_masked`), and ``False`` where either copy would throw."""
+    masked_a, masked_b = _masked(a), _masked(b)
+    return masked_a is not None and masked_b is not None and deep_equal_json(masked_a, masked_b)
 
 
 class SurfaceReplay:

@@ -683,6 +683,8 @@ def _estimate_problem(block: Any) -> str | None:
                 return "tool-call block name or arguments has no length"
         elif kind == "tool-result":
             content = _get(block, "content")
+            if type(content) is str:
+                continue  # a string is iterable: each character is priced as an unknown block (no read throws)
             if type(content) is not list:
                 return "tool-result block content is not iterable"
             if any(inner is None or inner is MISSING for inner in content):
