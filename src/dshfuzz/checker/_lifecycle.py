@@ -202,12 +202,9 @@ class _Walk:
             if key in self.tail:
                 self.tail[key].call_index = index
             advert = self.lifecycles.get(key)
-            if (
-                advert is None
-                or advert.state != "advertised"
-                or not strict_equal(advert.name, _get(data, "name"))
-                or not strict_equal(advert.arguments, _get(data, "arguments"))
-            ):
+            if (advert is None or advert.state != "advertised"
+                    or not strict_equal(advert.name, _get(data, "name"))
+                    or not strict_equal(advert.arguments, _get(data, "arguments"))):
                 self.released(index, call_id, "unmatched-call", f"tool/call {show_id(call_id)} does not match one advertised tool call")
                 if named_again(call_id):
                     self.unmatched.add(key)
