@@ -3,9 +3,10 @@ official layers.
 
 Each variant aims at one check of one official layer: pinned to that variant, every mutant it
 makes on sample logs is refused, and some official layer refuses it with the check's own
-message. No variant is accepted by every layer (the table below says which message each one
-must draw), and the table names exactly the variants the families draw among, so a new variant
-comes with its expected refusal.
+message (the table below says which message each one must draw), bar the variants aimed at a
+checker branch with a valid rare form (``ACCEPTED_BY_EVERY_LAYER``), whose every mutant every
+layer accepts. The two tables name exactly the variants the families draw among, so a new
+variant comes with its expected refusal or its acceptance.
 """
 
 from __future__ import annotations
@@ -125,12 +126,43 @@ EXPECTED: dict[str, dict[str, str]] = {
         "foreign-delivery-marker": "current-generation delivery marker names the wrong Session",
         "type-not-string": "7",
     },
+    "turns": {
+        "end-text-missing": r"Cannot read properties of undefined \(reading 'length'\)",
+        "end-call-unnamed": r"Cannot read properties of undefined \(reading 'length'\)",
+        "end-result-not-list": "is not iterable",
+        "end-result-null-block": r"Cannot read properties of null \(reading 'type'\)",
+        "end-result-nested": r"Cannot read properties of undefined \(reading 'length'\)",
+        "finish-blocks-null": r"Cannot read properties of null \(reading 'length'\)",
+        "finish-blocks-null-descending": r"Cannot read properties of null \(reading 'length'\)",
+        "second-finish-blocks-null": r"Cannot read properties of null \(reading 'length'\)",
+        "incomplete-block": 'cannot assemble incomplete block of type "image"',
+        "cites-earlier-step": r"source seq \d+ belongs to another step",
+        "turn-start-over-chunk": r"turn/start \d+ while turn \d+ is still open",
+        "crowded-refusals": "request/context is outside an open turn",
+        "crowded-waiting-citation": r"source seq \d+ is not assistant/chunk",
+        "sources-own-then-negative": "sourceEventSeqs must densely contain non-negative safe integers",
+        "sources-off-surface": "is not surface-eligible and cannot carry sourceEventSeqs",
+        "replace-without-sources": "sourceEventSeqs must include every shadowed surface node",
+        "rewrite-message-text": r"Cannot read properties of undefined \(reading '0'\)",
+        "rewrite-content-null": r"Cannot read properties of null \(reading '0'\)",
+        "type-number-off-seq": "not contiguous|seq gap",
+        "legacy-flat-content": "message content must be an array",
+        "legacy-flat-call-id": "message must have tool source",
+    },
 }
 """Each variant's expected refusal: a regular expression some refusing layer's message matches."""
 
+ACCEPTED_BY_EVERY_LAYER: dict[str, set[str]] = {
+    # a cited tool-result block whose content is a string: the meter iterates its characters
+    "turns": {"end-result-text"},
+}
+"""Variants aimed at a checker branch with a valid rare form: every layer accepts their logs."""
+
 
 def test_the_table_names_every_variant_and_every_family_is_a_campaign_stratum() -> None:
-    assert {f: sorted(v) for f, v in EXPECTED.items()} == {f: sorted(v) for f, v in AIMS.items()}
+    named = {f: sorted({*EXPECTED.get(f, ()), *ACCEPTED_BY_EVERY_LAYER.get(f, ())}) for f in {*EXPECTED, *ACCEPTED_BY_EVERY_LAYER}}
+    assert named == {f: sorted(v) for f, v in AIMS.items()}
+    assert not any(set(EXPECTED.get(f, ())) & vs for f, vs in ACCEPTED_BY_EVERY_LAYER.items())
     assert set(AIMED_FAMILIES) == set(AIMS)
     for family in AIMS:
         assert f"aimed-{family}" in CAMPAIGN_PERTURBATIONS and f"aimed-{family}" in PERTURBATIONS
@@ -173,3 +205,18 @@ def test_each_aimed_variant_draws_its_refusal(official: Any, tmp_path: Path, fam
             assert any(pattern.search(m) for m in messages.values()), (
                 f"{mutant.description} (v{format_version}): no layer refused with /{pattern.pattern}/: {messages}"
             )
+
+
+@pytest.mark.parametrize(("family", "variant"), [(f, v) for f, vs in ACCEPTED_BY_EVERY_LAYER.items() for v in sorted(vs)])
+def test_each_valid_rare_form_is_accepted_by_every_layer(official: Any, tmp_path: Path, family: str, variant: str) -> None:
+    """Every mutant of a variant aimed at a valid rare form, in each format its family draws, is
+    accepted by every official layer."""
+    for format_version in AIMED_FAMILIES[family]:
+        mutants = _mutants(family, variant, format_version)
+        assert mutants, f"{family}:{variant} applied to none of the v{format_version} sample logs"
+        for mutant in mutants:
+            path = tmp_path / f"mutant{mutant.suffix}"
+            path.write_bytes(mutant.data)
+            verdicts = official.check(path=path.resolve(), layers=official_layers_for(format_version))
+            refused = {layer: v.error.message if v.error is not None else "refused" for layer, v in verdicts.items() if not v.ok}
+            assert not refused, f"{mutant.description} (v{format_version}): refused by {refused}"

@@ -462,6 +462,209 @@ def _prune_claim_elsewhere(draft: EventDraft, data: Any) -> str:
     return f"seq {i}: compaction/prune moved to seq {other}"
 
 
+# --- turns: cited chunks, step boundaries, surface provenance, legacy messages ---------------------
+
+
+def _chunk_of(draft: EventDraft, seq: Any) -> dict[str, Any]:
+    """The chunk object of the assistant/chunk at ``seq`` (``{}`` when there is none)."""
+    if type(seq) is not int or not 0 <= seq < len(draft.events) or _kind(draft.events[seq]) != "assistant/chunk":
+        return {}
+    chunk = data_of(draft.events[seq]).get("chunk")
+    return chunk if type(chunk) is dict else {}
+
+
+def _citing(draft: EventDraft, data: Any, chunk_type: str) -> tuple[int, list[int], int]:
+    """``(message, sources, chunk)``: an assistant/message of the log's own part whose sourceEventSeqs
+    (ascending ints) cite a chunk of ``chunk_type`` of its step."""
+    places: list[tuple[int, list[int], int]] = []
+    for i in draft.of_type("assistant/message"):
+        sources = draft.events[i].get("sourceEventSeqs")
+        if i < _seed_end(draft) or type(sources) is not list or not all(type(s) is int for s in sources):
+            continue
+        places.extend((i, sources, s) for s in sources if s < i and _chunk_of(draft, s).get("type") == chunk_type)
+    return choose(data, places, f"message citing a {chunk_type} chunk")
+
+
+def _cited_end(block: dict[str, Any]) -> Aim:
+    """A cited block-end chunk whose block is ``block``: the meter's estimate of the cited chunks
+    reads it (TM:23-38) and throws."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i, _sources, s = _citing(draft, data, "block-end")
+        _chunk_of(draft, s)["block"] = copy.deepcopy(block)
+        return f"seq {s}: block-end block {block!r}, cited by seq {i}"
+    return edit
+
+
+def _finish_blocks_null(draft: EventDraft, data: Any, *, reverse: bool) -> str:
+    """A cited finish chunk whose replayState.blocks is null (the assembler reads its length, DL:851);
+    (``reverse``) cited in descending order, which the meter reads as it reads any order."""
+    i, sources, s = _citing(draft, data, "finish")
+    _chunk_of(draft, s)["replayState"] = {"blocks": None}
+    if reverse:
+        if len(sources) < 2:
+            raise Inapplicable("one cited chunk")
+        sources.reverse()
+    return f"seq {s}: finish replayState.blocks null, cited by seq {i}" + (" in descending order" if reverse else "")
+
+
+def _second_finish(draft: EventDraft, data: Any) -> str:
+    """A second cited finish chunk after the message's own, its replayState.blocks null: the
+    assembler keeps the last finish's replayState."""
+    i, sources, s = _citing(draft, data, "finish")
+    chunk = {"type": "finish", "reason": {"kind": "stop"}, "replayState": {"blocks": None}}
+    j = s + 1
+    _put(draft, j, ("assistant/chunk", {**{k: v for k, v in data_of(draft.events[s]).items() if k != "chunk"},
+                                         "chunk": chunk}))
+    cited = draft.events[i + 1].get("sourceEventSeqs")
+    assert type(cited) is list
+    cited.append(j)
+    cited.sort()
+    return f"seq {j}: a second finish chunk (replayState.blocks null), cited by seq {i + 1}"
+
+
+def _incomplete_block(draft: EventDraft, data: Any) -> str:
+    """A cited block-start of an unknown block type whose block-end the message does not cite: the
+    assembler cannot assemble it from deltas (DL:831)."""
+    i, sources, s = _citing(draft, data, "block-start")
+    index = _chunk_of(draft, s).get("index")
+    ends = [t for t in sources if _chunk_of(draft, t).get("type") == "block-end" and _chunk_of(draft, t).get("index") == index]
+    _chunk_of(draft, s)["blockType"] = "image"
+    sources[:] = [t for t in sources if t not in ends]
+    return f"seq {s}: block-start blockType 'image', cited by seq {i} without its block-end"
+
+
+def _cites_earlier_step(draft: EventDraft, data: Any) -> str:
+    """Right after the next step/start, a copy of a message citing its own step's chunks: it cites
+    chunks of another step before its own step has any (TM:590)."""
+    places = []
+    for i in draft.of_type("assistant/message"):
+        sources = draft.events[i].get("sourceEventSeqs")
+        if i < _seed_end(draft) or type(sources) is not list or not sources:
+            continue
+        nxt = next((j for j in draft.of_type("step/start") if j > i), None)
+        if nxt is not None and type(data_of(draft.events[nxt]).get("step")) is int:
+            places.append((i, nxt))
+    i, j = choose(data, places, "message with a later step")
+    message = copy_json(draft.events[i])
+    assert type(message) is dict
+    opened = data_of(draft.events[j])
+    message["data"] = {**data_of(message), "turn": opened.get("turn"), "step": opened.get("step")}
+    _put(draft, j + 1, message)
+    return f"seq {j + 1}: a copy of seq {i} in turn {opened.get('turn')} step {opened.get('step')}, citing seq {i}'s chunks"
+
+
+def _turn_start_over_chunk(draft: EventDraft, data: Any) -> str:
+    """In an open step, an uncited delta chunk of the step and then the next turn's turn/start: the
+    turn/start opens a turn while the last one (and its step) is still open (V01:2090, SI:38)."""
+    i, turn, step = _in_step(draft, data)
+    _put(draft, i, ("assistant/chunk", {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": "x"}}),
+         ("turn/start", {"turn": turn + 1}))
+    return f"seq {i}: an uncited text-delta chunk of turn {turn} step {step}, then turn/start {turn + 1}"
+
+
+def _crowd(draft: EventDraft, data: Any, *, waiting: bool) -> str:
+    """300 copies of a request/context between turns, each refused (V01:2374): more refusals pending
+    than the checker's walk holds before handing them out; (``waiting``) before them, a message whose
+    seq is past them and cites the last copy, so its citation waits while they are pending."""
+    own = [j for j in draft.of_type("request/context") if j >= _seed_end(draft)]
+    j = choose(data, own, "request/context")
+    context = copy_json(draft.events[j])
+    assert type(context) is dict
+    context.pop("sourceEventSeqs", None)
+    i = _between(draft, data)
+    end = _put(draft, i, *(copy.deepcopy(context) for _ in range(300)))
+    if not waiting:
+        return f"seq {i}: 300 copies of seq {j} (request/context) between turns"
+    m = choose(data, [m for m in draft.of_type("assistant/message") if _seed_end(draft) <= m < i
+                      and type(draft.events[m].get("sourceEventSeqs")) is list], "message before the copies")
+    draft.events[m]["seq"] = end
+    draft.events[m]["sourceEventSeqs"] = [end - 1]
+    return f"seq {i}: 300 copies of seq {j} (request/context); message {m} carries seq {end} and cites {end - 1}"
+
+
+def _nodes(draft: EventDraft, end: int) -> list[int]:
+    """The surface nodes before ``end`` whose seq names a position of the log (a damaged log's may not)."""
+    return [n for n in surface_at(draft, end) if type(n) is int and 0 <= n < len(draft.events)]
+
+
+def _own_append(draft: EventDraft, data: Any) -> int:
+    return _own_event(draft, data, "user/message", lambda e: e.get("surfaceOp") == "append")
+
+
+def _sources_own_then_negative(draft: EventDraft, data: Any) -> str:
+    """A user/message append citing its own seq, then -1 (S:assertProvenance reads every entry)."""
+    i = _own_append(draft, data)
+    draft.events[i]["sourceEventSeqs"] = [i, -1]
+    return f"seq {i}: sourceEventSeqs [{i}, -1]"
+
+
+def _sources_off_surface(draft: EventDraft, data: Any) -> str:
+    """A step/start (no surface type) carrying a sourceEventSeqs that is no array (S:305)."""
+    i = _own_event(draft, data, "step/start")
+    draft.events[i]["sourceEventSeqs"] = 0
+    return f"seq {i}: step/start sourceEventSeqs 0"
+
+
+def _replace_without_sources(draft: EventDraft, data: Any) -> str:
+    """A user/message replacing a current user/message node with no sourceEventSeqs (S:assertProvenance)."""
+    i, _turn = _in_turn(draft, data)
+    users = [n for n in _nodes(draft, i) if _kind(draft.events[n]) == "user/message"]
+    n = choose(data, users, "a user/message node")
+    event = {"type": "user/message", "data": copy_json(data_of(draft.events[n])),
+             "surfaceOp": {"op": "replace", "start": n, "end": n}}
+    _put(draft, i, event)
+    return f"seq {i}: user/message replacing seq {n} without sourceEventSeqs"
+
+
+def _result_rewrite(message: Callable[[Any], Any], what: str) -> Aim:
+    """A tool/result replacing one current tool/result node with a copy of its data whose message is
+    ``message(copy)`` (S:369-396 reads ``data.message.content[0]`` of both)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i, _turn = _in_turn(draft, data)
+        nodes = [n for n in _nodes(draft, i) if _kind(draft.events[n]) == "tool/result"
+                 and draft.events[n].get("surfaceOp") == "append"]
+        n = choose(data, nodes, "a tool/result node")
+        copied = copy_json(data_of(draft.events[n]))
+        assert type(copied) is dict
+        copied["message"] = message(copied.get("message"))
+        _put(draft, i, {"type": "tool/result", "data": copied, "sourceEventSeqs": [n],
+                        "surfaceOp": {"op": "replace", "start": n, "end": n}})
+        return f"seq {i}: tool/result replacing seq {n}, its message {what}"
+    return edit
+
+
+def _type_number_off_seq(draft: EventDraft, data: Any) -> str:
+    """An event of the log's own part whose type is a number and whose seq is the next one's: the
+    fold reads the seq before the type (S:planSurfaceEvent), and ignores an event of no surface type."""
+    i = choose(data, [i for i in draft.objects() if i >= _seed_end(draft)], "event")
+    draft.events[i]["type"] = 7
+    draft.events[i]["seq"] = i + 1
+    return f"seq {i}: type = 7, seq = {i + 1}"
+
+
+def _legacy_flat(kind: str) -> Aim:
+    """An own ``kind`` append rewritten in the pre-identity flat shape the loader and the released
+    migration upgrade (SP:665-722), with one member that still breaks the upgraded message: an
+    assistant/message's content a string (with its provenance), a tool/result's callId a number
+    (with its content and isError). (A flat message that upgrades cleanly is the checker's E6
+    warning, which seed, invariants and the meter refuse: a campaign counts it a miss.)"""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _own_event(draft, data, kind, lambda e: e.get("surfaceOp") == "append" and type(data_of(e).get("message")) is dict)
+        d = data_of(draft.events[i])
+        message = d.pop("message")
+        if kind == "assistant/message":
+            source = message.get("source") if type(message.get("source")) is dict else {}
+            d["content"] = "a flat text"
+            d["provenance"] = {k: v for k, v in source.items() if k != "kind"}
+            return f"seq {i}: assistant/message in the legacy flat shape, its content a string"
+        content = message.get("content")
+        block = content[0] if type(content) is list and content and type(content[0]) is dict else {}
+        d["callId"] = 5
+        d["content"] = block.get("content", [])
+        d["isError"] = block.get("isError", False)
+        return f"seq {i}: tool/result in the legacy flat shape, its callId 5"
+    return edit
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -615,12 +818,52 @@ AIMS: dict[str, dict[str, Aim]] = {
                                                       "throughSeq": 0}, "ignorable": True}),
         "type-not-string": _type_not_string,
     },
+    "turns": {
+        # checker _estimate_problem (TM:23-38): a cited block-end's block the meter's estimate cannot price
+        "end-text-missing": _cited_end({"type": "text"}),
+        "end-call-unnamed": _cited_end({"type": "tool-call", "id": "call_aimed", "arguments": "{}"}),
+        "end-result-not-list": _cited_end({"type": "tool-result", "toolCallId": "call_aimed", "content": 5, "isError": False}),
+        # checker _estimate_problem: a string content is iterable (its characters), which every layer accepts
+        "end-result-text": _cited_end({"type": "tool-result", "toolCallId": "call_aimed", "content": "ok", "isError": False}),
+        "end-result-null-block": _cited_end({"type": "tool-result", "toolCallId": "call_aimed", "content": [None], "isError": False}),
+        "end-result-nested": _cited_end({"type": "tool-result", "toolCallId": "call_aimed", "content": [{"type": "text"}],
+                                         "isError": False}),
+        # checker _assembly_problem (DL:851): the last cited finish's replayState.blocks is null
+        "finish-blocks-null": lambda d, x: _finish_blocks_null(d, x, reverse=False),
+        # checker read_citation's general reading (a descending citation) ending in an assembly problem
+        "finish-blocks-null-descending": lambda d, x: _finish_blocks_null(d, x, reverse=True),
+        # checker ascending_citation: two finish skeletons cited, the last one decides the replay
+        "second-finish-blocks-null": _second_finish,
+        # checker _assembly_problem (DL:831): an incomplete block of an unknown type
+        "incomplete-block": _incomplete_block,
+        # checker ascending_citation: the last chunks read are another step's (TM:590)
+        "cites-earlier-step": _cites_earlier_step,
+        # checker _TurnStepMachine.structure, turn/start: buffered chunks of the open step flushed (V01:2090)
+        "turn-start-over-chunk": _turn_start_over_chunk,
+        # checker _Refusals settling past _SETTLE_AT pending (pinned), and with a citation waiting (replay)
+        "crowded-refusals": lambda d, x: _crowd(d, x, waiting=False),
+        "crowded-waiting-citation": lambda d, x: _crowd(d, x, waiting=True),
+        # checker _provenance: an entry not earlier, then one no safe integer (S:assertProvenance)
+        "sources-own-then-negative": _sources_own_then_negative,
+        # checker released_decodes_sources: a non-surface event's sourceEventSeqs is no array (S:305)
+        "sources-off-surface": _sources_off_surface,
+        # checker _provenance without sourceEventSeqs: a replace citing nothing (S5)
+        "replace-without-sources": _replace_without_sources,
+        # checker _masked: a tool/result rewrite whose message, or its content, JavaScript cannot index
+        "rewrite-message-text": _result_rewrite(lambda m: "ok", "a string"),
+        "rewrite-content-null": _result_rewrite(lambda m: {**m, "content": None} if type(m) is dict else m, "content null"),
+        # checker SurfaceReplay.op_of: an event of no type string read off its position (surfaceOpOf finds none)
+        "type-number-off-seq": _type_number_off_seq,
+        # checker _upgrade (SP:665-722): legacy flat messages, upgraded before every check, still broken once upgraded
+        "legacy-flat-content": _legacy_flat("assistant/message"),
+        "legacy-flat-call-id": _legacy_flat("tool/result"),
+    },
 }
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
-    "loader": (0,),
+    "loader": (0,), "turns": (0,),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
 reach a payload variant's relation check instead, or none)."""
