@@ -92,3 +92,30 @@ def test_verdict_from_json_reads_refused_by(refused_by, parsed):
 def test_verdict_from_json_without_refused_by_is_never_judged():
     verdict = verdict_from_json({"findings": [{"rule": "S4", "severity": "error"}]})
     assert _wrong_layers(verdict, truth_from({"fold": False, "meter": True})) == []
+
+
+def _misses(verdict: CheckerVerdict, truth) -> list[str]:
+    return sorted(d.layer or "" for d in classify(verdict, truth) if d.kind == "miss")
+
+
+def test_a_warning_naming_a_raw_readers_refusal_of_a_usable_log_answers_it():
+    """Issue 20's severity: a legacy message the loader upgrades on read is a warning naming the
+    raw readers that refuse it (seed, invariants). The harness can use the log, and the checker
+    told its user which layers refuse it raw: no miss (our own classifier called the built-in
+    checker's E6 warning a miss on such a log)."""
+    truth = truth_from({"seed": False, "invariants": False, "load": True, "released": True},
+                       reasons={"seed": "seed user/message at index 2 lacks an identified message"})
+    assert _misses(CheckerVerdict((_says("E6", "seed", "invariants", severity="warning"),)), truth) == []
+    # a warning answers only the layers it names, and only with a rule the registry maps to them
+    assert _misses(CheckerVerdict((_says("E6", "seed", severity="warning"),)), truth) == ["invariants"]
+    assert _misses(CheckerVerdict((_says("Z3", "seed", "invariants", severity="warning"),)), truth) == [
+        "invariants", "seed"]
+    assert _misses(CheckerVerdict((ReportedFinding("E6", "warning", 2),)), truth) == ["invariants", "seed"]
+
+
+@pytest.mark.parametrize("layer", ["load", "released"])
+def test_a_warning_never_answers_a_refusal_that_makes_the_log_unusable(layer):
+    """The loader and the released migration decide whether the harness can use the log: a
+    warning says it can, so naming either does not answer its refusal."""
+    truth = truth_from({"seed": True, layer: False})
+    assert _misses(CheckerVerdict((_says("E6", layer, severity="warning"),)), truth) == [layer]

@@ -18,10 +18,13 @@ Kinds, checker defects first:
   reference oracle accept (rules the mutator declared are not counted: the log
   is broken on purpose, even where no official layer looks);
 * ``miss`` — either an official layer that reads the log's format refuses it and the
-  checker reports no error at all (warnings it may report: a warning never explains a
-  refusal, since it tells the user the log is usable), or a declared rule the mutator
-  expects (layer ``expected``) did not fire and the checker reported no error: it said the
-  log is fine;
+  checker reports no error at all, or a declared rule the mutator expects (layer
+  ``expected``) did not fire and the checker reported no error: it said the log is fine.
+  A warning tells the user the log is usable, so it never answers a refusal by the layers
+  that decide that (``load``, ``released``: the harness opens the log and migrates it), nor
+  a refusal of a layer it does not name; a warning that names a refusing raw reader in its
+  ``refusedBy`` (a legacy shape the loader upgrades on read, which ``seed`` reads raw and
+  refuses) answers that reader's refusal: the checker told its user exactly that;
 * ``rule-id`` — a declared rule the mutator expects did not fire, but the checker refused
   the log under other ids (layer ``expected``): the log was caught, under the wrong name;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
@@ -367,8 +370,10 @@ def classify(
             )
             continue
         mapped = rules_refused_by(layer) | rules_refused_by(EXPLAINED_BY.get(layer, layer))
-        if verdict.error_rules & mapped:  # a warning never explains a refusal
+        if verdict.error_rules & mapped:
             continue
+        if layer not in _USABILITY_LAYERS and _warned_of(verdict, layer, mapped):
+            continue  # usable, and the checker named this raw reader's refusal (see ``miss`` above)
         by = "official layer" if layer in truth.refusing else "reference oracle (no official layer reads this log)"
         if verdict.error_rules:
             out.append(
@@ -413,6 +418,16 @@ def classify(
             if theirs and ours and theirs.isdisjoint(ours):
                 out.append(found("wrong-place", None, (rule,), f"reported at seq {_seqs(theirs)}, expected {_seqs(ours)}"))
     return out
+
+
+_USABILITY_LAYERS = frozenset(map(str, (L.LOAD, L.LOAD_APP, L.RELEASED)))
+"""The layers whose refusal makes a log unusable to the harness: only an error answers them."""
+
+
+def _warned_of(verdict: CheckerVerdict, layer: str, mapped: frozenset[str]) -> bool:
+    """Whether a warning of ``verdict``, of a rule the registry maps to ``layer``, names ``layer``
+    among the layers that refuse the log (its ``refusedBy``)."""
+    return any(f.severity == "warning" and f.rule in mapped and layer in (f.refused_by or ()) for f in verdict.findings)
 
 
 def _silent_loss(verdict: CheckerVerdict, truth: Truth, layers: frozenset[str] | None) -> str | None:
