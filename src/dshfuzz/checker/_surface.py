@@ -118,6 +118,12 @@ _OP_SHAPE = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD)
 _SURFACE_PATH = _OP_SHAPE
 # the released migration refuses a non-array sourceEventSeqs, but accepts the other shape breaks (measured)
 _NOT_ARRAY = (*_SURFACE_PATH, L.RELEASED)
+# A format-0 steering/message is no surface type for the fold and the layers that fold the raw events,
+# but the loader reads it as the user/message it upgrades it to first (SP:540-565), and the released
+# migration as a surface event (V01:1533, 2526): both need its append marker, and accept it with one
+# (measured).
+_STEERING_APPEND = (L.FOLD, L.SEED, L.INVARIANTS)
+_STEERING_BARE = (L.LOAD, L.RELEASED)
 
 
 class LinearSurface:
@@ -279,6 +285,7 @@ class SurfaceReplay:
 
     def __init__(self, version: int | None) -> None:
         self.v3 = version == 3
+        self.v0 = version == 0
         self.types = SURFACE_V3 if self.v3 else SURFACE_V0
         self.start_key, self.end_key = ("startSeq", "endSeq") if self.v3 else ("start", "end")
         self.surface = LinearSurface()
@@ -288,11 +295,14 @@ class SurfaceReplay:
         """``surfaceOpOf`` (S:305-318)."""
         op = raw.get("surfaceOp", MISSING)
         if not (type(t) is str and t in self.types):
+            steering = self.v0 and t == "steering/message"
             if op is not MISSING:
-                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry surfaceOp')
+                raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry surfaceOp',
+                                 _STEERING_APPEND if steering and op == "append" and type(op) is str else None)
             if raw.get("sourceEventSeqs", MISSING) is not MISSING:
+                layers = _with_released(R.S2, raw["sourceEventSeqs"], raw.get("seq", MISSING))
                 raise _Violation(R.S2, f'session event "{_name(t)}" is not surface-eligible and cannot carry sourceEventSeqs',
-                                 _with_released(R.S2, raw["sourceEventSeqs"], raw.get("seq", MISSING)))
+                                 (*layers, L.RELEASED) if steering and L.RELEASED not in layers else layers)
             return None
         if op is MISSING:
             # measured: the meter's surface pricing throws on any assistant/message without one
@@ -450,7 +460,7 @@ class SurfaceWalk:
                     if "sourceEventSeqs" not in raw:
                         kind = raw.get("type")
                         if kind.__class__ is not str or kind not in self.kinds:
-                            return None
+                            return self.bare_steering(ev) if kind == "steering/message" and self.replay.v0 else None
                 else:
                     # no packed member gets here (a member carries no surface metadata)
                     op = raw["surfaceOp"]
@@ -506,8 +516,17 @@ class SurfaceWalk:
                 )
         t = raw.get("type")
         if t.__class__ is str and t not in self.kinds and "surfaceOp" not in raw and "sourceEventSeqs" not in raw:
-            return None
+            return self.bare_steering(ev) if t == "steering/message" and self.replay.v0 else None
         return self.fold(ev, raw, seq)
+
+    def bare_steering(self, ev: Event) -> list[Finding]:
+        """S1 for a format-0 steering/message without surface metadata: the fold passes it over, but
+        the loader upgrades it to a user/message, which needs an append marker, and the released
+        migration asks a steering/message for one too (:data:`_STEERING_BARE`)."""
+        return [self.ctx.finding(
+            R.S1, 'legacy steering/message without surfaceOp: the loader upgrades it to a user/message, and session '
+            'event "user/message" is surface-eligible and requires a surfaceOp marker', event=ev,
+            refused_by=_STEERING_BARE)]
 
     def fold(self, ev: Event, raw: dict[str, Any], seq: int) -> list[Finding] | None:
         """Apply an object carrying the safe ``seq`` to the surface: its findings, if any."""
