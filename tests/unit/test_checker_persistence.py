@@ -442,12 +442,14 @@ class _FrozenSeqOrder:
         expected = 0
         gaps: list[int] = []
         zstd = ctx.log.compression == "zstd"
+        load_refuses = False
         for s, i, line, frame in seqs:
             if s == expected:
                 expected += 1
                 continue
             if s < expected:
                 gaps.append(s)
+                load_refuses = True
                 yield ctx.finding(RuleId.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s, line=line,
                                   frame=frame, context={"duplicateSeq": s})
                 continue
@@ -456,6 +458,7 @@ class _FrozenSeqOrder:
             refused = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
             if not zstd and i > last_turn_end:
                 refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
+            load_refuses = load_refuses or L.LOAD in refused
             yield ctx.finding(
                 RuleId.E2,
                 f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
@@ -467,7 +470,9 @@ class _FrozenSeqOrder:
                 RuleId.C1,
                 f"{len(gaps)} seq gap(s) or repeat(s) and {len(self.backsteps)} step(s) back in file order: "
                 "the traces two writers sharing one session leave",
-                context={"gaps": gaps[:20], "backsteps": self.backsteps[:20]})
+                context={"gaps": gaps[:20], "backsteps": self.backsteps[:20]},
+                # C1 names the loader only where it refuses a gap or repeat (E2)
+                refused_by=(L.FOLD, L.SEED, L.INVARIANTS, *((L.LOAD,) if load_refuses else ()), L.RELEASED))
 
 
 _Rows = list[tuple[list[Any], int, int | None]]

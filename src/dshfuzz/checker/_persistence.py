@@ -26,6 +26,7 @@ from typing import Any, TypeGuard
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER
 from dshfuzz.contracts.rules import OfficialLayer as L
+from dshfuzz.contracts.rules import RULES
 from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
@@ -660,6 +661,7 @@ class SeqOrder:
         gaps: list[int] = []  # the first 20
         gap_count = 0
         zstd = ctx.log.compression == "zstd"
+        load_refuses = False  # whether the loader refuses some gap or repeat (C1 names it only then)
         # a segment's seqs rise by one from its first, which alone may be reported: a repeat (its
         # seq's first holder came between it and any earlier segment, so ``expected`` is s + 1)
         # or a gap; the rest each meet ``expected`` in turn
@@ -668,6 +670,7 @@ class SeqOrder:
                 if gap_count < 20:
                     gaps.append(s)
                 gap_count += 1
+                load_refuses = True
                 yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s,
                                   line=None if line == _NONE else line, frame=None if frame == _NONE else frame,
                                   context={"duplicateSeq": s})
@@ -680,6 +683,7 @@ class SeqOrder:
                 if not zstd and i > last_turn_end:
                     # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
                     refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
+                load_refuses = load_refuses or L.LOAD in refused
                 yield ctx.finding(
                     R.E2,
                     f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
@@ -691,11 +695,15 @@ class SeqOrder:
                 )
             expected = s + n
         if gap_count or self.backstep_count:
+            # the loader's verdict is E2's (S9 never names it): it keeps the prefix before a gap in the jsonl
+            # tail as a torn tail
+            layers = RULES[R.C1].refused_by
             yield ctx.finding(
                 R.C1,
                 f"{gap_count} seq gap(s) or repeat(s) and {self.backstep_count} step(s) back in file order: "
                 "the traces two writers sharing one session leave",
                 context={"gaps": gaps, "backsteps": self.backsteps},
+                refused_by=layers if load_refuses else tuple(x for x in layers if x is not L.LOAD),
             )
 
 

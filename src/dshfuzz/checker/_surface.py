@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Iterator
+from dataclasses import replace
 from typing import Any, Literal
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER, deep_equal_json
@@ -42,6 +43,7 @@ from dshfuzz.model import MISSING, Event
 from ._context import CheckContext, is_nonneg_safe_int
 from ._finding import Finding
 from ._run import EVERY_EVENT, rule_walk
+from ._scan import SCAN, scanned
 
 SURFACE_V0 = frozenset({"user/message", "assistant/message", "tool/result"})
 SURFACE_V3 = SURFACE_V0 | {"system/message"}
@@ -421,7 +423,7 @@ class SurfaceReplay:
             raise _Violation(R.S7, "tool/result surface replacement may change only content", target=shadowed[0])
 
 
-@rule_walk(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8, types=EVERY_EVENT)
+@rule_walk(R.S1, R.S2, R.S3, R.S4, R.S5, R.S6, R.S7, R.S8, types=EVERY_EVENT, reads=(SCAN,))
 class SurfaceWalk:
     """S1-S8 in log order: the fold applied to each head the loop hands over, S8's verdict
     (the first failure) in :meth:`finish`.
@@ -442,7 +444,7 @@ class SurfaceWalk:
     (``SurfaceReplay.by_seq``, dropped when the node is shadowed), and the first failure.
     Nothing else outlives the head being judged."""
 
-    __slots__ = ("ctx", "replay", "kinds", "nodes", "first_failure")
+    __slots__ = ("ctx", "replay", "kinds", "nodes", "first_failure", "gap_at")
 
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
@@ -450,6 +452,8 @@ class SurfaceWalk:
         self.kinds = self.replay.types
         self.nodes = self.replay.surface._rank  # the current nodes, one dict for the whole check
         self.first_failure: Finding | None = None
+        # the position of the seq gap that is S8's verdict, if it is one (its loader verdict is known at the end)
+        self.gap_at: int | None = None
 
     def visit(self, index: int, ev: Event) -> list[Finding] | None:
         raw = ev.raw
@@ -507,6 +511,7 @@ class SurfaceWalk:
                 return None
             seq = int(seq)
             if seq != index and self.first_failure is None:
+                self.gap_at = index
                 self.first_failure = ctx.finding(
                     R.S8,
                     f"foldSurface throws: session event seq {seq} is not contiguous; expected {index}",
@@ -562,4 +567,10 @@ class SurfaceWalk:
         return found
 
     def finish(self) -> list[Finding] | None:
-        return None if self.first_failure is None else [self.first_failure]
+        failure = self.first_failure
+        if failure is None:
+            return None
+        if self.gap_at is not None and self.ctx.log.compression != "zstd" and self.gap_at > scanned(self.ctx).last_turn_end:
+            # the jsonl loader keeps the prefix before a gap after the last turn/end as a torn tail (SPJ:285-294), as E2 says
+            failure = replace(failure, refused_by=tuple(x for x in failure.refused_by if x is not L.LOAD))
+        return [failure]
