@@ -252,10 +252,6 @@ def _seqs(value: Any, seq: int, label: str, non_empty: bool) -> list[int]:
     return out
 
 
-def _opt(data: dict[str, Any], key: str) -> Any:
-    return data.get(key, MISSING)
-
-
 def _failure(value: Any, label: str) -> None:
     failure = _exact(value, label, ("message", "code"), ("status", "providerRetryAfterMs", "requestId"))
     _nonempty(failure["message"], f"{label} message")
