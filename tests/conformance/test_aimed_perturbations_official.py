@@ -149,12 +149,53 @@ EXPECTED: dict[str, dict[str, str]] = {
         "legacy-flat-content": "message content must be an array",
         "legacy-flat-call-id": "message must have tool source",
     },
+    "released": {
+        "error-no-step": "error step must be a non-negative safe integer",
+        "error-failure-extra": 'failure has unexpected member "retryable"',
+        "error-failure-empty": "reason error message must be a non-empty string",
+        "error-failure-string": "failure must be a JSON object",
+        "error-no-message": 'reason lacks required member "message"',
+        "error-message-empty": "reason error message must be a non-empty string",
+        "reason-string": "reason must be a JSON object",
+        "aborted-extra": 'reason has unexpected member "note"',
+        "aborted-cause-extra": 'reason has unexpected member "note"',
+        "aborted-cause-string": "reason abort cause must be a JSON object",
+        "error-extra": 'reason has unexpected member "step"',
+        "error-no-code": 'reason error lacks required member "code"',
+        "error-status": "status must be 100 through 599",
+        "error-retry-after": "providerRetryAfterMs must be positive",
+        "error-request-id": "requestId must be a non-empty string",
+        "prune-range-array": "shadowedRange must be a JSON object",
+        "splice-null": "inserted message must be a JSON object",
+        "negative-seed": "seedLength must be a non-negative safe integer",
+        "exit-code-fraction": "exitCode must be a safe integer",
+        "image-original-height": "attachment original height must be positive",
+        "instant-day-overflow": "scheduledAt must be a canonical UTC instant",
+        "splice-outcome": "outcome must be one of canceled",
+        "call-arguments-object": "arguments must be a string",
+        "turn-start-null": r"turn/start \d+ data must be a JSON object",
+        "steering-message": "user/message requires a surfaceOp marker",
+        "steering-content": "user/message requires a surfaceOp marker",
+        "steering-append": 'session event "steering/message" is not surface-eligible and cannot carry surfaceOp',
+        "retry-without-id": "retry exceeds maxRetries",
+        "compaction-without-ids": "successful compaction/end requires one summary",
+        "compact-message-without-id": "successful compaction/end requires one summary",
+        "legacy-user-message": "lacks an identified message",
+        "legacy-assistant-message": "lacks an identified message",
+        "hook-claude-dialect": "dialect must be one of claude-code, codex",
+        "many-null-steps": r"step/end at seq \d+ has no matching step/start event",
+        "many-null-steps-last": r"step/end at seq \d+ has no matching step/start event",
+        "many-null-steps-waiting": r"Cannot read properties of undefined \(reading 'type'\)",
+        "cite-past-end": r"Cannot read properties of undefined \(reading 'type'\)",
+    },
 }
 """Each variant's expected refusal: a regular expression some refusing layer's message matches."""
 
 ACCEPTED_BY_EVERY_LAYER: dict[str, set[str]] = {
     # a cited tool-result block whose content is a string: the meter iterates its characters
     "turns": {"end-result-text"},
+    # the migration's legacy forms it rewrites (V01:2090, 2037), which the loader upgrades too
+    "released": {"turn-start-trigger", "message-prefix-array"},
 }
 """Variants aimed at a checker branch with a valid rare form: every layer accepts their logs."""
 

@@ -10,7 +10,10 @@ member, or a pair of events that is valid but for one relation, at a place of th
 log where the loop writes that kind (between turns, inside an open step, inside a turn
 between its steps). So every variant refuses the log at one released check whatever log
 it is drawn on, and the families are strata of their own so that each variant is drawn in
-every campaign.
+every campaign. The ``released`` family also aims at the built-in checker's own rarer branches
+(the migration's legacy forms, turn/end reasons, the inbox replay, the structure walk's
+settling): two of its variants write a rare form every layer accepts (a pre-react-loop
+turn/start trigger, an array messagePrefix), so a checker must accept them too.
 
 Like the schema families they declare no rule (``must_find=False``): the official layers
 judge each log, and a checker must agree with each layer. Payload validators run on the
@@ -665,6 +668,132 @@ def _legacy_flat(kind: str) -> Aim:
         return f"seq {i}: tool/result in the legacy flat shape, its callId 5"
     return edit
 
+
+# --- the released family: the migration's rarer legacy forms and turn/end reasons --------------------
+
+
+def _reason(reason: Any, what: str) -> Aim:
+    """A turn/end of the log's own part whose data is ``{turn, reason}`` (the migration's turn/end reading)."""
+    return _turn_end_field(lambda d: {"turn": d["turn"], "reason": copy.deepcopy(reason)}, what)
+
+
+_ERROR = {"message": "simulated provider error (HTTP 503)", "code": "UNAVAILABLE"}
+
+
+def _image_message(**dims: Any) -> dict[str, Any]:
+    """A user message holding an image block whose attachment has every optional member."""
+    attachment = {"attachmentId": "att-aimed", "mediaType": "image/png", "bytes": 1024, "width": 64, "height": 48,
+                  "name": "shot.png", "originalDimensions": {"width": 640, "height": 480, **dims}}
+    message = _user({"kind": "user"}, "look at this")
+    message["content"].append({"type": "image", "attachment": attachment})
+    return message
+
+
+def _own_data(kind: str, make: Callable[[dict[str, Any]], Any], what: str) -> Aim:
+    """The data of an event of the log's own part of type ``kind`` replaced by ``make(data)``."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _own_event(draft, data, kind, lambda e: type(e.get("data")) is dict)
+        draft.events[i]["data"] = make(copy_json(data_of(draft.events[i])))
+        return f"seq {i}: {kind} {what}"
+    return edit
+
+
+def _legacy_message(kind: str) -> Aim:
+    """A message event of the log's own part written in its pre-identity form (SP:665-726, V01:2180), one that
+    still fails once upgraded: a user/message as ``{content, source}`` with a kind-less source, an
+    assistant/message as ``{turn, step, content, provenance}`` with an empty provenance (no provider, no
+    model). (An upgradable one is a warning by design, issue 20: the loader and released upgrade it.)"""
+    def edit(draft: EventDraft, data: Any) -> str:
+        def plain(e: dict[str, Any]) -> bool:
+            message = data_of(e) if kind == "user/message" else data_of(e).get("message")
+            return type(message) is dict and type(message.get("source")) is dict and type(message.get("content")) is list \
+                and (kind != "user/message" or message["source"].get("kind") == "user")
+        i = _own_event(draft, data, kind, plain)
+        d = data_of(draft.events[i])
+        if kind == "user/message":
+            draft.events[i]["data"] = {"content": d["content"], "source": {}}
+        else:
+            rest = {k: v for k, v in d.items() if k != "message"}
+            draft.events[i]["data"] = {**rest, "content": d["message"]["content"], "provenance": {}}
+        return f"seq {i}: {kind} in its pre-identity form, without " + ("a source kind" if kind == "user/message" else "a provenance")
+    return edit
+
+
+def _many_broken(count: int, *, trailing: bool, cite: bool) -> Aim:
+    """``count`` step/end events whose turn and step are null (each refused by the meter and released,
+    V01:2301) inserted right after a turn/end, so that more than the built-in checker's settling threshold
+    (256 pending refusals; each of these is two, a T1 hit and a T4 verdict) pile up; ``trailing``: at the
+    log's end, followed by a plan/mode (no head of the structure walk), with ``count`` 129 the threshold is
+    crossed at the last one, so they are still pending when the log ends; ``cite``: an assistant/message
+    before them holds a citation that waits (:func:`_cite_ahead`) while they pile up."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        first = _seed_end(draft)
+        ends = [i for i in draft.of_type("turn/end") if i >= first]
+        if trailing:
+            if not ends or ends[-1] != len(draft.events) - 1:
+                raise Inapplicable("the log does not end with a turn/end")
+            i = len(draft.events)
+        else:
+            i = choose(data, ends, "turn/end") + 1
+        cited = -1
+        if cite:
+            cited = choose(data, [j for j in draft.of_type("assistant/message") if first <= j < i
+                                  and type(draft.events[j].get("sourceEventSeqs")) is list], "assistant/message before the place")
+        end = _put(draft, i, *[("step/end", {"turn": None, "step": None}) for _ in range(count)])
+        if trailing:
+            _put(draft, end, ("plan/mode", {"active": False}))
+        said = f", then {_cite_ahead(draft, cited)}" if cite else ""
+        return f"seq {i}: {count} step/end with a null turn and step" + (", then plan/mode" if trailing else "") + said
+    return edit
+
+
+def _cite_ahead(draft: EventDraft, j: int) -> str:
+    """The assistant/message at ``j`` given a seq past the log's end and a citation of a seq between the two:
+    earlier than the message by seq, but at a position the walk has not read (TM:_foldEvent looks the seq up
+    in the whole log), so the citation waits until the end of the log, where it names no event."""
+    n = len(draft.events)
+    draft.events[j]["seq"] = n + 100
+    draft.events[j]["sourceEventSeqs"] = [n + 50]
+    return f"seq {j} renumbered {n + 100}, citing seq {n + 50}"
+
+
+def _cite_past_end_open_step(draft: EventDraft, data: Any) -> str:
+    """An assistant/message whose citation waits (:func:`_cite_ahead`), and the log cut right after a later
+    chunk of an open step (a crash-torn tail): the citation still waits, and the chunk is pending, when the
+    log ends."""
+    first = _seed_end(draft)
+    pairs = []
+    for j in draft.of_type("assistant/message"):
+        if j < first or type(draft.events[j].get("sourceEventSeqs")) is not list:
+            continue
+        later = [c for c in draft.of_type("assistant/chunk") if c > j]
+        if later:
+            pairs.append((j, later[0]))
+    j, c = choose(data, pairs, "assistant/message with a later chunk")
+    draft.check_truncate(c + 1)
+    draft.truncate(c + 1)
+    return f"the log cut after the chunk at seq {c}; {_cite_ahead(draft, j)}"
+
+
+def _steering_append(draft: EventDraft, data: Any) -> str:
+    """A legacy steering/message with an append marker, in an open turn between its steps."""
+    i, turn = _in_turn(draft, data)
+    _put(draft, i, {"type": "steering/message", "data": {"turn": turn, "content": [{"type": "text", "text": "steer"}],
+                                                         "source": {"kind": "user"}}, "surfaceOp": "append"})
+    return f"seq {i}: steering/message with surfaceOp append in turn {turn}"
+
+
+def _negative_seed_splice(draft: EventDraft, data: Any) -> str:
+    """header.seedLength negative (the inbox replays the last -seedLength events, AG:12) with an inbox splice
+    among them that inserts a null message."""
+    if type(draft.header) is not dict or "parentSession" in draft.header:
+        raise Inapplicable("no header object, or an inherited seed")
+    i = _between(draft, data)
+    _put(draft, i, ("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [None]}))
+    draft.header["seedLength"] = -(len(draft.events) - i)
+    return f"seq {i}: a splice inserting null; header.seedLength {draft.header['seedLength']}"
+
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -792,6 +921,100 @@ AIMS: dict[str, dict[str, Aim]] = {
             "legacy error reason, code a number"),
         "legacy-turn-start": _legacy_turn_start,
     },
+    "released": {
+        # checker _legacy_error_problem: a legacy error reason without a step (SP:620, V01:2101)
+        "error-no-step": _reason({"kind": "error", "message": "m"}, "legacy error reason without a step"),
+        # checker _legacy_error_problem: a legacy failure with a member llmFailureValue does not admit
+        "error-failure-extra": _reason({"kind": "error", "step": 1, "failure": {**_ERROR, "retryable": True}},
+                                       "legacy error failure with an extra member"),
+        # checker _legacy_error_problem (strict) -> _llm_failure_problem: a legacy failure with an empty message
+        "error-failure-empty": _reason({"kind": "error", "step": 1, "failure": {**_ERROR, "message": ""}},
+                                       "legacy error failure with an empty message"),
+        # checker _legacy_error_problem (strict): a legacy failure that is no object
+        "error-failure-string": _reason({"kind": "error", "step": 1, "failure": "boom"}, "legacy error failure a string"),
+        # checker _legacy_error_problem: a legacy error reason with neither failure nor message
+        "error-no-message": _reason({"kind": "error", "step": 1}, "legacy error reason with a step only"),
+        # checker _legacy_error_problem (strict, message form) -> _llm_failure_problem: an empty message
+        "error-message-empty": _reason({"kind": "error", "step": 1, "message": "", "code": "E"},
+                                       "legacy error reason with an empty message"),
+        # checker _released_turn_end_problem: a reason that is no object
+        "reason-string": _reason("completed", "reason a string"),
+        # checker _released_turn_end_problem: aborted with a member besides kind
+        "aborted-extra": _reason({"kind": "aborted", "note": "x"}, "aborted reason with an extra member"),
+        # checker _released_turn_end_problem: aborted with a cause and another member
+        "aborted-cause-extra": _reason({"kind": "aborted", "reason": {"kind": "user"}, "note": "x"},
+                                       "aborted reason with a cause and an extra member"),
+        # checker _released_turn_end_problem: an abort cause that is no object
+        "aborted-cause-string": _reason({"kind": "aborted", "reason": "user"}, "abort cause a string"),
+        # checker _released_turn_end_problem: an error reason with a member besides kind and error
+        "error-extra": _reason({"kind": "error", "error": dict(_ERROR), "step": 1}, "error reason with a step"),
+        # checker _llm_failure_problem: an error without its code
+        "error-no-code": _reason({"kind": "error", "error": {"message": "m"}}, "error without a code"),
+        # checker _llm_failure_problem: an error status below 100
+        "error-status": _reason({"kind": "error", "error": {**_ERROR, "status": 99}}, "error status 99"),
+        # checker _llm_failure_problem: an error providerRetryAfterMs of 0
+        "error-retry-after": _reason({"kind": "error", "error": {**_ERROR, "providerRetryAfterMs": 0}},
+                                     "error providerRetryAfterMs 0"),
+        # checker _llm_failure_problem: an empty error requestId
+        "error-request-id": _reason({"kind": "error", "error": {**_ERROR, "requestId": ""}}, "error requestId empty"),
+        # checker ShadowPriceClaims._claim: a compaction/prune whose shadowedRange is no object (V01:1141)
+        "prune-range-array": _at_step(lambda turn, step, provider: [
+            ("compaction/prune", {"shadowedRange": [0, 0], "shadowedSeqs": [0], "shadowedTokenCount": 1})]),
+        # checker _splice: an inbox splice inserting null (AG Inbox.validate)
+        "splice-null": _at_gap(("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [None]})),
+        # checker InboxReplay.finish: a negative seedLength keeps the last splices for the end of the log
+        "negative-seed": _negative_seed_splice,
+        # checker _safe_integer: a hook/result exitCode that is no integer (V01:373)
+        "exit-code-fraction": _at_turn(lambda turn: [("hook/result", _hook(turn, exitCode=1.5))]),
+        # checker _block/_image: an image block with every attachment member, its original height 0 (V01:700)
+        "image-original-height": _at_gap(_splice(_image_message(height=0))),
+        # checker _instant: a scheduledAt on a day its month does not have
+        "instant-day-overflow": _at_gap(("schedule/change", _schedule(scheduledAt="2025-02-30T17:01:34.624Z"))),
+        # checker _payload_agent_inbox_spliced: an outcome other than canceled
+        "splice-outcome": _at_gap(("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [],
+                                                            "outcome": "cancelled"})),
+        # checker _payload_tool_call: tool/call arguments an object (V01:471)
+        "call-arguments-object": _at_step(lambda turn, step, provider: [
+            ("tool/call", {"turn": turn, "step": step, "callId": "call_aimed", "name": "read", "arguments": {}})]),
+        # checker ReleasedSchema._finding: a turn/start whose data is null (the loader reads its turn)
+        "turn-start-null": _own_data("turn/start", lambda d: None, "data null"),
+        # checker _normalise: a legacy steering/message carrying a message (SP:543, V01:1924)
+        "steering-message": _at_turn(lambda turn: [("steering/message", {"turn": turn, "message": _user({"kind": "user"})})]),
+        # checker _normalise: a legacy steering/message carrying content and source (SP:554, V01:1930)
+        "steering-content": _at_turn(lambda turn: [("steering/message", {
+            "turn": turn, "content": [{"type": "text", "text": "steer"}], "source": {"kind": "user"}})]),
+        # checker _normalise, surface S2: a legacy steering/message with an append marker (the fold refuses it, SP:540 upgrades it)
+        "steering-append": _steering_append,
+        # checker _normalise: a pre-react-loop turn/start with a trigger (SP:572, V01:2090)
+        "turn-start-trigger": _own_data("turn/start", lambda d: {**d, "trigger": {"kind": "user"}}, "with a trigger"),
+        # checker _normalise: request/header.messagePrefix an array, dropped by the migration (V01:2037)
+        "message-prefix-array": _request_header_member("messagePrefix", []),
+        # checker _normalise: an llm/retry without retryId (V01:1960), its retry over maxRetries
+        "retry-without-id": _retries({"retryId": _DROP, "retry": 4}),
+        # checker _normalise: compaction/start and compaction/end without compactionId (V01:1985)
+        "compaction-without-ids": _at_gap(("compaction/start", {"turn": None}), ("compaction/end", {"turn": None})),
+        # checker _normalise: a compact-plugin user message without compactionId inside a compaction (V01:2008)
+        "compact-message-without-id": _at_gap(
+            ("compaction/start", {"compactionId": "compaction-aimed", "turn": None}),
+            {"type": "user/message", "data": _user({"kind": "plugin", "plugin": "compact"}, "summary"),
+             "surfaceOp": "append"},
+            ("compaction/end", {"compactionId": "compaction-aimed", "turn": None})),
+        # checker _normalise/_with_legacy_id: a pre-identity user/message (SP:665)
+        "legacy-user-message": _legacy_message("user/message"),
+        # checker _normalise/_with_legacy_id: a pre-identity assistant/message (SP:690)
+        "legacy-assistant-message": _legacy_message("assistant/message"),
+        # checker _owned_elsewhere: a hook/invoked of the retired claude dialect (E5)
+        "hook-claude-dialect": _at_turn(lambda turn: [("hook/invoked", {
+            "turn": turn, "point": "UserPromptSubmit", "dialect": "claude", "handlerId": "claude:UserPromptSubmit:1"})]),
+        # checker TurnStepStructure.settled: more than 256 refusals pending at a head
+        "many-null-steps": _many_broken(300, trailing=False, cite=False),
+        # checker TurnStepStructure.finish: more than 256 refusals still pending at the log's end
+        "many-null-steps-last": _many_broken(129, trailing=True, cite=False),
+        # checker TurnStepStructure.settled: more than 256 refusals pending while a citation waits (journal)
+        "many-null-steps-waiting": _many_broken(300, trailing=False, cite=True),
+        # checker TurnStepStructure.finish: a citation still waiting and an open step's chunks at the log's end
+        "cite-past-end": _cite_past_end_open_step,
+    },
     "loader": {
         # SP:505, 543, 554: the v0 loader's legacy records
         "mode-set": _at_gap(("mode/set", {"mode": "plan"})),
@@ -863,7 +1086,7 @@ AIMS: dict[str, dict[str, Aim]] = {
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
-    "loader": (0,), "turns": (0,),
+    "loader": (0,), "turns": (0,), "released": (0,),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
 reach a payload variant's relation check instead, or none)."""
