@@ -400,10 +400,11 @@ def _packed_row_error(value: Any) -> str | None:
         return m("seq0 must be a non-negative safe integer")
     if not is_safe_int(time0):
         return m("time0 must be a safe integer")
-    if not _is_record(data):
+    if type(data) not in (dict, list):  # isRecord is ``typeof === "object"``: an array passes
         return m("data must be an object")
+    # hasExactKeys reads Object.keys: an array's are its indices, never the row's names
+    keys = set(data) if type(data) is dict else {str(k) for k in range(len(data))}
     if tag == "tool-call-chunks":
-        keys = set(data)
         with_name = keys == {"turn", "step", "index", "id", "name", "dt", "args"}
         if not with_name and keys != {"turn", "step", "index", "id", "dt", "args"}:
             return m("data must be exactly {turn, step, index, id, name?, dt, args}")
@@ -411,7 +412,7 @@ def _packed_row_error(value: Any) -> str | None:
             return m("id (and name when present) must be strings")
         key = "args"
     else:
-        if set(data) != {"turn", "step", "index", "dt", "texts"}:
+        if keys != {"turn", "step", "index", "dt", "texts"}:
             return m("data must be exactly {turn, step, index, dt, texts}")
         key = "texts"
     if any(type(data[k]) not in (int, float) or type(data[k]) is bool for k in ("turn", "step", "index")):

@@ -1,0 +1,47 @@
+"""Storage-layer findings the ``aimed-storage`` perturbations reached, judged by the official layers.
+
+Each case is a shape the checker once described wrongly (issue 32, the checker's own coverage):
+
+- a packed chunk row whose data is an array: ``validateRow``'s ``isRecord`` is ``typeof ===
+  "object"``, so an array passes it and fails ``hasExactKeys`` (S:932, 961); the checker said
+  "data must be an object".
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders
+
+from checker_logs import header, minimal_events  # noqa: E402
+
+from dshfuzz.checker import CheckOptions, check_path  # noqa: E402
+from dshfuzz.model import dumps  # noqa: E402
+from dshfuzz.oracle.official import OfficialRefusal  # noqa: E402
+
+pytestmark = pytest.mark.official
+
+
+def _jsonl(path: Path, head: Any, events: list[Any]) -> Path:
+    path.write_text("".join(dumps(x) + "\n" for x in [head, *events]), encoding="utf-8")
+    return path
+
+
+def _refusals(official: Any, path: Path) -> dict[str, str]:
+    return {name: v.error.message if v.error else "refused" for name, v in official.check(path=path).items() if not v.ok}
+
+
+def test_a_packed_row_whose_data_is_an_array_draws_the_official_message(official: Any, tmp_path: Path) -> None:
+    events = minimal_events()
+    row = {"type": "text-chunks", "seq0": len(events), "time0": events[-1]["time"], "data": ["a"]}
+    path = _jsonl(tmp_path / "row.jsonl", header(), [*events, row])
+    with pytest.raises(OfficialRefusal) as refused:  # the rc.8 decoder's validateRow, on the row alone
+        official.unpack([row])
+    raw = refused.value.error.message
+    assert raw == "malformed text-chunks storage row: data must be exactly {turn, step, index, dt, texts}", raw
+    mine = [f.message for f in check_path(path, CheckOptions(strict=True)).findings if str(f.rule) == "R2"]
+    assert mine == [raw], mine
