@@ -4,7 +4,10 @@ Each case is a shape the checker once described wrongly (issue 32, the checker's
 
 - a packed chunk row whose data is an array: ``validateRow``'s ``isRecord`` is ``typeof ===
   "object"``, so an array passes it and fails ``hasExactKeys`` (S:932, 961); the checker said
-  "data must be an object".
+  "data must be an object";
+- a zstd log whose header line nests past the reader's depth limit: the limit stops the read
+  inside the header frame, whose lines the reader never records, and the checker read that
+  as an empty header frame (Z4, "load refuses"), which the loader reads whole.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the uni
 from checker_logs import header, minimal_events  # noqa: E402
 
 from dshfuzz.checker import CheckOptions, check_path  # noqa: E402
-from dshfuzz.model import dumps  # noqa: E402
+from dshfuzz.model import compress_frame, dumps  # noqa: E402
 from dshfuzz.oracle.official import OfficialRefusal  # noqa: E402
 
 pytestmark = pytest.mark.official
@@ -45,3 +48,17 @@ def test_a_packed_row_whose_data_is_an_array_draws_the_official_message(official
     assert raw == "malformed text-chunks storage row: data must be exactly {turn, step, index, dt, texts}", raw
     mine = [f.message for f in check_path(path, CheckOptions(strict=True)).findings if str(f.rule) == "R2"]
     assert mine == [raw], mine
+
+
+def test_a_header_past_the_depth_limit_says_nothing_of_the_header_frame(official: Any, tmp_path: Path) -> None:
+    nested: Any = []
+    for _ in range(599):
+        nested = [nested]
+    head = {**header(), "title": nested}  # the loader reads the header whole (released refuses the member)
+    path = tmp_path / "deep.jsonl.zstd"
+    path.write_bytes(compress_frame(dumps(head).encode() + b"\n")
+                     + compress_frame("".join(dumps(e) + "\n" for e in minimal_events()).encode()))
+    refused = _refusals(official, path)
+    assert "load" not in refused and "unexpected member" in refused["released"], refused
+    findings = check_path(path, CheckOptions(strict=True)).findings
+    assert {str(f.rule) for f in findings} == {"L3"}, [(str(f.rule), f.message) for f in findings]

@@ -83,7 +83,9 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
                 refused_by=() if later else (L.LOAD,) if loader_only else None,
                 severity=Severity.WARNING if later else None,
             )
-    if not log.frames:
+    if not log.frames or (log.limit is not None and log.limit.frame in (None, 0)):
+        # a limit that stopped the read inside the header frame (or anywhere unplaced) left that
+        # frame's lines unrecorded: its shape is unknown, and the limit's finding says why
         return
     first = log.frames[0]
     shape = _header_frame_shape(first)
