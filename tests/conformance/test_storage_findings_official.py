@@ -7,7 +7,11 @@ Each case is a shape the checker once described wrongly (issue 32, the checker's
   "data must be an object";
 - a zstd log whose header line nests past the reader's depth limit: the limit stops the read
   inside the header frame, whose lines the reader never records, and the checker read that
-  as an empty header frame (Z4, "load refuses"), which the loader reads whole.
+  as an empty header frame (Z4, "load refuses"), which the loader reads whole;
+- a plain log with a seq gap after its last turn/end: the jsonl loader keeps the log up to
+  the gap as a torn tail (SPJ:285-294), so the loader accepts; E2 said so, but C1 (the note
+  summing up E2 and S9) claimed the loader refuses, and Z1 said the last line has no newline
+  where every line ends on one.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the unit tests' log builders
 
-from checker_logs import header, minimal_events  # noqa: E402
+from checker_logs import ev, header, minimal_events  # noqa: E402
 
 from dshfuzz.checker import CheckOptions, check_path  # noqa: E402
 from dshfuzz.model import compress_frame, dumps  # noqa: E402
@@ -62,3 +66,14 @@ def test_a_header_past_the_depth_limit_says_nothing_of_the_header_frame(official
     assert "load" not in refused and "unexpected member" in refused["released"], refused
     findings = check_path(path, CheckOptions(strict=True)).findings
     assert {str(f.rule) for f in findings} == {"L3"}, [(str(f.rule), f.message) for f in findings]
+
+
+def test_a_gap_after_the_last_turn_end_is_no_refusal_of_the_loader(official: Any, tmp_path: Path) -> None:
+    events = minimal_events()
+    events.append(ev(len(events) + 1, "plan/mode", {"active": False}))  # seq len(events) is never written
+    path = _jsonl(tmp_path / "gap.jsonl", header(), events)
+    refused = _refusals(official, path)
+    assert "load" not in refused and "released" in refused, refused
+    findings = {str(f.rule): f for f in check_path(path, CheckOptions(strict=True)).findings}
+    assert "load" not in {str(x) for x in findings["C1"].refused_by}, findings["C1"].refused_by
+    assert path.read_bytes().endswith(b"\n") and "no newline" not in findings["Z1"].message, findings["Z1"].message

@@ -11,6 +11,7 @@ import pytest
 
 from dshfuzz.checker import CheckContext, CheckOptions, OfficialLayer, RuleId, check_log
 from dshfuzz.checker._scan import RUNNING_SCAN
+from dshfuzz.contracts.rules import RULES
 from dshfuzz.model import MISSING, Event, Line, Row, SessionHeader, compress_frame, dumps, loads, parse_log
 
 from checker_logs import DROP, check, explain, fired, header, minimal_events, session_log
@@ -442,14 +443,15 @@ class _FrozenSeqOrder:
         expected = 0
         gaps: list[int] = []
         zstd = ctx.log.compression == "zstd"
-        load_refuses = False
+        # C1 names the layers its gaps, repeats and steps back break (E2's and S9's, as each finding says)
+        noted = set(RULES[RuleId.S9].refused_by) if self.backsteps else set()
         for s, i, line, frame in seqs:
             if s == expected:
                 expected += 1
                 continue
             if s < expected:
                 gaps.append(s)
-                load_refuses = True
+                noted.update(RULES[RuleId.E2].refused_by)
                 yield ctx.finding(RuleId.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s, line=line,
                                   frame=frame, context={"duplicateSeq": s})
                 continue
@@ -458,7 +460,7 @@ class _FrozenSeqOrder:
             refused = (L.FOLD, L.SEED, L.INVARIANTS, L.LOAD, L.RELEASED)
             if not zstd and i > last_turn_end:
                 refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
-            load_refuses = load_refuses or L.LOAD in refused
+            noted.update(refused)
             yield ctx.finding(
                 RuleId.E2,
                 f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
@@ -470,9 +472,7 @@ class _FrozenSeqOrder:
                 RuleId.C1,
                 f"{len(gaps)} seq gap(s) or repeat(s) and {len(self.backsteps)} step(s) back in file order: "
                 "the traces two writers sharing one session leave",
-                context={"gaps": gaps[:20], "backsteps": self.backsteps[:20]},
-                # C1 names the loader only where it refuses a gap or repeat (E2)
-                refused_by=(L.FOLD, L.SEED, L.INVARIANTS, *((L.LOAD,) if load_refuses else ()), L.RELEASED))
+                context={"gaps": gaps[:20], "backsteps": self.backsteps[:20]}, refused_by=tuple(x for x in L if x in noted))
 
 
 _Rows = list[tuple[list[Any], int, int | None]]

@@ -37,7 +37,12 @@ def framing_rules(ctx: CheckContext) -> Iterator[Finding]:
         last_line = log.lines[-1]
         torn = TornTail(truncate_to=last_line.offset or 0, line=last_line.number)
     if torn is not None:
-        where = f"zstd frame {torn.frame} is incomplete" if torn.frame is not None else "the last line has no newline"
+        if torn.frame is not None:
+            where = f"zstd frame {torn.frame} is incomplete"
+        elif not log.lines or not log.lines[-1].terminated or torn.line is None:
+            where = "the last line has no newline"
+        else:  # every line ends on its newline: the reader cut the log at a defect no turn/end follows (SPJ:272-300)
+            where = f"no turn/end follows the defect at line {torn.line}, which the official reader treats as a torn write"
         yield ctx.finding(
             R.Z1,
             f"torn tail: {where}; the official reader keeps the log up to byte {torn.truncate_to} "

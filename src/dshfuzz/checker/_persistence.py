@@ -25,8 +25,8 @@ from heapq import heapify, heappop, heappush
 from typing import Any, TypeGuard
 
 from dshfuzz.contracts import MAX_SAFE_INTEGER
-from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RULES
+from dshfuzz.contracts.rules import OfficialLayer as L
 from dshfuzz.contracts.rules import RuleId as R
 from dshfuzz.contracts.rules import Severity
 from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
@@ -662,7 +662,9 @@ class SeqOrder:
         gaps: list[int] = []  # the first 20
         gap_count = 0
         zstd = ctx.log.compression == "zstd"
-        load_refuses = False  # whether the loader refuses some gap or repeat (C1 names it only then)
+        # C1 speaks for the layers its gaps, repeats and steps back break, no more (a jsonl gap
+        # after the last turn/end is a torn tail to the loader)
+        noted: set[L] = set(RULES[R.S9].refused_by) if self.backstep_count else set()
         # a segment's seqs rise by one from its first, which alone may be reported: a repeat (its
         # seq's first holder came between it and any earlier segment, so ``expected`` is s + 1)
         # or a gap; the rest each meet ``expected`` in turn
@@ -671,10 +673,11 @@ class SeqOrder:
                 if gap_count < 20:
                     gaps.append(s)
                 gap_count += 1
-                load_refuses = True
-                yield ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s,
-                                  line=None if line == _NONE else line, frame=None if frame == _NONE else frame,
-                                  context={"duplicateSeq": s})
+                repeat = ctx.finding(R.E2, f"seq {s} repeats: it was already used by an earlier event", seq=s,
+                                     line=None if line == _NONE else line, frame=None if frame == _NONE else frame,
+                                     context={"duplicateSeq": s})
+                noted.update(repeat.refused_by)
+                yield repeat
             elif s > expected:
                 missing = list(range(expected, min(s, expected + 50)))
                 if gap_count < 20:
@@ -684,7 +687,7 @@ class SeqOrder:
                 if not zstd and i > last_turn_end:
                     # the jsonl loader keeps the prefix before the gap as a torn tail (SPJ:285-294)
                     refused = (L.FOLD, L.SEED, L.INVARIANTS, L.RELEASED)
-                load_refuses = load_refuses or L.LOAD in refused
+                noted.update(refused)
                 yield ctx.finding(
                     R.E2,
                     f"seq gap: expected {expected}, got {s} (missing {s - expected} seq{'s' if s - expected > 1 else ''})",
@@ -704,7 +707,7 @@ class SeqOrder:
                 f"{gap_count} seq gap(s) or repeat(s) and {self.backstep_count} step(s) back in file order: "
                 "the traces two writers sharing one session leave",
                 context={"gaps": gaps, "backsteps": self.backsteps},
-                refused_by=layers if load_refuses else tuple(x for x in layers if x is not L.LOAD),
+                refused_by=tuple(x for x in L if x in noted),
             )
 
 
