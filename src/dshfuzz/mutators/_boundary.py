@@ -22,7 +22,7 @@ from ._perturb import perturbation
 
 __all__ = ["BOUNDARIES", "PLAIN_BOUNDARIES", "ZSTD_BOUNDARIES", "boundary"]
 
-PLAIN_BOUNDARIES = ("crlf-line", "lone-cr", "no-final-newline", "blank-line", "header-unterminated")
+PLAIN_BOUNDARIES = ("crlf-line", "lone-cr", "no-final-newline", "blank-line", "header-unterminated", "empty-file")
 """Line-terminator variants (either container: in zstd they are made inside a frame's text)."""
 
 ZSTD_BOUNDARIES = ("reserved-block-type", "reserved-header-bit", "wrong-checksum", "no-checksum", "content-size",
@@ -65,7 +65,7 @@ def _first_block(frame: bytes | bytearray) -> int:
 @perturbation(
     "framing-boundary",
     "a record, line or zstd frame boundary written another way: CRLF or a lone CR, no final newline, a blank "
-    "line, an unterminated header; a reserved block type or frame-header bit, a wrong or absent checksum, a "
+    "line, an unterminated header, an empty file; a reserved block type or frame-header bit, a wrong or absent checksum, a "
     "content-size field, a skippable frame before, between or after, an empty frame, a record split across two "
     "frames, an unterminated last frame, no complete frame at all",
     Level.FRAME,
@@ -92,6 +92,9 @@ def boundary(frames: FrameDraft, data: Any, variant: str) -> str:
     texts = _texts(frames)
     n = len(texts)
     if variant in PLAIN_BOUNDARIES:
+        if variant == "empty-file":  # a file created and never written: no header line, no frame
+            frames.frames[:] = []
+            return f"{variant}: every byte removed"
         if variant == "header-unterminated":
             texts[:] = [texts[0].rstrip(b"\n")]
             where = "the header line alone, unterminated"
