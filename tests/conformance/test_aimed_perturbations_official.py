@@ -188,6 +188,26 @@ EXPECTED: dict[str, dict[str, str]] = {
         "many-null-steps-waiting": r"Cannot read properties of undefined \(reading 'type'\)",
         "cite-past-end": r"Cannot read properties of undefined \(reading 'type'\)",
     },
+    "storage": {
+        "header-extra-member": 'released v0 physical header has unexpected member "title"',
+        "header-nested-past-limit": 'released v0 physical header has unexpected member "title"',
+        "retired-hook-dialect": "dialect must be one of",
+        "legacy-user-message": "message has invalid source",
+        "legacy-assistant-message": "message must have model source",
+        "legacy-tool-result": "message must have tool source",
+        "unpriced-tool-call": 'lacks required member "arguments"',
+        "header-system-null": "header system must be",
+        "header-tools-string": "header tools must be|every is not a function",
+        "request-header-data-null": "request/header \\d+ data must be a JSON object",
+        "gap-after-last-turn": "seq gap|not contiguous",
+        "row-seq0-negative": "text-chunks row \\d+ seq0 must be a non-negative safe integer",
+        "row-data-not-object": "text-chunks row \\d+ data must be a JSON object",
+        "row-data-array": "text-chunks row \\d+ data must be a JSON object",
+        "row-id-not-string": "tool-call-chunks row \\d+ id and optional name must be strings",
+        "row-turn-not-number": "reasoning-chunks row \\d+ turn must be a non-negative safe integer",
+        "row-dt-not-integers": "text-chunks row \\d+ dt member must be a safe integer",
+        "big-lossless-numbers": 'unknown historical event type "retrace/marker"',
+    },
 }
 """Each variant's expected refusal: a regular expression some refusing layer's message matches."""
 

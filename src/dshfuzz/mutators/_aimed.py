@@ -794,6 +794,139 @@ def _negative_seed_splice(draft: EventDraft, data: Any) -> str:
     return f"seq {i}: a splice inserting null; header.seedLength {draft.header['seedLength']}"
 
 
+def _nested(depth: int) -> JsonValue:
+    """``depth`` arrays nested in one another (built without recursion)."""
+    value: JsonValue = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _nested_header_member(draft: EventDraft, data: Any) -> str:
+    """A header member nesting 600 arrays: past the reader's depth limit (512), on the header line."""
+    if type(draft.header) is not dict:
+        raise Inapplicable("no header object")
+    draft.header["title"] = _nested(600)  # built here: a deep copy of it would recurse 600 levels deep
+    return "header title = 600 nested arrays"
+
+
+def _hook_invoked(dialect: str) -> Aim:
+    """A hook/invoked of ``dialect`` with its hook/result, in an open turn (V01:360)."""
+    return _at_turn(lambda turn: [
+        ("hook/invoked", {"turn": turn, "point": "UserPromptSubmit", "dialect": dialect,
+                          "handlerId": "claude:UserPromptSubmit:1"}),
+        ("hook/result", _hook(turn, handlerId="claude:UserPromptSubmit:1", exitCode=0))])
+
+
+def _legacy_stored_message(draft: EventDraft, data: Any, kind: str) -> str:
+    """An own appended message event rewritten in the pre-identity shape the v0 loader upgrades on
+    read (SP:665-726), with one member the upgraded message still fails on: a user message without id
+    and role whose source has no kind, an assistant message as flat content and a provenance without
+    its model, a tool result as flat content and isError whose callId is a number. (A legacy message
+    that upgrades into a valid one is left out: the checker warns of it by design, the harness loading
+    it, while the raw readers refuse it, which a campaign counts as a miss.)"""
+    def shaped(e: dict[str, Any]) -> bool:  # a current-shape message (a user/message's data is its message)
+        return e.get("surfaceOp") == "append" and type(data_of(e).get("message", data_of(e))) is dict
+    i = _own_event(draft, data, kind, shaped)
+    d = data_of(draft.events[i])
+    if kind == "user/message":
+        if "id" not in d or "role" not in d or "content" not in d:
+            raise Inapplicable("no identified user message")
+        del d["id"], d["role"]
+        d["source"] = {}
+        return f"seq {i}: legacy user/message (no id, no role), its source without kind"
+    message = d.pop("message")
+    if kind == "assistant/message":
+        source = message.get("source") if type(message.get("source")) is dict else {}
+        d.update(content=message.get("content"), provenance={k: v for k, v in source.items() if k not in ("kind", "model")})
+        return f"seq {i}: legacy assistant/message (content and provenance), its provenance without model"
+    blocks = message.get("content")
+    block = blocks[0] if type(blocks) is list and blocks and type(blocks[0]) is dict else None
+    if block is None:
+        raise Inapplicable("no tool-result block")
+    d.update(callId=7, content=block.get("content"), isError=block.get("isError", False))
+    return f"seq {i}: legacy tool/result (callId, content, isError), its callId 7"
+
+
+def _header_in_force(draft: EventDraft, data: Any) -> int:
+    """The own request/header in force at the log's last assistant message (the meter's usage anchor)."""
+    last = max(draft.of_type("assistant/message"), default=-1)
+    headers = [i for i in draft.of_type("request/header") if _seed_end(draft) <= i < last
+               and type(data_of(draft.events[i]).get("header")) is dict]
+    if not headers:
+        raise Inapplicable("no request/header before the last assistant message")
+    return headers[-1]
+
+
+def _header_tools(value: JsonValue) -> Aim:
+    """The anchor's request/header ``header.tools`` set to ``value`` (TM measure, V01 tools array)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _header_in_force(draft, data)
+        data_of(draft.events[i])["header"]["tools"] = copy.deepcopy(value)
+        return f"seq {i}: request/header header.tools = {value!r} (the header in force at the last assistant message)"
+    return edit
+
+
+def _request_header_data(value: JsonValue) -> Aim:
+    """A request/header whose whole ``data`` is ``value`` (S:1215)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _own_event(draft, data, "request/header")
+        draft.events[i]["data"] = copy.deepcopy(value)
+        return f"seq {i}: request/header data = {value!r}"
+    return edit
+
+
+def _unpriced_call(draft: EventDraft, data: Any) -> str:
+    """An appended assistant/message whose source is no model's and whose tool-call block lacks its
+    arguments: the loader refuses the source (V01:773), the meter's pricing the missing arguments (TM:23)."""
+    def calls(e: dict[str, Any]) -> list[Any]:
+        message = data_of(e).get("message")
+        content = message.get("content") if type(message) is dict else None
+        return [b for b in content if type(b) is dict and b.get("type") == "tool-call"] if type(content) is list else []
+    i = _own_event(draft, data, "assistant/message", lambda e: e.get("surfaceOp") == "append" and bool(calls(e)))
+    message = data_of(draft.events[i])["message"]
+    block = calls(draft.events[i])[0]
+    block.pop("arguments", None)
+    message["source"] = {"kind": "user"}
+    return f"seq {i}: assistant/message source kind user, tool call {block.get('id')!r} without arguments"
+
+
+def _gap_after_last_turn(draft: EventDraft, data: Any) -> str:
+    """An event appended after the log's closing turn/end with a seq one past its position: a gap
+    after the last turn/end, which the jsonl loader keeps as a torn tail (SPJ:285-294) and every
+    other reader refuses."""
+    if not draft.events or _kind(draft.events[-1]) != "turn/end":
+        raise Inapplicable("the log does not end on a turn/end")
+    i = len(draft.events)
+    event = {"type": "plan/mode", "seq": i, "time": _time(draft, i), "data": {"active": False}}
+    draft.insert(i, event)
+    event["seq"] = i + 1
+    return f"seq {i + 1}: plan/mode after the last turn/end, seq {i} never written"
+
+
+def _chunk_row(tag: str, **over: Any) -> Aim:
+    """A packed chunk row (written as the writer packs a chunk run, S:922) inserted between turns, one
+    member of it just outside ``validateRow``'s domain; the row never decodes."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _between(draft, data)
+        body: dict[str, Any] = {"turn": 1, "step": 1, "index": 0, "dt": [1]}
+        body.update({"id": "call_aimed", "name": "read", "args": ["{", "}"]} if tag == "tool-call-chunks"
+                    else {"texts": ["a", "b"]})
+        row: dict[str, Any] = {"type": tag, "seq0": i, "time0": _time(draft, i), "data": body}
+        for key, value in over.items():
+            (row if key in ("seq0", "time0", "data") else body)[key] = copy.deepcopy(value)
+        draft.insert(i, row)
+        row.pop("seq", None)
+        return f"seq {i}: a {tag} row with {over}"
+    return edit
+
+
+_BIG_NUMBERS = {"type": "retrace/marker", "ignorable": True,
+                "data": {"count": 100000000000000000000, "scale": 1e301, "ratio": 1.5}}
+"""An ignorable event of a known consumer holding lossless numbers the reader's screen cannot clear
+(an exponent of three digits) beside an integer of more than 17 digits."""
+
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -1081,12 +1214,51 @@ AIMS: dict[str, dict[str, Aim]] = {
         "legacy-flat-content": _legacy_flat("assistant/message"),
         "legacy-flat-call-id": _legacy_flat("tool/result"),
     },
+    "storage": {
+        # checker _header_fields: a v0 physical header's unexpected member (V01:1596-1609)
+        "header-extra-member": _header("title", "fix the build", "'fix the build'"),
+        # checker header_rules: the reader's depth limit (L3) stops the read at the header; released refuses the member
+        "header-nested-past-limit": _nested_header_member,
+        # checker _retired_dialect: a v0 hook/invoked of the retired dialect "claude" (V01:360)
+        "retired-hook-dialect": _hook_invoked("claude"),
+        # checker _legacy_upgrade (user) and _message_shape: upgraded (SP:665-726), its source still has no kind
+        "legacy-user-message": lambda d, x: _legacy_stored_message(d, x, "user/message"),
+        # checker _legacy_upgrade (assistant) and _message_shape: upgraded, its source still has no model
+        "legacy-assistant-message": lambda d, x: _legacy_stored_message(d, x, "assistant/message"),
+        # checker _legacy_upgrade (tool result) and _message_shape: upgraded, its callId still no string
+        "legacy-tool-result": lambda d, x: _legacy_stored_message(d, x, "tool/result"),
+        # checker meter_price_throws: a malformed assistant message's tool call without arguments (TM:23)
+        "unpriced-tool-call": _unpriced_call,
+        # checker _request_header: header.system null, a problem in _METER_READS (S:529)
+        "header-system-null": _request_header_member("system", None),
+        # checker _request_header/PayloadShape.finish: tools a string at the meter's usage anchor (_meter_header)
+        "header-tools-string": _header_tools("read"),
+        # checker _header_unreadable, _meter_throws_on_header: a request/header whose data is null (S:1215)
+        "request-header-data-null": _request_header_data(None),
+        # checker SeqOrder.finish: a jsonl seq gap after the last turn/end, a torn tail to the loader (SPJ:285-294)
+        "gap-after-last-turn": _gap_after_last_turn,
+        # checker _packed_row_error: validateRow's seq0 (S:929)
+        "row-seq0-negative": _chunk_row("text-chunks", seq0=-1),
+        # checker _packed_row_error: validateRow's isRecord(data) (S:932)
+        "row-data-not-object": _chunk_row("text-chunks", data=None),
+        # checker _packed_row_error: an array passes isRecord and fails hasExactKeys (S:932, 961)
+        "row-data-array": _chunk_row("text-chunks", data=["a"]),
+        # checker _packed_row_error: validateRow's id and name strings (S:952)
+        "row-id-not-string": _chunk_row("tool-call-chunks", id=7),
+        # checker _packed_row_error: validateRunData's numbers (S:913)
+        "row-turn-not-number": _chunk_row("reasoning-chunks", turn="1"),
+        # checker _packed_row_error: validateRunData's dt (S:917)
+        "row-dt-not-integers": _chunk_row("text-chunks", dt=[1.5]),
+        # checker _lossy_token (_raise_lossy_int past 17 digits): lossless numbers on a line the screen flags; the
+        # v0 migration refuses the ignorable type (no v0 payload takes free numbers)
+        "big-lossless-numbers": _at_gap(_BIG_NUMBERS),
+    },
 }
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
-    "loader": (0,), "turns": (0,), "released": (0,),
+    "loader": (0,), "turns": (0,), "released": (0,), "storage": (0,),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
 reach a payload variant's relation check instead, or none)."""
