@@ -33,7 +33,7 @@ from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
 
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
-from ._meter_header import meter_trips_on_tools, tools_reading
+from ._meter_header import header_comparison_throws, tools_reading
 from ._migration import released_refuses_lossy
 from ._run import EVERY_EVENT, FindingRun, Subscriptions, resubscribe, rule_pass, rule_walk
 from ._scan import RUNNING_SCAN, SCAN, running_scan, scanned
@@ -976,6 +976,7 @@ class PayloadShape:
         self.cited: set[int] = set()
         self.headers: list[bool] = []  # per request/header in order: whether it lacks a config
         self.header_values: list[Any] = []  # per request/header in order: its data's header member
+        self.header_events: list[Event] = []  # per request/header in order: the event
         self.at_anchor: int | None = None  # the header in force at the last assistant message
         self.headerless: list[tuple[int, Finding]] = []  # E10 findings of headers without config
 
@@ -1008,6 +1009,7 @@ class PayloadShape:
         data = raw.get("data")
         self.headers.append(_meter_throws_on_header(data) and not _header_unreadable(data))
         self.header_values.append(data.get("header", MISSING) if _is_record(data) else MISSING)
+        self.header_events.append(ev)
         if _is_record(data) and data.get("reason") == "fallback":
             return None
         found = list(_request_header(self.ctx, ev, raw))
@@ -1020,21 +1022,34 @@ class PayloadShape:
         return _system_message(self.ctx, ev, ev.raw)
 
     def finish(self) -> list[Finding] | None:
-        if not self.held and not self.headerless:
+        last, anchor = len(self.headers) - 1, self.at_anchor
+        # the meter compares the header in force at the last assistant message with the last one (TM measure)
+        values = self.header_values
+        throws = header_comparison_throws(values[anchor], values[last]) if anchor is not None else None
+        if not self.held and not self.headerless and throws is None:
             return None
         out = [
             replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.RELEASED)) if seq in self.cited else f
             for seq, f in self.held
         ]
-        last, anchor = len(self.headers) - 1, self.at_anchor
-        # the meter compares the header in force at its anchor with the last: a header without config in either throws
+        # a header without config in either throws there
         compared = {anchor, last} if anchor is not None and (self.headers[anchor] or self.headers[last]) else set()
-        # ... and, where both have configs and agree up to the tools, calls every on the anchor's tools
-        if anchor is not None and not compared and meter_trips_on_tools(self.header_values[anchor], self.header_values[last]):
+        # ... and, where both have configs and agree up to the tools, it calls every on the anchor's tools
+        if not compared and throws == "tools" and anchor is not None:
             compared = {anchor}
+        if not compared and throws == "stop" and anchor is not None:
+            # callConfigEquals reads a stop that is no array (its length, or every): the released
+            # migration's refusal of such a stop is G5's, the meter's is this one
+            out.append(self.ctx.finding(
+                R.E10, "request/header header config stop must be an array: the token meter's header "
+                "comparison (callConfigEquals) throws on it", event=self.header_events[anchor],
+                context={"problems": ["header config stop must be an array"]}, refused_by=(L.METER,)))
         for h, f in self.headerless:
-            if h in compared:
-                out.append(replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x is L.METER),
+            extra = {L.METER} if h in compared else set()
+            if h == last and f.context.get(_TOOLS_KEPT):
+                extra.add(L.WIRE)  # the request serializer sends the last header's tools (foldRequestHeader)
+            if extra:
+                out.append(replace(f, refused_by=tuple(x for x in L if x in f.refused_by or x in extra),
                                    severity=Severity.ERROR))
             else:
                 out.append(f if f.refused_by else replace(f, severity=Severity.WARNING))
@@ -1234,8 +1249,8 @@ def _message_shape(ctx: CheckContext, ev: Event, raw: dict[str, Any], t: str) ->
 
 def meter_price_throws(content: Any) -> bool:
     """Whether the token meter's ``estimateContent`` (TM:23-38) throws on a surface message's
-    content: content that is not iterable, a null block, a tool-call block without the
-    strings it measures, or a text or reasoning block whose text has no length (nothing or
+    content: content that is not iterable, a null block, a tool-call block whose name or
+    arguments has no length (as for a text), or a text or reasoning block whose text has no length (nothing or
     null is a TypeError; a number, a boolean or an object a NaN count its schema refuses; a
     string or an array is measured); walked without recursion."""
     stack = [content]
@@ -1259,8 +1274,8 @@ def meter_price_throws(content: Any) -> bool:
                 measured = []
                 if kind == "tool-result":
                     stack.append(_member(block, "content"))
-            if any(value is None or value is MISSING for value in measured):
-                return True
+            if any(type(value) not in (str, list) for value in measured):
+                return True  # nothing or null: a TypeError; a number, boolean or object: a NaN count
     return False
 
 
@@ -1329,12 +1344,14 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
         tools_layers, tools_at_anchor = tools_reading(data["header"]).layers(ctx.version)
         layers |= tools_layers
     # a header without config, or with tools kept that are no array: the meter trips only as it compares the
-    # header in force at the last assistant message with the last one (TM measure), which PayloadShape decides
+    # header in force at the last assistant message with the last one (TM measure), and the serializer sends
+    # the last header's tools only, both of which PayloadShape decides once it knows the last header
     at_anchor = (_meter_throws_on_header(data) and not _header_unreadable(data)) or tools_at_anchor
     refused_by = tuple(x for x in L if x in layers)
     yield ctx.finding(
         R.E10, "request/header " + "; ".join(problems), event=ev,
-        context={"problems": problems, **({_AT_ANCHOR: True} if at_anchor else {})},
+        context={"problems": problems, **({_AT_ANCHOR: True} if at_anchor else {}),
+                 **({_TOOLS_KEPT: True} if tools_at_anchor else {})},
         refused_by=refused_by,
         # no layer reads the member but as the canonical header drops it: the harness can use the log
         severity=Severity.WARNING if not refused_by and not at_anchor else None,
@@ -1343,6 +1360,10 @@ def _request_header(ctx: CheckContext, ev: Event, raw: dict[str, Any]) -> Iterat
 
 _AT_ANCHOR = "meterAtAnchor"
 """E10 context: whether the meter refuses the header depends on the log's last assistant message."""
+
+_TOOLS_KEPT = "toolsKept"
+"""E10 context: the header keeps tools that are no array, which the request serializer sends (and the
+provider refuses) where the header is the log's last (:mod:`._meter_header`)."""
 
 
 def _header_unreadable(data: Any) -> bool:

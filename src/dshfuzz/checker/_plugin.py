@@ -175,7 +175,8 @@ def _nonempty(value: Any) -> bool:
 def _serializer_throws(blocks: Any) -> bool:
     """Whether the offline request serializer (``contentHasImage``/``flattenText``, dsh-llm and
     LD:36-40) throws on a message's content: a nested tool-result content that is not an
-    array, or a null block."""
+    array, or a null block; or whether the DeepSeek adapter refuses it for holding an image,
+    at any depth (LD:677-682: no DeepSeek model accepts image input, measured)."""
     stack = [blocks]
     while stack:
         blocks = stack.pop()
@@ -184,7 +185,10 @@ def _serializer_throws(blocks: Any) -> bool:
         for block in blocks:
             if block is None or block is MISSING:
                 return True
-            if _get(block, "type") == "tool-result":
+            kind = _get(block, "type")
+            if kind == "image":
+                return True
+            if kind == "tool-result":
                 stack.append(_get(block, "content"))
     return False
 

@@ -172,6 +172,12 @@ def js_string(value: Any) -> str:
     return "[object Object]"
 
 
+_JS_WHITESPACE: Final = (" \t\n\r\v\f\u00a0\ufeff\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                         "\u200a\u2028\u2029\u202f\u205f\u3000")
+"""What ``StringToNumber`` trims: ECMAScript's WhiteSpace (Unicode Zs, tab, VT, FF, BOM) and
+LineTerminator code points (Python's ``str.strip()`` trims others too, e.g. U+001C-U+001F)."""
+
+
 def to_number(value: Any) -> float:
     """``Number(value)`` for JSON values (``NaN`` where JavaScript gives ``NaN``)."""
     if is_number(value):
@@ -182,12 +188,12 @@ def to_number(value: Any) -> float:
         return 1.0
     if value is MISSING or type(value) is dict:
         return math.nan
-    text = js_string(value).strip(" \t\n\r\v\f\u00a0\ufeff")
+    text = js_string(value).strip(_JS_WHITESPACE)
     if text == "":
         return 0.0
     try:
         if text[:2].lower() in ("0x", "0o", "0b"):
-            return float(int(text, 0))
+            return math.nan if "_" in text else float(int(text, 0))  # Python's int reads 0x1_0, JavaScript does not
         if text.lstrip("+-") == "Infinity":
             return -math.inf if text.startswith("-") else math.inf
         if not all(c in "0123456789+-.eE" for c in text):
