@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dshfuzz.contracts.js import number_key
 from dshfuzz.contracts.layers import OfficialLayer as L
 
-__all__ = ["MODEL_LAYERS", "judges", "reference_refusals"]
+__all__ = ["MODEL_LAYERS", "judges", "loader_closers", "reference_refusals"]
 
 MODEL_LAYERS: dict[str, str] = {
     "fold_surface": str(L.FOLD),
@@ -46,9 +47,53 @@ def reference_refusals(events: list[Any], header: Any, format_version: Any) -> f
         if isinstance(verdict, oracle.Violation):
             refusing.add(layer)
     if L.FOLD not in refusing:  # the request is built on the surface: a fold failure is the fold's alone
-        wire = oracle.wire_stream(events, header)
+        # the next request is built after a load, which closes an open tail turn's calls first
+        wire = oracle.wire_stream([*events, *loader_closers(events)], header)
         if isinstance(wire, oracle.Violation):
             refusing.add(str(L.WIRE))
         elif wire.state.issues:
             refusing.add(str(L.PROVIDER))
     return frozenset(refusing)
+
+
+def loader_closers(events: list[Any]) -> list[dict[str, Any]]:
+    """The tool/result closers the official loader appends to a log whose last turn is open
+    (``interruptedTurnClosers``, S:626-724, called by the persistence loader): one error result
+    per call an assistant/message of the open turn advertised in a step no step/end closed and
+    no tool/result answered, so that the request built after the load answers each. Its
+    step/end and turn/end closers carry no message and are left out. A log the loop cannot walk
+    (a property read on what is no object, which the loader throws on) gets none."""
+    open_turn: Any = None
+    pending: dict[Any, Any] = {}
+    try:
+        for event in events:
+            kind = event.get("type") if type(event) is dict else None
+            data: Any = event.get("data") if type(event) is dict else None
+            if kind == "turn/start":
+                open_turn, pending = data["turn"], {}
+            elif kind == "turn/end":
+                open_turn, pending = None, {}
+            elif kind == "step/end":
+                pending = {}
+            elif kind == "assistant/message":
+                for block in data["message"]["content"]:
+                    if type(block) is dict and block.get("type") == "tool-call":
+                        pending[number_key(block.get("id"))] = (block.get("id"), data.get("step"))
+            elif kind == "tool/result":
+                pending.pop(number_key(data["message"]["source"].get("callId")), None)
+    except (KeyError, TypeError, AttributeError):
+        return []
+    if open_turn is None or not events:
+        return []
+    seq = len(events)
+    closers = []
+    for call_id, step in pending.values():
+        message = {"id": f"interrupted-tool-result-{call_id}-{seq}", "role": "user",
+                   "source": {"kind": "tool", "callId": call_id},
+                   "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
+                                "content": [{"type": "text", "text": "The tool call was interrupted."}]}]}
+        closers.append({"type": "tool/result", "seq": seq, "time": 0,
+                        "data": {"turn": open_turn, "step": step, "message": message}, "surfaceOp": "append"})
+        seq += 1
+    return closers
+
