@@ -208,6 +208,17 @@ EXPECTED: dict[str, dict[str, str]] = {
         "row-dt-not-integers": "text-chunks row \\d+ dt member must be a safe integer",
         "big-lossless-numbers": 'unknown historical event type "retrace/marker"',
     },
+    "meter": {
+        "tools-null": "header tools must be an array",
+        "tools-kept": "header tools must be an array",
+        "tools-dropped": "header tools must be an array",
+        "tools-length-coerced": "header tools must be an array",
+        "tools-after-anchor": "header (tools|stop) must be an array",
+        "stop-not-array": "header stop must be an array",
+        "legacy-message-bad-text": "text must be a string",
+        "result-output-blocks": r"tool/result \d+ message content\[0\] content\[[01]\]",
+        "result-beside-text": "text must be a string",
+    },
 }
 """Each variant's expected refusal: a regular expression some refusing layer's message matches."""
 
@@ -216,6 +227,8 @@ ACCEPTED_BY_EVERY_LAYER: dict[str, set[str]] = {
     "turns": {"end-result-text"},
     # the migration's legacy forms it rewrites (V01:2090, 2037), which the loader upgrades too
     "released": {"turn-start-trigger", "message-prefix-array"},
+    # a log cut inside a step after tool calls: the loader closes them with synthetic results
+    "meter": {"crash-after-call", "crash-after-two-calls"},
 }
 """Variants aimed at a checker branch with a valid rare form: every layer accepts their logs."""
 

@@ -73,6 +73,7 @@ def test_the_checker_names_the_official_layers_refusing_each_meter_mutant(offici
         path.write_bytes(mutant.data)
         verdicts = official.check(path=path.resolve())
         layers = _LAYERS & set(verdicts)
-        refusing = {layer for layer in layers if not verdicts[layer].ok}
+        # the checker speaks for the loader once: loadApp is the same load through an app
+        refusing = {"load" if layer == "loadApp" else layer for layer in layers if not verdicts[layer].ok}
         claimed = {str(layer) for f in check_path(path).findings for layer in f.refused_by} & layers
         assert claimed == refusing, f"{mutant.description}: official {sorted(refusing)}, checker {sorted(claimed)}"

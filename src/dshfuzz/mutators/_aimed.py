@@ -927,6 +927,208 @@ _BIG_NUMBERS = {"type": "retrace/marker", "ignorable": True,
 (an exponent of three digits) beside an integer of more than 17 digits."""
 
 
+# --- meter: request-header tools, config stops, legacy content, tool-result outputs, loader closers ---
+
+
+_KEPT_TOOLS: tuple[JsonValue, ...] = ("read_file", {"length": 1}, {"length": "2"}, {"length": True}, {"length": " 3 "})
+"""Non-array tools that canonicalHeader keeps (``tools.length > 0``, S:535)."""
+
+_DROPPED_TOOLS: tuple[JsonValue, ...] = (True, 5, {}, "", {"length": None}, {"length": 0}, {"length": " "},
+                                         {"length": "x"}, {"length": {"n": 1}})
+"""Non-array tools that canonicalHeader drops as if absent."""
+
+_COERCED_TOOLS: tuple[JsonValue, ...] = ({"length": "Infinity"}, {"length": [1]}, {"length": "0x10"},
+                                         {"length": "1_0"}, {"length": "\u0661"}, {"length": "\x1c3"},
+                                         {"length": "\ufeff4"}, {"length": "infinity"})
+"""Object tools whose ``length`` ``>`` reads through JavaScript's ToNumber (hex, Infinity, an
+array's printed text) and Python's ``float`` reads otherwise."""
+
+
+def _tools(values: tuple[JsonValue, ...]) -> Aim:
+    """The tools of the request/header in force at the log's last assistant/message set to one of ``values``."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _anchor_header(draft)
+        value = copy.deepcopy(choose(data, values, "tools value"))
+        data_of(draft.events[i])["header"]["tools"] = value
+        return f"seq {i}: request/header header.tools = {json.dumps(value)}"
+    return edit
+
+
+def _anchor_header(draft: EventDraft) -> int:
+    """The log's own request/header in force at its last assistant/message (the meter's usage anchor)."""
+    messages = [i for i in draft.of_type("assistant/message") if i >= _seed_end(draft)]
+    if not messages:
+        raise Inapplicable("no assistant/message")
+    headers = [i for i in draft.of_type("request/header") if i < messages[-1]]
+    if not headers or headers[-1] < _seed_end(draft) or type(data_of(draft.events[headers[-1]]).get("header")) is not dict:
+        raise Inapplicable("no own request/header before the last assistant/message")
+    return headers[-1]
+
+
+_LAST_HEADER_EDITS = ("same", "model", "stop-same", "stop-other", "stop-longer", "stop-string", "stop-array-string",
+                      "config-missing", "header-not-object", "adapter-defaults", "system", "tools-dropped", "tools-shorter", "tools-same-length", "tools-length-string", "anchor-array")
+"""How the header written after the anchor differs from the anchor's (``same``: not at all)."""
+
+
+def _tools_after_anchor(draft: EventDraft, data: Any) -> str:
+    """The anchor's request/header with kept non-array tools, and a copy of it (one member changed) written
+    after the last assistant/message, before its turn/end: the meter's headerEquals(anchor, last) (S:548)."""
+    a = _anchor_header(draft)
+    last_message = max(draft.of_type("assistant/message"))
+    ends = [i for i in draft.of_type("turn/end") if i > last_message]
+    if not ends or ends[0] != max(draft.of_type("turn/end")):
+        raise Inapplicable("no turn/end after the last assistant/message")
+    anchor = data_of(draft.events[a])["header"]
+    if type(anchor.get("config")) is not dict:
+        raise Inapplicable("the anchor header has no config")
+    edit = choose(data, _LAST_HEADER_EDITS, "last header edit")
+    anchor["tools"] = {"length": 2} if edit == "tools-length-string" else "ab"
+    last = copy.deepcopy(anchor)
+    config = last["config"]
+    if edit == "stop-array-string":  # ``s === b.stop?.[i]`` reads the string's characters: the configs agree
+        anchor["config"]["stop"], config["stop"] = ["a", "b"], "ab"
+    elif edit == "model":
+        config["model"] = str(config.get("model")) + "-other"
+    elif edit.startswith("stop-"):
+        anchor["config"]["stop"] = "ab" if edit == "stop-string" else ["END"]
+        config["stop"] = {"stop-same": ["END"], "stop-other": ["DONE"], "stop-longer": ["END", "DONE"],
+                          "stop-string": "ab"}[edit]
+    elif edit == "adapter-defaults":
+        last["adapterDefaults"] = {"maxTokens": True}
+        config.setdefault("maxTokens", 4096)
+        anchor["config"].setdefault("maxTokens", 4096)
+    elif edit == "system":
+        last["system"] = str(last.get("system", "")) + " Be brief."
+    elif edit == "tools-dropped":
+        last["tools"] = {}
+    elif edit == "tools-shorter":
+        last["tools"] = "a"
+    elif edit == "tools-same-length":
+        last["tools"] = "cd"
+    elif edit == "tools-length-string":
+        last["tools"] = {"length": "2"}
+    elif edit == "anchor-array":
+        anchor["tools"] = []
+        last["tools"] = "ab"
+    if edit == "config-missing":  # the meter reads the last header's config.provider and throws
+        del last["config"]
+    copied = copy.deepcopy(data_of(draft.events[a]))
+    copied["header"] = "no header" if edit == "header-not-object" else last
+    i = _put(draft, ends[0], ("request/header", copied))
+    return (f"seq {a}: request/header tools {json.dumps(anchor['tools'])}; "
+            f"seq {i - 1}: its copy ({edit}) after the last assistant/message")
+
+
+_STOPS: tuple[JsonValue, ...] = (None, "ab", 5, {"length": 1})
+"""Config stops that are no array: callConfigEquals reads their length (null throws) and calls every."""
+
+
+def _stop(draft: EventDraft, data: Any) -> str:
+    """The config stop of the request/header in force at the last assistant/message made no array: the
+    meter compares that header with the last one (itself, where no header follows) and throws (LLM:68-72)."""
+    i = _anchor_header(draft)
+    config = data_of(draft.events[i])["header"].get("config")
+    if type(config) is not dict:
+        raise Inapplicable("the anchor header has no config")
+    config["stop"] = copy.deepcopy(choose(data, _STOPS, "stop value"))
+    return f"seq {i}: request/header header.config.stop = {json.dumps(config['stop'])}"
+
+
+def _legacy_content_message(bad_text: bool) -> Aim:
+    """An own user/message or assistant/message written in its pre-identity shape (SP:665-722), which
+    the loader and the released migration upgrade; ``bad_text``: with a text element whose text is a
+    number (V01 contentBlocksValue). Only the bad-text form is drawn: the checker warns of a valid
+    legacy shape (E6, the harness can use it) while the seed and invariant layers refuse it, which a
+    campaign judges a miss (a warning never answers for a refusal)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        kind = choose(data, ("user/message", "assistant/message"), "message type")
+        def fits(e: dict[str, Any]) -> bool:
+            d = data_of(e)
+            m = d if kind == "user/message" else d.get("message")
+            return type(m) is dict and type(m.get("content")) is list and bool(m["content"]) and type(m.get("source")) is dict
+        i = _own_event(draft, data, kind, fits)
+        d = data_of(draft.events[i])
+        if kind == "user/message":
+            d.pop("id", None)
+            d.pop("role", None)
+            content = d["content"]
+        else:
+            message = d.pop("message")
+            source = {k: v for k, v in message["source"].items() if k != "kind"}
+            d["content"], d["provenance"] = message["content"], source
+            content = d["content"]
+        if bad_text:
+            content.insert(0, {"type": "text", "text": 5})
+        return f"seq {i}: {kind} in its legacy shape" + (" with a text element whose text is 5" if bad_text else "")
+    return edit
+
+
+def _result_output(draft: EventDraft, data: Any) -> str:
+    """A tool/result of the final surface whose output holds an image block and a tool-call block (P4; the
+    released codec's contentBlocksValue, V01:647-700, reads each block's exact keys; the DeepSeek adapter
+    refuses image input, LD:680)."""
+    visible = set(n for n in surface_at(draft) if type(n) is int)
+
+    def fits(e: dict[str, Any]) -> bool:
+        m = data_of(e).get("message")
+        c = m.get("content") if type(m) is dict else None
+        return (e.get("surfaceOp") == "append" and e.get("seq") in visible and type(c) is list and len(c) == 1
+                and type(c[0]) is dict)
+    i = _own_event(draft, data, "tool/result", fits)
+    exact = data.draw(st.booleans(), label="exact image block")
+    image: dict[str, Any] = {"type": "image", "attachment": {"attachmentId": "att-aimed", "mediaType": "image/png",
+                                                              "bytes": 1024, "width": 32, "height": 32}}
+    if not exact:
+        image["alt"] = "a picture"
+    # arguments an object: the released codec and the meter (a NaN price) refuse it wherever the result is
+    call: dict[str, Any] = {"type": "tool-call", "id": "call_inner", "name": "read", "arguments": {}}
+    data_of(draft.events[i])["message"]["content"][0]["content"] = [image, call]
+    return f"seq {i}: tool/result output [image, tool-call] ({'exact' if exact else 'inexact'} image block)"
+
+
+_RESULT_TEXTS: tuple[JsonValue, ...] = (["a"], ["a", "b"], [[""]], [], None, 5)
+"""A text block's text beside a tool-result block, no string (the released codec refuses each): what
+``flattenText`` prints of it (a one-member array its member, more members with commas, null nothing)."""
+
+
+def _result_beside_text(draft: EventDraft, data: Any) -> str:
+    """An own user/message whose content is a text block and a tool-result block answering no call:
+    the request serializer sends the text as a user message only where it prints some (LD:117-145),
+    then a tool message no call awaits (the provider refuses)."""
+    def human(e: dict[str, Any]) -> bool:
+        return e.get("surfaceOp") == "append" and type(data_of(e).get("content")) is list
+    i = _own_event(draft, data, "user/message", human)
+    text = copy.deepcopy(choose(data, _RESULT_TEXTS, "text"))
+    data_of(draft.events[i])["content"] = [
+        {"type": "text", "text": text},
+        {"type": "tool-result", "toolCallId": "call_aimed", "content": [{"type": "text", "text": "ok"}]}]
+    return f"seq {i}: user/message content [text {json.dumps(text)}, tool-result for call_aimed]"
+
+
+def _crash_after_call(twice: bool) -> Aim:
+    """The log cut right after an own assistant/message advertising tool calls (its turn and step left
+    open): the loader closes each advertised call with a synthetic result (interruptedTurnClosers, S:626);
+    ``twice``: a second assistant/message in the same step advertises another call first."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        def calls(e: dict[str, Any]) -> bool:
+            m = data_of(e).get("message")
+            c = m.get("content") if type(m) is dict else None
+            return type(c) is list and any(type(b) is dict and b.get("type") == "tool-call" for b in c)
+        i = _own_event(draft, data, "assistant/message", calls)
+        draft.check_truncate(i + 1)
+        draft.truncate(i + 1)
+        if twice:
+            second = copy_json(draft.events[i])
+            second.pop("sourceEventSeqs", None)
+            message = data_of(second)["message"]
+            message["id"] = "4c1f7a9e-2b1d-4c55-9a0e-aimed0000002"
+            message["content"] = [{"type": "tool-call", "id": "call_aimed_2", "name": "read", "arguments": "{}"}]
+            data_of(second).pop("usage", None)
+            _put(draft, i + 1, second)
+        return f"seq {i}: the log cut after this assistant/message" + (", a second one advertising call_aimed_2" if twice else "")
+    return edit
+
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -1253,12 +1455,36 @@ AIMS: dict[str, dict[str, Aim]] = {
         # v0 migration refuses the ignorable type (no v0 payload takes free numbers)
         "big-lossless-numbers": _at_gap(_BIG_NUMBERS),
     },
+    "meter": {
+        # checker _meter_header ToolsReading: a null tools throws in every reader of the header
+        "tools-null": _tools((None,)),
+        # checker _meter_header ToolsReading: tools kept though no array (string, object with positive length)
+        "tools-kept": _tools(_KEPT_TOOLS),
+        # checker _meter_header _positive_length: tools canonicalHeader drops, released alone refuses
+        "tools-dropped": _tools(_DROPPED_TOOLS),
+        # checker _meter_header _positive_length: a length ToNumber reads otherwise than Python's float
+        "tools-length-coerced": _tools(_COERCED_TOOLS),
+        # checker _meter_header header_comparison_throws: a header after the anchor (TM measure's headerEquals)
+        "tools-after-anchor": _tools_after_anchor,
+        # checker _meter_header _config_equal: a config stop that is no array (LLM:68-72 callConfigEquals)
+        "stop-not-array": _stop,
+        # checker _content ContentElements: a legacy message with a text element whose text is a number
+        "legacy-message-bad-text": _legacy_content_message(bad_text=True),
+        # checker _plugin _released_content_problem: image and tool-call blocks in a tool/result's output
+        "result-output-blocks": _result_output,
+        # checker _wire _prints_text: a user/message with a text block beside a tool-result block
+        "result-beside-text": _result_beside_text,
+        # checker _wire wire_messages: a log cut after an assistant/message with tool calls (loader closers)
+        "crash-after-call": _crash_after_call(twice=False),
+        # checker _wire _w5: the loader's synthetic result for a call an assistant/message after it closed
+        "crash-after-two-calls": _crash_after_call(twice=True),
+    },
 }
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
-    "loader": (0,), "turns": (0,), "released": (0,), "storage": (0,),
+    "loader": (0,), "turns": (0,), "released": (0,), "storage": (0,), "meter": (0,),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
 reach a payload variant's relation check instead, or none)."""
