@@ -98,7 +98,8 @@ class ToolLedger:
 
     ``released`` and ``invariants`` hold each moment's refusals in log order.
     ``unresolved`` lists the adverts left open at a step/end or turn/end (the
-    released refusal seed 001 is about); ``tail_pending`` the adverts the official
+    released refusal seed 001 is about; none where released passes the boundary,
+    its first open advert having no id); ``tail_pending`` the adverts the official
     loader would close with a synthetic result because the log ends inside their
     turn (``interruptedTurnClosers``, S:626).
     """
@@ -183,6 +184,12 @@ class _Walk:
         self.ledger.released.append(Refusal(index, call_id, code, message, self.current))
 
     def close_step(self, index: int, boundary: str) -> None:
+        first = next(iter(self.lifecycles.values()), None)
+        if first is not None and first.call_id is MISSING:
+            # assertNoUnresolvedTools names the first open lifecycle's id and throws only when it is
+            # not undefined (V01:2513-2515): a first advert without an id leaves the boundary unrefused
+            self.lifecycles.clear()
+            return
         for advert in self.lifecycles.values():
             self.ledger.unresolved.append(advert)
             self.released(index, advert.call_id, "unresolved", f"{boundary} leaves unresolved tool call {show_id(advert.call_id)}")
