@@ -1,9 +1,11 @@
-"""A checker defect found by aiming the campaign at the migration checks' unexercised lines
-(``aimed-migration``), pinned against the official layers:
+"""Two checker defects found by aiming the campaign at the migration checks' unexercised lines
+(``aimed-migration``), each pinned against the official layers:
 
 - released's unresolved-call check names only the first open lifecycle of a step and passes
   when its id is undefined (V01:2513-2515): a format-1 advert without an id left unanswered is
-  accepted by every layer, and P5 (and W3's released attribution) must say nothing of released.
+  accepted by every layer, and P5 (and W3's released attribution) must say nothing of released;
+- a format-1 restore reads an appended tool/result's ``error`` as a record (V01:2362): an error
+  that is no object is refused by released alone, which G5 must report.
 """
 
 from __future__ import annotations
@@ -62,3 +64,16 @@ def test_an_unanswered_first_advert_with_an_id_is_refused_by_released_as_p5_says
     assert "leaves unresolved tool call" in _refusals(official, tmp_path, b).get("released", "")
     p5 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.P5]
     assert p5 and all(OfficialLayer.RELEASED in f.refused_by for f in p5)
+
+
+@pytest.mark.parametrize("error", ["the tool failed", None, ["x"]], ids=["string", "null", "array"])
+def test_a_format_1_tool_result_error_that_is_no_object_is_refused_by_released_as_g5_says(official: Any, tmp_path: Path,
+                                                                                          error: Any) -> None:
+    b = Builder(version=1)
+    b.tool_turn()
+    (result,) = [e for e in b.events if e["type"] == "tool/result"]
+    result["data"]["error"] = error
+    assert _refusals(official, tmp_path, b) == {"released": f"tool/result {result['seq']} error must be a JSON object"}
+    g5 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.G5]
+    assert [f.refused_by for f in g5] == [(OfficialLayer.RELEASED,)]
+    assert g5[0].message.endswith(f"tool/result {result['seq']} error must be a JSON object")

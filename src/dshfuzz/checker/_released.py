@@ -10,7 +10,8 @@ optional) and the member types and relations of ``assertReleasedPayloadSemantics
 stops at its first refusal; G5 judges each event alone and reports the first refusal of each, so
 a log with several bad events is refused at each of them. A format-1 log is restored without the
 payload validation, but the relation walk still asks every inventory event for an object ``data``
-(V01:2287), and that is all G5 asks of it.
+(V01:2287) and an appended tool/result for an object ``error`` when it has one (V01:2362), and that
+is all G5 asks of it.
 
 Checks another rule already reports are left to it, so that one defect gives one finding:
 ``turn/end`` (T5 follows the migration's turn/end reading), a subagent/descriptor version other
@@ -1392,6 +1393,8 @@ class ReleasedSchema:
         if not self.v0:  # the relation walk of a format-1 restore reads only this much of a payload
             if kind in RELEASED_V0_EVENT_TYPES and data is not MISSING and data.__class__ is not dict:
                 return [self._finding(ev, f"{kind} {seq} data must be a JSON object", "format 1", data)]
+            if kind == "tool/result" and data.__class__ is dict:
+                return self._v1_result_error(ev, raw, data, seq)
             return None
         kind = _COMPACT_RENAMES.get(kind, kind)
         if kind in _SKIPPED or (kind not in RELEASED_V0_EVENT_TYPES and kind != "steering/message"):
@@ -1418,6 +1421,17 @@ class ReleasedSchema:
         if released_refuses_lossy(0, raw):
             return None  # E4's
         return [self._finding(ev, why)]
+
+    def _v1_result_error(self, ev: Event, raw: dict[str, Any], data: dict[str, Any], seq: int) -> list[Finding] | None:
+        """The relation walk reads an appended tool/result's message, its source and its error as
+        records (V01:2359-2362); a message or source that is no object is a message-shape defect
+        (E6), an error that is no object only released refuses."""
+        if raw.get("surfaceOp") != "append" or "error" not in data or data["error"].__class__ is dict:
+            return None
+        message = data.get("message")
+        if message.__class__ is not dict or message.get("source").__class__ is not dict:
+            return None
+        return [self._finding(ev, f"tool/result {seq} error must be a JSON object", "format 1")]
 
     def chunk(self, index: int, ev: Event) -> list[Finding] | None:
         """An assistant/chunk head: the migration and the relation walk read only that its data is an
