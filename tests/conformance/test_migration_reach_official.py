@@ -1,11 +1,13 @@
-"""Two checker defects found by aiming the campaign at the migration checks' unexercised lines
+"""Three checker defects found by aiming the campaign at the migration checks' unexercised lines
 (``aimed-migration``), each pinned against the official layers:
 
 - released's unresolved-call check names only the first open lifecycle of a step and passes
   when its id is undefined (V01:2513-2515): a format-1 advert without an id left unanswered is
   accepted by every layer, and P5 (and W3's released attribution) must say nothing of released;
 - a format-1 restore reads an appended tool/result's ``error`` as a record (V01:2362): an error
-  that is no object is refused by released alone, which G5 must report.
+  that is no object is refused by released alone, which G5 must report;
+- released's v0 migration renames the legacy ``compact/*`` types (V01:1923), so only the loader
+  refuses them: E3 must not name released.
 """
 
 from __future__ import annotations
@@ -77,3 +79,17 @@ def test_a_format_1_tool_result_error_that_is_no_object_is_refused_by_released_a
     g5 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.G5]
     assert [f.refused_by for f in g5] == [(OfficialLayer.RELEASED,)]
     assert g5[0].message.endswith(f"tool/result {result['seq']} error must be a JSON object")
+
+
+def test_legacy_compact_types_in_format_0_are_refused_by_the_loader_only_as_e3_says(official: Any, tmp_path: Path) -> None:
+    b = Builder(version=0)
+    b.text_turn()
+    first = b.surface[0]
+    b.compaction(first, first)
+    for event in b.events:
+        if event["type"] in ("compaction/start", "compaction/summary", "compaction/end"):
+            event["type"] = "compact/" + event["type"].split("/")[1]
+    refusals = _refusals(official, tmp_path, b)
+    assert set(refusals) == {"load"} and 'event type "compact/start"' in refusals["load"]
+    e3 = [f for f in check(b.header, b.events).findings if f.rule is RuleId.E3]
+    assert len(e3) == 3 and all(f.refused_by == (OfficialLayer.LOAD,) for f in e3)

@@ -34,7 +34,7 @@ from dshfuzz.model import MISSING, Event, Line, Row, may_hold_lossy_number
 from ._context import CheckContext, is_nonneg_safe_int, is_safe_int
 from ._finding import Finding
 from ._meter_header import header_comparison_throws, tools_reading
-from ._migration import released_refuses_lossy
+from ._migration import LEGACY_SOURCE_TYPES, released_refuses_lossy
 from ._run import EVERY_EVENT, FindingRun, Subscriptions, resubscribe, rule_pass, rule_walk
 from ._scan import RUNNING_SCAN, SCAN, running_scan, scanned
 
@@ -50,6 +50,9 @@ KNOWN_TYPES_V0 = frozenset(
     web/deepseek-search-llm-request""".split()
 )
 """``KNOWN_SESSION_EVENT_TYPES`` of dsh-session rc.8 (S:1054), 48 types."""
+
+_LEGACY_COMPACTION = frozenset(kind for kind in LEGACY_SOURCE_TYPES if kind.startswith("compact/"))
+"""The legacy compaction types released's v0 migration renames (and the rc.8 loader does not know)."""
 
 _RELEASED_EXTRA = frozenset({"model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy"})
 KNOWN_TYPES: dict[int, frozenset[str]] = {
@@ -934,6 +937,8 @@ class Envelope:
                     R.E3,
                     f'event type "{t}" is unknown to this harness and not marked ignorable',
                     event=ev,
+                    # released's v0 migration renames a legacy compact/* type (V01:1923): only the loader refuses it
+                    refused_by=(L.LOAD,) if self.version == 0 and t in _LEGACY_COMPACTION else None,
                 )
             return
         if t == "hook/invoked" and self.version == 0:
