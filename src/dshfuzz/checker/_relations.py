@@ -139,13 +139,6 @@ def _iterate(value: Any) -> Any:
     raise _Refused(_MALFORMED, f"{js_string(value)} is not iterable")
 
 
-def _plus_one(value: Any) -> Any:
-    """``value + 1`` for the retry released expects (``(prior ?? 0) + 1``)."""
-    if value.__class__ in (int, float, bool):
-        return value + 1
-    return js_string(value) + "1"
-
-
 _Check = Callable[..., None]
 
 
@@ -590,8 +583,8 @@ class ReleasedRelations:
         values = (turn, step, provider, data.get("policyKey", MISSING))
         chain = tuple(map(_key, values))
         prior = self.chains.get(chain)
-        previous = MISSING if prior is None else prior[0]
-        expected = _plus_one(0 if previous is MISSING or previous is None else previous)
+        # ``(prior?.retry ?? 0) + 1``: a chain's last retry passed this check, so it is a number
+        expected = 1 if prior is None else prior[0] + 1
         retry, retry_id = data.get("retry", MISSING), data.get("retryId", MISSING)
         if not _same(retry, expected):
             raise _Refused("retry-number", f"llm/retry must use retry {js_string(expected)}")
