@@ -346,3 +346,18 @@ def test_shuffling_keys_keeps_an_object_a_text_renders_in_its_order() -> None:
         after = {f.rule for f in check_stream(variant.data, compression=variant.compression).findings}
         assert before == after, f"log {n}: {variant.description}: {sorted(before)} became {sorted(after)}"
     assert goals, "no generated log holds a goalId: the test would prove nothing"
+
+
+def test_an_event_edit_writes_the_lossy_number_markers_as_their_literals() -> None:
+    """``dumpb`` writes -0.0 as 0 and a non-finite number as null (as JSON.stringify does), so an
+    event-level edit puts a marker where a lossy number belongs, and lowering writes its literal."""
+    from dshfuzz.model import loads
+    from dshfuzz.mutators._draft import LOSSY_NUMBERS
+
+    markers = sorted(LOSSY_NUMBERS)
+    draft = EventDraft.of({"type": "session", "version": 0}, [
+        {"type": "plan/mode", "seq": 0, "time": 1, "data": {"active": True, "n": markers, "s": "\u2063dshfuzz-other"}}])
+    (line,) = draft.lower().lower().frames[1]
+    assert line == (b'{"type":"plan/mode","seq":0,"time":1,"data":{"active":true,"n":['
+                    + b",".join(LOSSY_NUMBERS[m] for m in markers) + b'],"s":"\xe2\x81\xa3dshfuzz-other"}}')
+    assert [str(n) for n in loads(line)["data"]["n"]] == ["inf", "-inf", "-0.0"]

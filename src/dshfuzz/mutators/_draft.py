@@ -34,6 +34,7 @@ from dshfuzz.model import (
 )
 
 __all__ = [
+    "LOSSY_NUMBERS",
     "ByteDraft",
     "EventDraft",
     "FrameDraft",
@@ -45,6 +46,27 @@ __all__ = [
     "seq_refs",
     "type_of",
 ]
+
+
+LOSSY_NUMBERS: dict[str, bytes] = {
+    "\u2063dshfuzz-literal-negative-zero\u2063": b"-0",
+    "\u2063dshfuzz-literal-infinity\u2063": b"1e400",
+    "\u2063dshfuzz-literal-negative-infinity\u2063": b"-1e400",
+}
+"""Marker strings an event-level edit puts where a number JSON.parse does not round-trip belongs:
+:meth:`RowDraft.lower` writes each as its literal (``dumpb`` writes ``-0.0`` as ``0`` and a
+non-finite number as ``null``, as ``JSON.stringify`` does). No generated log holds one."""
+
+_LOSSY_PREFIX = "\u2063dshfuzz-literal-".encode()
+_LOSSY_MARKERS = tuple((dumpb(marker), literal) for marker, literal in LOSSY_NUMBERS.items())
+
+
+def _row_bytes(row: JsonValue) -> bytes:
+    text = dumpb(row)
+    if _LOSSY_PREFIX in text:
+        for marker, literal in _LOSSY_MARKERS:
+            text = text.replace(marker, literal)
+    return text
 
 
 class Inapplicable(Exception):
@@ -243,7 +265,7 @@ class RowDraft:
     def lower(self) -> LineDraft:
         try:
             frames = [[dumpb(self.header)]]
-            frames += [[dumpb(row) for row in batch] for batch in self.batches]
+            frames += [[_row_bytes(row) for row in batch] for batch in self.batches]
         except ValueError as why:  # JSON.stringify would throw too: nesting past the serialiser's depth
             raise Inapplicable(f"the log cannot be re-encoded: {why}") from None
         return LineDraft(frames)
