@@ -81,7 +81,7 @@ VALID = None
 CAMPAIGN_PERTURBATIONS: tuple[str, ...] = (
     "type-confusion", "out-of-domain", "header-out-of-domain", "duplicate-id", "seq-encoding", "framing-boundary",
     "aimed-retry", "aimed-schedule", "aimed-subagent", "aimed-reference", "aimed-command", "aimed-dispatch",
-    "aimed-loader", "aimed-turns", "aimed-released", "aimed-storage", "aimed-meter",
+    "aimed-loader", "aimed-turns", "aimed-released", "aimed-storage", "aimed-meter", "aimed-migration",
 )
 """The robustness perturbations a campaign runs, one stratum each, every one declaring no rule.
 Each family's draws choose among its variants, so one stratum covers every shape of it (a

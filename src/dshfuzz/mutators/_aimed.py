@@ -8,18 +8,24 @@ campaign perturbs each of their fields a handful of times at most. These familie
 the event with them instead: each variant writes a payload that is valid but for one
 member, or a pair of events that is valid but for one relation, at a place of the drawn
 log where the loop writes that kind (between turns, inside an open step, inside a turn
-between its steps). So every variant refuses the log at one released check whatever log
+between its steps). So every variant refuses the log at one official check whatever log
 it is drawn on, and the families are strata of their own so that each variant is drawn in
-every campaign. The ``released`` family also aims at the built-in checker's own rarer branches
-(the migration's legacy forms, turn/end reasons, the inbox replay, the structure walk's
-settling): two of its variants write a rare form every layer accepts (a pre-react-loop
-turn/start trigger, an array messagePrefix), so a checker must accept them too.
+every campaign.
+
+The ``turns``, ``released``, ``storage``, ``meter`` and ``migration`` families aim at the
+built-in checker's own rarer branches instead (issue 32: the lines of its check path no
+campaign ran), each entry naming the checker branch it reaches. A few of their variants write
+a rare form every layer accepts (a string tool-result content, a pre-react-loop turn/start
+trigger, a log cut after tool calls, a compaction the migration completes), so a checker must
+accept them too; the conformance test pins which.
 
 Like the schema families they declare no rule (``must_find=False``): the official layers
 judge each log, and a checker must agree with each layer. Payload validators run on the
 migration of a v0 log only (V01:1918), and the families mix payload and relation variants, so
-they draw v0 logs (the relation checks of a v1 restore, V01:2270, are the same walk). Each variant's docstring-like entry in
-:data:`AIMS` names the check it aims at (V01:LINE, SP, SPJ or S for the other packages).
+they draw v0 logs (the relation checks of a v1 restore, V01:2270, are the same walk); the
+``migration`` family, aimed at the checker's model of the migration and its relation walk, draws
+both formats. Each variant's entry in :data:`AIMS` names the check it aims at (V01:LINE, SP, SPJ
+or S for the other packages) or the checker branch.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from hypothesis import strategies as st
 from dshfuzz.model import JsonValue
 
 from ._base import Level
-from ._draft import EventDraft, Inapplicable, copy_json
+from ._draft import LOSSY_NUMBERS, EventDraft, Inapplicable, copy_json
 from ._perturb import perturbation
 from ._select import choose, data_of, surface_at
 
@@ -1129,6 +1135,179 @@ def _crash_after_call(twice: bool) -> Aim:
     return edit
 
 
+# --- migration: the checker's model of the migration, its relation walk, lossy numbers ---------
+
+
+def _humans(draft: EventDraft) -> list[int]:
+    """Indices of the log's own human user/messages on the surface (the messages a title may cite)."""
+    def human(e: dict[str, Any]) -> bool:
+        source = data_of(e).get("source")
+        return e.get("surfaceOp") == "append" and type(source) is dict and source.get("kind") == "user"
+    return [i for i in draft.of_type("user/message") if i >= _seed_end(draft) and human(draft.events[i])]
+
+
+def _title(seqs: JsonValue, source: JsonValue) -> tuple[str, dict[str, Any]]:
+    return ("session/title", {"title": "t", "messageSeqs": seqs, "source": source})
+
+
+_FALLBACK = {"kind": "fallback"}
+
+
+def _title_between(make: Callable[[EventDraft, Any, int], tuple[str, dict[str, Any]]]) -> Aim:
+    """A title made for the place ``i`` between turns (``make`` may raise :class:`Inapplicable`)."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _between(draft, data)
+        event = make(draft, data, i)
+        _put(draft, i, event)
+        return f"seq {i}: session/title messageSeqs {event[1]['messageSeqs']!r} source {event[1]['source']!r}"
+    return edit
+
+
+def _cites_later(draft: EventDraft, data: Any, i: int) -> tuple[str, dict[str, Any]]:
+    """Cites a later human user/message, then a later position that holds none (both past the title)."""
+    later = [h for h in _humans(draft) if h >= i]
+    others = [j for j in range(i, len(draft.events)) if j not in later]
+    h = choose(data, later, "later human message")
+    j = choose(data, [j for j in others if j > h], "later non-human position")
+    return _title([h + 1, j + 1], dict(_FALLBACK))  # +1: the title itself is inserted at i
+
+
+def _orphan_compaction(draft: EventDraft, data: Any) -> str:
+    """A compaction/start left open by a seed boundary (session/end-seed) right after it, between turns."""
+    i = _between(draft, data)
+    _put(draft, i, ("compaction/start", {"compactionId": "compaction-aimed", "turn": None}), ("session/end-seed", {}))
+    return f"seq {i}: compaction/start left open by the session/end-seed after it"
+
+
+def _legacy_compaction(draft: EventDraft, data: Any, *, legacy_types: bool, checkpoint: bool) -> str:
+    """A compaction between turns whose records carry no compactionId (the migration fills it in,
+    V01:1975-2018), under their legacy compact/* names (V01:1923) when ``legacy_types``; with
+    ``checkpoint``, the compact plugin's appended checkpoint message inside it."""
+    i = _between(draft, data)
+    nodes = [n for n in surface_at(draft, i) if type(n) is int]
+    if not nodes:
+        raise Inapplicable("an empty surface")
+    n = choose(data, nodes, "summarised node")
+    prefix = "compact/" if legacy_types else "compaction/"
+    events: list[tuple[str, dict[str, Any]]] = [
+        (prefix + "start", {"turn": None}),
+        (prefix + "summary", {"summary": [{"type": "text", "text": "The earlier conversation."}],
+                              "shadowedRange": {"start": n, "end": n}, "shadowedSeqs": [n], "shadowedTokenCount": 12,
+                              "provider": "deepseek-official", "model": "deepseek-v4-flash"})]
+    if checkpoint:
+        events.append(("user/message", _user({"kind": "plugin", "plugin": "compact"}, "The earlier conversation.")))
+    events.append((prefix + "end", {"turn": None}))
+    end = _put(draft, i, *events)
+    if checkpoint:
+        draft.events[end - 2]["surfaceOp"] = "append"
+    return f"seq {i}: {', '.join(t for t, _ in events)} without compactionIds between turns"
+
+
+def _call_without_id(draft: EventDraft, data: Any) -> str:
+    """An advertised tool call without an id, its tool/call and tool/result gone with it: the
+    unresolved-call check throws only for a first open lifecycle whose id is not undefined (V01:2513-2515)."""
+    def calls(e: dict[str, Any]) -> list[Any]:
+        content = data_of(e).get("message", {}).get("content") if type(data_of(e).get("message")) is dict else None
+        return [b for b in content if type(b) is dict and b.get("type") == "tool-call"] if type(content) is list else []
+    i = _own_event(draft, data, "assistant/message", lambda e: bool(calls(e)))
+    block = calls(draft.events[i])[0]
+    call_id = block.pop("id", None)
+    for j in reversed(range(i + 1, len(draft.events))):
+        d = data_of(draft.events[j])
+        kind = _kind(draft.events[j])
+        source = d.get("message", {}).get("source") if type(d.get("message")) is dict else None
+        if (kind == "tool/call" and d.get("callId") == call_id) or (
+                kind == "tool/result" and type(source) is dict and source.get("callId") == call_id):
+            draft.remove(j)
+    return f"seq {i}: tool call {call_id!r} advertised without its id, its lifecycle removed"
+
+
+def _tool_result_error(draft: EventDraft, data: Any) -> str:
+    """An appended tool/result whose error is a string (V01:2362 reads it as a record)."""
+    i = _own_event(draft, data, "tool/result", lambda e: e.get("surfaceOp") == "append"
+                   and type(data_of(e).get("message")) is dict and type(data_of(e)["message"].get("source")) is dict)
+    data_of(draft.events[i])["error"] = "the tool failed"
+    return f"seq {i}: tool/result error = 'the tool failed'"
+
+
+def _lossy(data: Any) -> str:
+    """A drawn marker :meth:`~._draft.RowDraft.lower` writes as ``-0``, ``1e400`` or ``-1e400``."""
+    return str(data.draw(st.sampled_from(sorted(LOSSY_NUMBERS)), label="lossy number"))
+
+
+def _shown(marker: str) -> str:
+    return LOSSY_NUMBERS[marker].decode()
+
+
+def _lossy_where(kind: str, where: Callable[[dict[str, Any]], Any], what: str,
+                 wrap: Callable[[str], JsonValue] = lambda marker: marker) -> Aim:
+    """A lossy number put into the log's own ``kind`` event at the place ``where(event)`` returns (it
+    edits nothing): a ``(container, key)`` pair, set to ``wrap(number)``, or appended to the list
+    ``container`` as an unknown block when ``key`` is ``None``; ``None`` where the event has none."""
+    def edit(draft: EventDraft, data: Any) -> str:
+        i = _own_event(draft, data, kind, lambda e: where(e) is not None)
+        container, key = where(draft.events[i])
+        marker = _lossy(data)
+        if key is None:
+            container.append({"type": "x-aimed-note", "weight": marker})
+        else:
+            container[key] = wrap(marker)
+        return f"seq {i}: {kind} {what} holds {_shown(marker)}"
+    return edit
+
+
+def _message_content(e: dict[str, Any]) -> Any:
+    message = data_of(e).get("message")
+    content = message.get("content") if type(message) is dict else None
+    return content if type(content) is list else None
+
+
+def _tool_parameters(e: dict[str, Any]) -> tuple[Any, str] | None:
+    header = data_of(e).get("header")
+    tools = header.get("tools") if type(header) is dict else None
+    if type(tools) is not list or not tools or type(tools[0]) is not dict or type(tools[0].get("parameters")) is not dict:
+        return None
+    return tools[0]["parameters"], "minProperties"
+
+
+def _unknown_block(e: dict[str, Any]) -> tuple[Any, None] | None:
+    content = _message_content(e)
+    return None if content is None else (content, None)
+
+
+def _nested_block(e: dict[str, Any]) -> tuple[Any, None] | None:
+    content = _message_content(e)
+    if e.get("surfaceOp") != "append" or not content or type(content[0]) is not dict \
+            or content[0].get("type") != "tool-result" or type(content[0].get("content")) is not list:
+        return None
+    return content[0]["content"], None
+
+
+def _replay_state(e: dict[str, Any]) -> tuple[Any, str] | None:
+    message = data_of(e).get("message")
+    source = message.get("source") if type(message) is dict else None
+    if type(source) is not dict or source.get("kind") != "model":
+        return None
+    return source, "replayState"
+
+
+def _lossy_reason(draft: EventDraft, data: Any) -> str:
+    """A turn/end whose reason is of a kind the migration does not know, holding a lossy number."""
+    ends = [i for i in draft.of_type("turn/end") if i >= _seed_end(draft) and type(data_of(draft.events[i]).get("turn")) is int]
+    i = choose(data, ends, "turn/end")
+    marker = _lossy(data)
+    draft.events[i]["data"] = {"turn": data_of(draft.events[i])["turn"], "reason": {"kind": "x-aimed-pause", "after": marker}}
+    return f"seq {i}: turn/end reason of kind x-aimed-pause holds {_shown(marker)}"
+
+
+def _lossy_source(draft: EventDraft, data: Any) -> str:
+    """An inbox splice between turns whose user message has a source of an unknown kind holding a lossy number."""
+    marker = _lossy(data)
+    i = _between(draft, data)
+    _put(draft, i, _splice(_user({"kind": "x-aimed-relay", "hops": marker})))
+    return f"seq {i}: agent/inbox/spliced message source of kind x-aimed-relay holds {_shown(marker)}"
+
+
 AIMS: dict[str, dict[str, Aim]] = {
     "retry": {
         # V01:382-386, 583, 587, 633, 635: the llm/retry payload
@@ -1479,15 +1658,65 @@ AIMS: dict[str, dict[str, Aim]] = {
         # checker _wire _w5: the loader's synthetic result for a call an assistant/message after it closed
         "crash-after-two-calls": _crash_after_call(twice=True),
     },
+    "migration": {
+        # checker ReleasedRelations.delivery_accepted: a generation-1 marker naming another session (V01:2444)
+        "v1-marker-foreign": _at_gap({"type": "session-log-deepseek/delivery-accepted",
+                                       "data": {"sessionId": "7b95d36a-9f8e-47ab-8f66-7a71e6637f9e", "throughSeq": 0,
+                                                "sessionFormatVersion": 1}, "ignorable": True}),
+        # checker _RelationMigration.normalise: compaction records without compactionIds (V01:1975-2018)
+        "compaction-without-ids": lambda d, x: _legacy_compaction(d, x, legacy_types=False, checkpoint=False),
+        # checker _RelationMigration.normalise: a compact plugin checkpoint inside an id-less compaction (V01:2003)
+        "checkpoint-without-id": lambda d, x: _legacy_compaction(d, x, legacy_types=False, checkpoint=True),
+        # checker _RelationMigration.normalise: legacy compact/* types renamed (V01:1923)
+        "legacy-compact-types": lambda d, x: _legacy_compaction(d, x, legacy_types=True, checkpoint=False),
+        # checker _RelationMigration.normalise: llm/retry without retryId, twice in one chain (V01:1951)
+        "retry-without-id": _retries({"retryId": _DROP}, {"retryId": _DROP, "retry": 2}),
+        # checker ReleasedRelations._keep: a seed boundary leaving a compaction open (inheritedOrphanCompactionStarts)
+        "seed-leaves-compaction-open": _orphan_compaction,
+        # checker _title_problem, _relations._utf16: messageSeqs a non-ASCII string (V01:2545 reads its length, 2548 iterates it)
+        "title-seqs-string": _title_between(lambda d, x, i: _title("\u00e9", dict(_FALLBACK))),
+        # checker _cited_position: a messageSeqs entry that is an object (events["[object Object]"])
+        "title-seq-object": _title_between(lambda d, x, i: _title([{}], dict(_FALLBACK))),
+        # checker _title_problem: a session/title source that is no object (V01:2544)
+        "title-source-string": _title_between(lambda d, x, i: _title([], "user")),
+        # checker TitleSources._release: a title waiting on a later message, then on a later non-message
+        "title-cites-later": _title_between(_cites_later),
+        # checker ReleasedRelations._unresolved: an advertised call without an id, never answered (V01:2513-2515)
+        "call-without-id": _call_without_id,
+        # checker ReleasedRelations.tool_result: an appended tool/result whose error is no object (V01:2362)
+        "tool-result-error-string": _tool_result_error,
+        # checker ReleasedRelations._hold: a command/run whose commandId is an array, which no later one is (V01:2434)
+        "command-id-array": _at_gap(("command/run", {"commandId": ["cmd-aimed"], "name": "model", "source": {"kind": "user"}}),
+                                    ("command/done", {"commandId": ["cmd-aimed"], "kind": "success"})),
+        # checker _unread_by_v0 (E4's released attribution): a lossy number in a tool schema's parameters (V01:1139)
+        "lossy-tool-parameters": _lossy_where("request/header", _tool_parameters, "tools[0].parameters.minProperties"),
+        # checker _unread_block: a lossy number in a content block of an unknown type (V01:685)
+        "lossy-unknown-block": _lossy_where("assistant/message", _unknown_block, "an unknown content block"),
+        # checker _unread_block: a lossy number in an unknown block inside a tool-result block (V01:685)
+        "lossy-nested-block": _lossy_where("tool/result", _nested_block, "an unknown block inside its tool-result"),
+        # checker _unread_by_v0: a lossy number in a model source's replayState (V01:789 never reads it)
+        "lossy-replay-state": _lossy_where("assistant/message", _replay_state, "message.source.replayState.cursor",
+                                           lambda marker: {"cursor": marker}),
+        # checker _unread_by_v0: a lossy number in a turn/end reason of an unknown kind (V01:1068, no default)
+        "lossy-turn-end-reason": _lossy_reason,
+        # checker _unread_by_v0: a lossy number in a message source of an unknown kind (V01:914)
+        "lossy-unknown-source": _lossy_source,
+        # checker _unread_by_v0: a lossy number that is the whole data (V01:1588 reads it as a record)
+        "lossy-data": lambda d, x: _at_gap(("plan/mode", _lossy(x)))(d, x),  # type: ignore[arg-type]
+        # checker _unread_block: a lossy number that is a content element itself (V01:651 reads it as a block)
+        "lossy-content-element": lambda d, x: _at_gap(_splice({**_user({"kind": "user"}), "content": [
+            {"type": "text", "text": "plan the fix"}, _lossy(x)]}))(d, x),
+    },
 }
 """The aimed families and their variants (see the module docstring)."""
 
 AIMED_FAMILIES: dict[str, tuple[int, ...]] = {
     "retry": (0,), "schedule": (0,), "subagent": (0,), "reference": (0,), "command": (0,), "dispatch": (0,),
-    "loader": (0,), "turns": (0,), "released": (0,), "storage": (0,), "meter": (0,),
+    "loader": (0,), "turns": (0,), "released": (0,), "storage": (0,), "meter": (0,), "migration": (0, 1),
 }
 """Each family's format versions: payload checks run on a v0 log's migration only (a v1 log would
-reach a payload variant's relation check instead, or none)."""
+reach a payload variant's relation check instead, or none). The migration family draws both: its
+checks (the relation walk, title sources, where released reads a lossy number) differ by format."""
 
 
 def aim(family: str) -> Aim:
@@ -1507,7 +1736,8 @@ def aim(family: str) -> Aim:
 for _family, _variants in AIMS.items():
     perturbation(
         f"aimed-{_family}",
-        f"one event, a pair or a header member written just outside one official check's domain ({_family}): "
+        f"one event, a pair or a header member written just outside one official check's domain, or a rare "
+        f"form a checker branch reads ({_family}): "
         + ", ".join(sorted(_variants)),
         Level.EVENT,
         must_find=False,
