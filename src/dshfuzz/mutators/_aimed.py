@@ -824,13 +824,13 @@ def _hook_invoked(dialect: str) -> Aim:
         ("hook/result", _hook(turn, handlerId="claude:UserPromptSubmit:1", exitCode=0))])
 
 
-def _legacy_stored_message(draft: EventDraft, data: Any, kind: str) -> str:
+def _legacy_stored_message(draft: EventDraft, data: Any, kind: str, broken: bool = True) -> str:
     """An own appended message event rewritten in the pre-identity shape the v0 loader upgrades on
-    read (SP:665-726), with one member the upgraded message still fails on: a user message without id
-    and role whose source has no kind, an assistant message as flat content and a provenance without
-    its model, a tool result as flat content and isError whose callId is a number. (A legacy message
-    that upgrades into a valid one is left out: the checker warns of it by design, the harness loading
-    it, while the raw readers refuse it, which a campaign counts as a miss.)"""
+    read (SP:665-726). ``broken``: with one member the upgraded message still fails on (a user
+    message whose source has no kind, an assistant provenance without its model, a tool result
+    whose callId is a number), which the loader and released refuse; otherwise it upgrades into a
+    valid message, which the harness loads and migrates while the raw readers (seed, invariants,
+    the meter for a flat assistant or tool message) refuse it: a checker warns of it, naming them."""
     def shaped(e: dict[str, Any]) -> bool:  # a current-shape message (a user/message's data is its message)
         return e.get("surfaceOp") == "append" and type(data_of(e).get("message", data_of(e))) is dict
     i = _own_event(draft, data, kind, shaped)
@@ -839,19 +839,23 @@ def _legacy_stored_message(draft: EventDraft, data: Any, kind: str) -> str:
         if "id" not in d or "role" not in d or "content" not in d:
             raise Inapplicable("no identified user message")
         del d["id"], d["role"]
-        d["source"] = {}
-        return f"seq {i}: legacy user/message (no id, no role), its source without kind"
+        if broken:
+            d["source"] = {}
+        return f"seq {i}: legacy user/message (no id, no role)" + (", its source without kind" if broken else "")
     message = d.pop("message")
     if kind == "assistant/message":
         source = message.get("source") if type(message.get("source")) is dict else {}
-        d.update(content=message.get("content"), provenance={k: v for k, v in source.items() if k not in ("kind", "model")})
-        return f"seq {i}: legacy assistant/message (content and provenance), its provenance without model"
+        dropped = ("kind", "model") if broken else ("kind",)
+        d.update(content=message.get("content"), provenance={k: v for k, v in source.items() if k not in dropped})
+        return f"seq {i}: legacy assistant/message (content and provenance)" + (", its provenance without model" if broken else "")
     blocks = message.get("content")
     block = blocks[0] if type(blocks) is list and blocks and type(blocks[0]) is dict else None
     if block is None:
         raise Inapplicable("no tool-result block")
-    d.update(callId=7, content=block.get("content"), isError=block.get("isError", False))
-    return f"seq {i}: legacy tool/result (callId, content, isError), its callId 7"
+    source = message.get("source") if type(message.get("source")) is dict else {}
+    d.update(callId=7 if broken else source.get("callId", block.get("toolCallId")), content=block.get("content"),
+             isError=block.get("isError", False))
+    return f"seq {i}: legacy tool/result (callId, content, isError)" + (", its callId 7" if broken else "")
 
 
 def _header_in_force(draft: EventDraft, data: Any) -> int:
@@ -1043,9 +1047,8 @@ def _stop(draft: EventDraft, data: Any) -> str:
 def _legacy_content_message(bad_text: bool) -> Aim:
     """An own user/message or assistant/message written in its pre-identity shape (SP:665-722), which
     the loader and the released migration upgrade; ``bad_text``: with a text element whose text is a
-    number (V01 contentBlocksValue). Only the bad-text form is drawn: the checker warns of a valid
-    legacy shape (E6, the harness can use it) while the seed and invariant layers refuse it, which a
-    campaign judges a miss (a warning never answers for a refusal)."""
+    number (V01 contentBlocksValue). Without it the checker warns of the legacy shape (E6, the harness
+    can use it), naming the seed and invariant layers, which read it raw and refuse it."""
     def edit(draft: EventDraft, data: Any) -> str:
         kind = choose(data, ("user/message", "assistant/message"), "message type")
         def fits(e: dict[str, Any]) -> bool:
@@ -1608,6 +1611,10 @@ AIMS: dict[str, dict[str, Aim]] = {
         "legacy-assistant-message": lambda d, x: _legacy_stored_message(d, x, "assistant/message"),
         # checker _legacy_upgrade (tool result) and _message_shape: upgraded, its callId still no string
         "legacy-tool-result": lambda d, x: _legacy_stored_message(d, x, "tool/result"),
+        # checker _message_shape (issue 20 severity): a legacy message that upgrades into a valid
+        # one, an E6 warning naming the raw readers that refuse it (the loader and released accept)
+        "legacy-upgraded-message": lambda d, x: _legacy_stored_message(
+            d, x, choose(x, ("user/message", "assistant/message", "tool/result"), "message type"), broken=False),
         # checker meter_price_throws: a malformed assistant message's tool call without arguments (TM:23)
         "unpriced-tool-call": _unpriced_call,
         # checker _request_header: header.system null, a problem in _METER_READS (S:529)
@@ -1647,6 +1654,8 @@ AIMS: dict[str, dict[str, Aim]] = {
         "tools-after-anchor": _tools_after_anchor,
         # checker _meter_header _config_equal: a config stop that is no array (LLM:68-72 callConfigEquals)
         "stop-not-array": _stop,
+        # checker _content ContentElements: a legacy pre-identity message (SP:665-722) the loader upgrades
+        "legacy-message": _legacy_content_message(bad_text=False),
         # checker _content ContentElements: a legacy message with a text element whose text is a number
         "legacy-message-bad-text": _legacy_content_message(bad_text=True),
         # checker _plugin _released_content_problem: image and tool-call blocks in a tool/result's output
