@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))  # the uni
 from agent_loop_logs import Builder, jsonl
 from checker_logs import check, explain
 
-from dshfuzz.checker import RuleId
+from dshfuzz.checker import RuleId, check_path
 from dshfuzz.harness._scope import official_layers_for
 
 pytestmark = pytest.mark.official
@@ -40,3 +40,23 @@ def test_a_gap_in_the_tail_is_no_finding_naming_the_loader(official: Any, tmp_pa
     for f in report.findings:
         assert {str(x) for x in f.refused_by} <= refusing, (f.rule, f.refused_by, refusing)
 
+
+
+def test_a_step_back_in_the_tail_is_no_c1_naming_the_loader(official: Any, tmp_path: Path) -> None:
+    """The same tail with a step back in it: S9's finding there leaves the loader out, and C1, which
+    restates S9 and E2 from no one place, names the loader only while one of them does. Found by a
+    10-minute campaign (seed 1, ``aimed-released``): wrong-layer|load:accepts|C1, this minimal log."""
+    b = Builder()
+    b.text_turn()
+    b.turn_start()
+    b.step_start()
+    b.events[-2]["seq"] += 100  # the open turn's turn/start skips ahead, and its step/start steps back
+    path = tmp_path / "back.jsonl"
+    path.write_text(jsonl(b.header, b.events))
+    verdicts = official.check(path=path.resolve(), layers=official_layers_for(0))
+    assert verdicts["load"].ok, verdicts["load"]
+    refusing = {str(layer) for layer, v in verdicts.items() if not v.ok}
+    report = check_path(path)  # as `dshfuzz check` reads the file: the reader knows its torn tail
+    assert {f.rule for f in report.findings} >= {RuleId.S9, RuleId.C1}, explain(report, b.header, b.events)
+    for f in report.findings:
+        assert {str(x) for x in f.refused_by} <= refusing, (f.rule, f.refused_by, refusing)

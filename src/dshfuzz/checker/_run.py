@@ -89,7 +89,7 @@ from dshfuzz.model import (
     stream_log,
 )
 
-from ._causes import attribute
+from ._causes import SUMMARISES, attribute
 from ._context import CheckContext, CheckOptions, EventView, Shared
 from ._finding import Finding, Report
 
@@ -719,10 +719,18 @@ def _past_torn_tail(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
     if torn is None or torn.recovered_lines or ctx.log.compression == "zstd" or torn.line is None:
         return findings
     dropped = (OfficialLayer.LOAD, OfficialLayer.LOAD_APP)
-    return [
+    kept = [
         replace(f, refused_by=tuple(x for x in f.refused_by if x not in dropped))
         if f.line is not None and f.line >= torn.line and OfficialLayer.LOAD in f.refused_by else f
         for f in findings
+    ]
+    # a summary of no one place (C1) names the loader only while some finding it restates still does
+    loaded = {f.rule for f in kept if OfficialLayer.LOAD in f.refused_by}
+    return [
+        replace(f, refused_by=tuple(x for x in f.refused_by if x not in dropped))
+        if f.line is None and f.rule in SUMMARISES and OfficialLayer.LOAD in f.refused_by
+        and SUMMARISES[f.rule].isdisjoint(loaded) else f
+        for f in kept
     ]
 
 
