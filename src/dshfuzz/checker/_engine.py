@@ -183,21 +183,14 @@ class TurnStepStructure(_TurnStepMachine):
         return settled
 
     def fold(self, index: int, event: Event) -> None:
-        """Fold one event into the three machines."""
-        raw = event.raw
-        kind = raw.get("type") if type(raw) is dict else None
-        if type(kind) is not str or kind not in _WALKED:
-            return
-        data = raw.get("data", MISSING)
-        if kind == "assistant/chunk":
-            chunk = data.get("chunk") if type(data) is dict else None
-            if type(chunk) is dict and chunk.get("type") == "usage":
-                self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
-        elif kind in _NULL_TURN_TYPES and not (
-                type(data) is dict and type(data.get("turn")) is int and type(data.get("step")) is int):
-            self.null_turn(index, event)
-        self.structure(index, event, kind, data)
-        self.meter(index, event, kind, data)
+        """Fold one assistant/chunk into the three machines: a head :meth:`chunk` hands over, or a
+        member of its packed run (a chunk too). :meth:`visit` folds every other head inline."""
+        data = event.raw.get("data", MISSING)
+        chunk = data.get("chunk") if type(data) is dict else None
+        if type(chunk) is dict and chunk.get("type") == "usage":
+            self.usage_sample(index, event, chunk.get("usage", MISSING), released_reads=False)
+        self.structure(index, event, "assistant/chunk", data)
+        self.meter(index, event, "assistant/chunk", data)
 
 
 def _reason_problems_v0(data: Any) -> list[tuple[OfficialLayer, str]]:
