@@ -524,7 +524,7 @@ def _reference(example: Example) -> tuple[Shape, frozenset[str], bool]:
     events = [e.raw for e in parsed]
     header = log.header.raw if log.header is not None else None
     refusing = reference_refusals(events, header, log.format_version)
-    return _shape(events, len(log.frames)), refusing, judges(header, log.format_version)
+    return _shape(events, len(log.frames)), refusing, judges(header, log.format_version, events)
 
 
 def shape_of(example: Example) -> Shape:

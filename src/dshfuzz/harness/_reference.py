@@ -26,17 +26,34 @@ MODEL_LAYERS: dict[str, str] = {
 """Reference model -> the official layer (registry name) it stands for."""
 
 
-def judges(header: Any, format_version: Any) -> bool:
-    """Whether the reference models speak for this log: format v0, with an object header.
+def judges(header: Any, format_version: Any, events: list[Any] | None = None) -> bool:
+    """Whether the reference models speak for this log: format v0, with an object header, and
+    (given its ``events``) no message event in a pre-identity shape.
 
-    The models judge logical v0 events; framing and byte-level defects, and logs of later
-    formats, are the official layers' to judge."""
-    return format_version == 0 and isinstance(header, dict)
+    The models judge logical v0 events as stored; framing and byte-level defects, logs of later
+    formats, and the legacy message shapes the loader and the released migration upgrade on
+    read (SP:665-722: the released model would refuse what released upgrades and accepts) are
+    the official layers' to judge."""
+    return format_version == 0 and isinstance(header, dict) and not (
+        events is not None and any(_legacy_message(e) for e in events))
+
+
+_MESSAGE_TYPES = ("user/message", "assistant/message", "tool/result")
+
+
+def _legacy_message(event: Any) -> bool:
+    """A message event without its identified message: a user/message without ``id`` or
+    ``role``, an assistant/message or tool/result without ``message`` (the pre-identity shapes,
+    and the broken ones the upgrade refuses: which is which is the official layers' to say)."""
+    if type(event) is not dict or event.get("type") not in _MESSAGE_TYPES or type(event.get("data")) is not dict:
+        return False
+    data = event["data"]
+    return ("id" not in data or "role" not in data) if event["type"] == "user/message" else "message" not in data
 
 
 def reference_refusals(events: list[Any], header: Any, format_version: Any) -> frozenset[str]:
     """The layers whose reference model refuses ``events`` (empty when :func:`judges` is false)."""
-    if not judges(header, format_version):
+    if not judges(header, format_version, events):
         return frozenset()
     from dshfuzz import oracle
 
