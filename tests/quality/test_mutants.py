@@ -71,7 +71,7 @@ def test_planted_faults_are_killed_and_equivalents_survive(tmp_path: Path) -> No
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-checker"
 
 EXAMPLE_PLANTED = {
-    "checker:ReplaceUnaryOperator_Delete_Not:2a58914d27ee:1": "H1 refuses every well-formed header",
+    "checker:ReplaceUnaryOperator_Delete_Not:58c6d0feaf66:1": "H1 refuses every well-formed header",
     "checker:ReplaceUnaryOperator_USub_Not:49d9839e6a2b:0": "R1 reads no line at all (lines[1:False])",
 }
 
