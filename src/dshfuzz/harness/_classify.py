@@ -21,10 +21,10 @@ Kinds, checker defects first:
   checker reports no error at all, or a declared rule the mutator expects (layer
   ``expected``) did not fire and the checker reported no error: it said the log is fine.
   A warning tells the user the log is usable, so it never answers a refusal by the layers
-  that decide that (``load``, ``released``: the harness opens the log and migrates it), nor
-  a refusal of a layer it does not name; a warning that names a refusing raw reader in its
-  ``refusedBy`` (a legacy shape the loader upgrades on read, which ``seed`` reads raw and
-  refuses) answers that reader's refusal: the checker told its user exactly that;
+  that decide that (``load``, ``released``: the harness opens the log and migrates it); a
+  warning of a rule the registry maps to a refusing raw reader (a legacy shape the loader
+  upgrades on read, which ``seed`` reads raw and refuses: E6) answers that reader's refusal,
+  unless its ``refusedBy`` leaves the reader out: the checker told its user exactly that;
 * ``rule-id`` — a declared rule the mutator expects did not fire, but the checker refused
   the log under other ids (layer ``expected``): the log was caught, under the wrong name;
 * ``miss-model-only`` — as ``miss``, where only the reference oracle speaks for the
@@ -425,9 +425,10 @@ _USABILITY_LAYERS = frozenset(map(str, (L.LOAD, L.LOAD_APP, L.RELEASED)))
 
 
 def _warned_of(verdict: CheckerVerdict, layer: str, mapped: frozenset[str]) -> bool:
-    """Whether a warning of ``verdict``, of a rule the registry maps to ``layer``, names ``layer``
-    among the layers that refuse the log (its ``refusedBy``)."""
-    return any(f.severity == "warning" and f.rule in mapped and layer in (f.refused_by or ()) for f in verdict.findings)
+    """Whether ``verdict`` warns of a rule the registry maps to ``layer``, without saying that
+    ``layer`` accepts the log (a ``refusedBy`` that leaves it out)."""
+    return any(f.severity == "warning" and f.rule in mapped and (f.refused_by is None or layer in f.refused_by)
+               for f in verdict.findings)
 
 
 def _silent_loss(verdict: CheckerVerdict, truth: Truth, layers: frozenset[str] | None) -> str | None:
