@@ -308,10 +308,7 @@ def test_each_aimed_variant_draws_its_refusal(official: Any, tmp_path: Path, fam
         mutants = _mutants(family, variant, format_version)
         assert mutants, f"{family}:{variant} applied to none of the v{format_version} sample logs"
         for mutant in mutants:
-            path = tmp_path / f"mutant{mutant.suffix}"
-            path.write_bytes(mutant.data)
-            verdicts = official.check(path=path.resolve(), layers=official_layers_for(format_version))
-            messages = {layer: v.error.message for layer, v in verdicts.items() if not v.ok and v.error is not None}
+            messages = _refusals(official, tmp_path, mutant, format_version)
             if format_version in accepted:
                 assert not messages, f"{mutant.description} (v{format_version}): refused: {messages}"
                 continue
@@ -328,8 +325,13 @@ def test_each_valid_rare_form_is_accepted_by_every_layer(official: Any, tmp_path
         mutants = _mutants(family, variant, format_version)
         assert mutants, f"{family}:{variant} applied to none of the v{format_version} sample logs"
         for mutant in mutants:
-            path = tmp_path / f"mutant{mutant.suffix}"
-            path.write_bytes(mutant.data)
-            verdicts = official.check(path=path.resolve(), layers=official_layers_for(format_version))
-            refused = {layer: v.error.message if v.error is not None else "refused" for layer, v in verdicts.items() if not v.ok}
+            refused = _refusals(official, tmp_path, mutant, format_version)
             assert not refused, f"{mutant.description} (v{format_version}): refused by {refused}"
+
+
+def _refusals(official: Any, tmp_path: Path, mutant: Mutant, format_version: int) -> dict[str, str]:
+    """The message of each layer that refuses ``mutant`` (of those that judge its format)."""
+    path = tmp_path / f"mutant{mutant.suffix}"
+    path.write_bytes(mutant.data)
+    verdicts = official.check(path=path.resolve(), layers=official_layers_for(format_version))
+    return {layer: v.error.message if v.error is not None else "refused" for layer, v in verdicts.items() if not v.ok}
